@@ -1,0 +1,124 @@
+"""Check a loaded Program and lower it to IR: names, references, and every
+per-declaration check. All diagnostics of a run are collected, sorted by position."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ast as A
+from .diagnostics import Diagnostic
+from .loader import Program
+from .lower_actions import lower_actions
+from .lower_agent import AgentResolver, lower_agent
+from .lower_experiment import lower_experiment
+from .lower_task import lower_task
+from .values import Reporter, did_you_mean
+
+KIND_CODES = {"agent": "E304", "task": "E305", "actions": "E303"}
+
+
+@dataclass
+class CompiledAgent:
+    ir: dict
+    actions: dict
+    templates: dict[str, str]
+    path: str
+
+
+@dataclass
+class Compiled:
+    program: Program
+    tasks: dict[str, tuple[dict, str]] = field(default_factory=dict)
+    agents: dict[str, CompiledAgent] = field(default_factory=dict)
+    experiments: dict[str, tuple[dict, str]] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def _collect(program: Program, report: Reporter) -> dict[str, dict[str, tuple[A.Decl, str]]]:
+    """Declarations by kind and name; a second declaration of a name is an error."""
+    table: dict[str, dict[str, tuple[A.Decl, str]]] = {"task": {}, "actions": {}, "agent": {}, "experiment": {}}
+    for path, decl in program.decls():
+        kind_table = table[decl.kind]
+        name = decl.name.value
+        if name in kind_table:
+            first = kind_table[name][0].name.span
+            report.error("E301", f"{decl.kind} `{name}` is declared twice", decl.name.span,
+                         hint=f"the first is at {first.path}:{first.line}")
+            continue
+        kind_table[name] = (decl, path)
+    return table
+
+
+class Checker:
+    def __init__(self, program: Program):
+        self.program = program
+        self.report = Reporter(list(program.diagnostics))
+        self.table = _collect(program, self.report)
+
+    def reference(self, kind: str, name: str, span, from_path: str, what: str) -> bool:
+        """Is `name` a declaration of `kind` that the file `from_path` can see?"""
+        declared = self.table[kind].get(name)
+        if declared and declared[1] in self.program.visible_files(from_path):
+            return True
+        code = KIND_CODES[kind]
+        if declared:
+            hint = f"it is declared in {declared[1]}; add `use` for that file"
+            if Path(declared[1]).parent.name == "std":
+                hint = f'add `use std "{Path(declared[1]).stem}"`'
+            self.report.error(code, f"{what} `{name}` is not visible here", span, hint)
+        else:
+            visible = [n for n, (_, p) in self.table[kind].items()]
+            self.report.error(code, f"unknown {what} `{name}`", span, did_you_mean(name, visible, f"{what}s")
+                              if visible else None)
+        return False
+
+    def run(self) -> Compiled:
+        out = Compiled(self.program)
+        action_sets = {name: lower_actions(decl, self.report) for name, (decl, _) in self.table["actions"].items()}
+        all_actions = {a["name"] for actions in action_sets.values() for a in actions}
+        agents = {name: decl for name, (decl, _) in self.table["agent"].items()}
+        resolver = AgentResolver(agents, self.report)
+        for name, (decl, path) in self.table["agent"].items():
+            settings = resolver.resolve(name)
+            if settings is None:
+                continue
+            if decl.parent is not None:
+                self.reference("agent", decl.parent.value, decl.parent.span, path, "agent")
+            set_ref = settings["action_set"]
+            if set_ref is not None and set_ref.value in action_sets:
+                # the file that set the action set must see it
+                origin = set_ref.span.path
+                self.reference("actions", set_ref.value, set_ref.span, origin, "action set")
+            lowered = lower_agent(decl, settings, action_sets, all_actions, self.report)
+            if lowered is not None:
+                out.agents[name] = CompiledAgent(*lowered, path=path)
+        for name, (decl, path) in self.table["task"].items():
+            ir, agent_ref = lower_task(decl, Path(path).resolve().parent, self.report)
+            if agent_ref is not None:
+                self.reference("agent", agent_ref.value, agent_ref.span, path, "agent")
+            out.tasks[name] = (ir, path)
+        for name, (decl, path) in self.table["experiment"].items():
+            ir, refs = lower_experiment(decl, self.report)
+            for kind, node in refs:
+                self.reference(kind, node.value, node.span, path, kind)
+            out.experiments[name] = (ir, path)
+        out.diagnostics = _sorted_unique(self.report.diagnostics)
+        return out
+
+
+def _sorted_unique(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen, out = set(), []
+    for d in sorted(diags, key=Diagnostic.sort_key):
+        key = (d.code, d.message, d.span)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def check_program(program: Program) -> Compiled:
+    return Checker(program).run()

@@ -1,0 +1,110 @@
+"""`mlabc`: check and compile .mlab files.
+
+Exit codes: 0 ok, 1 diagnostics (errors in the sources), 2 usage, 3 I/O.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlabc", description="The compiler of the mlab task language.",
+        epilog="exit codes: 0 ok, 1 diagnostics, 2 usage, 3 I/O")
+    parser.add_argument("--version", action="store_true", help="print the compiler version")
+    verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
+    check = verbs.add_parser("check", help="check .mlab files and report diagnostics")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
+    check.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
+    comp = verbs.add_parser("compile", help="check, then write the build folder")
+    comp.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
+    comp.add_argument("-o", "--output", default="build", metavar="DIR", help="build folder (default: build/)")
+    comp.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
+    schema = verbs.add_parser("schema", help="print a JSON Schema of spec/ (list them without NAME)")
+    schema.add_argument("name", nargs="?", metavar="NAME")
+    return parser
+
+
+def _report(compiled, fmt: str) -> None:
+    from .diagnostics import render_all, to_json
+
+    if fmt == "json":
+        print(to_json(compiled.diagnostics))
+    elif compiled.diagnostics:
+        print(render_all(compiled.diagnostics, compiled.program.sources), file=sys.stderr)
+        errors = sum(d.severity == "error" for d in compiled.diagnostics)
+        print(f"\n{errors} error{'s' if errors != 1 else ''}", file=sys.stderr)
+
+
+def cmd_check(args) -> int:
+    from .api import check_paths
+
+    compiled = check_paths(args.paths)
+    _report(compiled, args.format)
+    if compiled.ok and args.format == "text":
+        files = len(compiled.program.modules)
+        print(f"ok: {files} file{'s' if files != 1 else ''}, {len(compiled.tasks)} tasks, "
+              f"{len(compiled.agents)} agents, {len(compiled.experiments)} experiments")
+    return EXIT_OK if compiled.ok else EXIT_DIAGNOSTICS
+
+
+def cmd_compile(args) -> int:
+    from .api import compile_paths
+
+    out = Path(args.output)
+    compiled, manifest = compile_paths(args.paths, out)
+    _report(compiled, args.format)
+    if manifest is None:
+        return EXIT_DIAGNOSTICS
+    if args.format == "text":
+        print(f"compiled {len(manifest['tasks'])} tasks, {len(manifest['agents'])} agents, "
+              f"{len(manifest['experiments'])} experiments into {out}/")
+    return EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    from .schemas import schema, schema_names
+
+    names = schema_names()
+    if args.name is None:
+        print("\n".join(names))
+        return EXIT_OK
+    if args.name not in names:
+        print(f"mlabc: no schema named {args.name!r}; available: {', '.join(names)}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(schema(args.name), indent=2))
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse exits 2 on usage errors, 0 on --help
+        return int(stop.code or 0)
+    if args.version:
+        from . import __version__
+        print(f"mlabc {__version__}")
+        return EXIT_OK
+    if args.verb is None:
+        parser.print_help()
+        return EXIT_USAGE
+    from .api import PathsError
+    from .emit import BuildError
+
+    try:
+        return {"check": cmd_check, "compile": cmd_compile, "schema": cmd_schema}[args.verb](args)
+    except (PathsError, BuildError) as error:
+        print(f"mlabc: {error}", file=sys.stderr)
+        return EXIT_IO
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

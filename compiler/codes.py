@@ -1,0 +1,73 @@
+"""The catalogue of diagnostic codes: a short title and an explanation each.
+
+`mlabc explain CODE` prints the explanation; tests check that every code the
+compiler can emit is listed here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Code:
+    title: str
+    explanation: str
+
+
+CODES: dict[str, Code] = {
+    # syntax
+    "E100": Code("syntax error", "The parser met a token it did not expect at this point."),
+    "E101": Code("missing closing brace", "A block opened with `{` was not closed with `}`."),
+    "E102": Code("unterminated string", "A string opened with a quote was not closed on the same line (or a triple-quoted string was never closed)."),
+    "E103": Code("unknown keyword", "Each entry in a block starts with one of a fixed set of keywords; this word is not one of them here."),
+    "E104": Code("unexpected end of file", "The file ended in the middle of a declaration."),
+    "E105": Code("invalid character", "This character cannot start any token of the language."),
+    "E106": Code("file is not UTF-8", ".mlab files must be UTF-8 text."),
+    "E107": Code("missing value", "This keyword needs a value after it."),
+    "E108": Code("missing opening brace", "A declaration or block needs `{` after its header."),
+    "E109": Code("unclosed list", "A list opened with `[` was not closed with `]`."),
+    "E110": Code("unknown declaration", "A file holds only `use`, `task`, `actions`, `agent` and `experiment` declarations."),
+    # use / loading
+    "E201": Code("imported file not found", "A `use` names a path (relative to the importing file) that does not exist."),
+    "E202": Code("import cycle", "Files import each other in a cycle."),
+    "E203": Code("unknown standard-library module", "`use std NAME` names a module that mlab does not ship."),
+    "E204": Code("cannot read file", "The file could not be read."),
+    # names and references
+    "E301": Code("duplicate declaration", "Two declarations of the same kind share a name."),
+    "E302": Code("duplicate entry", "An entry that may appear once appears twice in the same block."),
+    "E303": Code("unknown action set", "An agent names an action set that no visible file declares."),
+    "E304": Code("unknown agent", "A name that should refer to an agent refers to none."),
+    "E305": Code("unknown task", "An experiment names a task that no visible file declares."),
+    "E306": Code("unknown action", "A name in `show` or `hide` (or a prompt) is not an action of the agent's action set."),
+    "E307": Code("inheritance cycle", "Agents extend each other in a cycle."),
+    "E308": Code("missing entry", "A declaration lacks an entry it must have."),
+    # values
+    "E401": Code("wrong value type", "The entry takes a value of another type."),
+    "E402": Code("unknown primitive", "`does` names a primitive that the runtime does not provide (spec/primitives.json)."),
+    "E403": Code("unknown parameter", "A parameter or setting name is not one the primitive, limit block or model block accepts."),
+    "E404": Code("unknown metric", "`metric` names a metric that is not in the catalogue (spec/metrics.json)."),
+    "E405": Code("value not allowed", "The value has the right type but is not one of the allowed values, or is out of range."),
+    "E406": Code("inputs do not match the primitive", "An action must declare exactly the inputs its primitive requires, with the same types."),
+    "E407": Code("model tier", "A model-backed primitive needs `model main|fast|edit`; a plain primitive must not have one."),
+    # files
+    "E501": Code("starter folder missing", "The task's starter folder does not exist."),
+    "E502": Code("data file missing", "A bundled data file or folder named by a data variant does not exist."),
+    "E503": Code("read-only pattern matches nothing", "A read-only pattern matches neither a starter file nor a declared public file, so it protects nothing."),
+    "E504": Code("escape-hatch file missing", "A Python file named by `evaluator` or `from generate` does not exist."),
+    "E505": Code("escape-hatch function missing", "The Python file exists but defines no top-level function of that name."),
+    "E506": Code("escape-hatch file does not parse", "The Python file named by the task has a syntax error."),
+    "E507": Code("demonstration file invalid", "The demo file must exist and hold a JSON list of strings."),
+    # templates
+    "E601": Code("template syntax error", "A prompt is not valid Jinja."),
+    "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),
+    "E603": Code("action not usable by the agent", "A prompt or section names an action that the agent cannot call."),
+    "E604": Code("missing prompt", "A model-backed action or a hook of the agent has no prompt."),
+    "E605": Code("unknown prompt", "`prompts` holds a name that no primitive or hook uses."),
+    # reply format
+    "E701": Code("no action section", "The reply format must have exactly one section of kind `action`."),
+    "E702": Code("no action-input section", "The reply format must have exactly one section of kind `json`."),
+    "E703": Code("ambiguous reply format", "Two sections share a name (ignoring case), so a reply could not be split unambiguously."),
+    "E704": Code("no such section", "`drop section` names a section that the inherited reply format does not have."),
+    "E705": Code("bad section name", "A section name must be non-empty, on one line and without a colon."),
+    "E706": Code("unknown role", "A section role must be one of the known roles."),
+}

@@ -1,0 +1,135 @@
+"""Load .mlab files and everything they `use`, into one Program.
+
+Each file is read and parsed once. `use std "x"` names tasks/std/x.mlab shipped
+with mlab; `use "path"` is relative to the importing file. Missing files and
+cycles are diagnostics at the `use` that names them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ast as A
+from .diagnostics import Diagnostic, DiagnosticError, SourceCache
+from .resources import std_dir
+
+SUFFIX = ".mlab"
+
+
+@dataclass
+class Program:
+    """All loaded files, their imports, and the diagnostics met while loading."""
+
+    modules: dict[str, A.Module] = field(default_factory=dict)
+    imports: dict[str, list[str]] = field(default_factory=dict)
+    roots: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: SourceCache = field(default_factory=SourceCache)
+    raw: dict[str, bytes] = field(default_factory=dict)
+
+    def visible_files(self, path: str) -> set[str]:
+        """The file itself and every file it uses, directly or not."""
+        seen: set[str] = set()
+        stack = [path]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            stack.extend(self.imports.get(current, []))
+        return seen
+
+    def decls(self):
+        """Every declaration with the path of its file, in load order."""
+        for path, module in self.modules.items():
+            for decl in module.decls:
+                yield path, decl
+
+
+def display_path(path: Path) -> str:
+    """A path as users should see it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def expand_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """Files named, plus *.mlab files under folders named; and the names that do not exist."""
+    files, missing = [], []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob(f"*{SUFFIX}") if p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append(name)
+    return files, missing
+
+
+def load_program(files: list[Path]) -> Program:
+    program = Program()
+    for file in files:
+        key = display_path(file.resolve())
+        program.roots.append(key)
+        _load(program, file.resolve(), stack=[])
+    return program
+
+
+def _load(program: Program, path: Path, stack: list[str]) -> None:
+    from .parser import parse_bytes
+
+    key = display_path(path)
+    if key in program.modules or key in program.imports:
+        return
+    program.imports[key] = []
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        program.diagnostics.append(Diagnostic("E204", f"cannot read {key}: {error.strerror}", None))
+        return
+    program.raw[key] = data
+    program.sources.texts[key] = data.decode("utf-8", errors="replace")
+    try:
+        module = parse_bytes(data, key)
+    except DiagnosticError as error:
+        program.diagnostics.extend(error.diagnostics)
+        return
+    program.modules[key] = module
+    for use in module.uses:
+        target = _resolve_use(program, use, path)
+        if target is None:
+            continue
+        target_key = display_path(target)
+        if target_key in stack + [key]:
+            cycle = " -> ".join(stack[stack.index(target_key):] + [key, target_key]) \
+                if target_key in stack else f"{key} -> {key}"
+            program.diagnostics.append(Diagnostic(
+                "E202", f"import cycle: {cycle}", use.target.span,
+                hint="move the shared declarations into a file both can use"))
+            continue
+        program.imports[key].append(target_key)
+        _load(program, target, stack + [key])
+
+
+def _resolve_use(program: Program, use: A.Use, importer: Path) -> Path | None:
+    name = use.target.value
+    if use.std:
+        candidates = sorted(p.name[: -len(SUFFIX)] for p in std_dir().glob(f"*{SUFFIX}"))
+        target = std_dir() / f"{name}{SUFFIX}"
+        if name not in candidates:
+            program.diagnostics.append(Diagnostic(
+                "E203", f"the standard library has no module {name!r}", use.target.span,
+                hint="available: " + ", ".join(candidates)))
+            return None
+        return target.resolve()
+    target = (importer.parent / name).resolve()
+    if not target.is_file() and not name.endswith(SUFFIX) and target.with_name(target.name + SUFFIX).is_file():
+        target = target.with_name(target.name + SUFFIX)
+    if not target.is_file():
+        program.diagnostics.append(Diagnostic(
+            "E201", f"cannot find {name!r} (looked for {display_path(target)})", use.target.span,
+            hint="a `use` path is relative to the file that contains it"))
+        return None
+    return target

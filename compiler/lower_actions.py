@@ -1,0 +1,144 @@
+"""actions declaration → list of action IR entries, checked against spec/primitives.json."""
+from __future__ import annotations
+
+import json
+
+from . import ast as A
+from .resources import spec_json
+from .values import Reporter, did_you_mean, duplicate_entries
+
+TIERS = ("main", "fast", "edit")
+JSON_TYPES = {"string": "string", "text": "string", "path": "string", "int": "integer",
+              "float": "number", "bool": "boolean"}
+
+
+def _param_value(value: A.Value, expected: str, report: Reporter, where: str):
+    readers = {"int": lambda v, w: report.integer(v, w, minimum=None), "float": report.number,
+               "string": report.string, "path": report.string, "text": report.string}
+    if expected == "bool":
+        if isinstance(value, A.Name) and value.value in ("true", "false"):
+            return value.value == "true"
+        report.error("E401", f"{where} takes true or false", value.span)
+        return None
+    return readers[expected](value, where)
+
+
+def usage_text(inputs: list[dict]) -> str:
+    """The input template shown to the model: a JSON object with each field described."""
+    lines = ["{"]
+    for i, item in enumerate(inputs):
+        comma = "," if i < len(inputs) - 1 else ""
+        lines.append(f"    {json.dumps(item['name'])}: [{item['description']}]{comma}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def input_schema(inputs: list[dict]) -> dict:
+    return {
+        "type": "object",
+        "properties": {i["name"]: {"type": JSON_TYPES[i["type"]], "description": i["description"]}
+                       for i in inputs},
+        "required": [i["name"] for i in inputs if i["required"]],
+        "additionalProperties": False,
+    }
+
+
+def lower_action(action: A.Action, report: Reporter) -> dict | None:
+    name = report.string(action.name, "`action`")
+    if name is None:
+        return None
+    if not name.strip() or "\n" in name:
+        report.error("E405", "an action name must be one non-empty line", action.name.span)
+    duplicate_entries(action.entries, report, f"action {name!r}")
+    primitives = spec_json("primitives.json")["primitives"]
+    ir: dict = {"name": name, "description": "", "inputs": [], "returns": "", "primitive": None,
+                "params": {}, "tier": None, "prompts": []}
+    declared: dict[str, A.Input] = {}
+    does = tier = None
+    for entry in action.entries:
+        if isinstance(entry, A.Describe):
+            ir["description"] = report.string(entry.value, "`describe`") or ""
+        elif isinstance(entry, A.Returns):
+            ir["returns"] = report.string(entry.value, "`returns`") or ""
+        elif isinstance(entry, A.Input):
+            _input(entry, ir, declared, report)
+        elif isinstance(entry, A.Does):
+            does = entry
+        elif isinstance(entry, A.Tier):
+            tier = entry
+    if does is None:
+        report.error("E308", f"action {name!r} has no `does`", action.name.span,
+                     hint="bind it to a runtime primitive, e.g. `does list_files`")
+        return ir
+    prim_name = does.primitive.value
+    spec = primitives.get(prim_name)
+    if spec is None:
+        report.error("E402", f"unknown primitive `{prim_name}`", does.primitive.span,
+                     did_you_mean(prim_name, primitives, "primitives"))
+        return ir
+    ir["primitive"] = prim_name
+    ir["prompts"] = list(spec.get("prompts", []))
+    ir["params"] = {key: p["default"] for key, p in spec["params"].items()}
+    for param in does.params:
+        key = param.name.value
+        if key not in spec["params"]:
+            report.error("E403", f"primitive `{prim_name}` has no parameter `{key}`", param.name.span,
+                         did_you_mean(key, spec["params"], "parameters") if spec["params"]
+                         else "it takes no parameters")
+            continue
+        value = _param_value(param.value, spec["params"][key]["type"], report, f"parameter `{key}`")
+        if value is not None:
+            ir["params"][key] = value
+    _check_contract(name, spec["inputs"], declared, does, report)
+    if spec.get("model"):
+        if tier is None:
+            report.error("E407", f"primitive `{prim_name}` calls a model: action {name!r} needs `model main|fast|edit`",
+                         does.span)
+        else:
+            ir["tier"] = report.choice(tier.name, TIERS, "a model tier")
+    elif tier is not None:
+        report.error("E407", f"primitive `{prim_name}` calls no model, so the action takes no `model`", tier.span)
+    return ir
+
+
+def _input(entry: A.Input, ir: dict, declared: dict, report: Reporter) -> None:
+    key = entry.name.value
+    if key in declared:
+        report.error("E302", f"input `{key}` is declared twice", entry.name.span)
+        return
+    declared[key] = entry
+    type_ = report.choice(entry.type, JSON_TYPES, "an input type")
+    description = report.string(entry.description, f"the description of input `{key}`") or ""
+    item = {"name": key, "type": type_ or "string", "description": description, "required": entry.default is None}
+    if entry.default is not None and type_ is not None:
+        item["default"] = _param_value(entry.default, type_, report, f"the default of `{key}`")
+    ir["inputs"].append(item)
+
+
+def _check_contract(name: str, required: dict, declared: dict, does: A.Does, report: Reporter) -> None:
+    for key, type_ in required.items():
+        if key not in declared:
+            report.error("E406", f"action {name!r} lacks input `{key}: {type_}` that `{does.primitive.value}` needs",
+                         does.primitive.span)
+        elif declared[key].type.value != type_:
+            report.error("E406", f"input `{key}` must be of type `{type_}` for `{does.primitive.value}`",
+                         declared[key].type.span)
+    for key, entry in declared.items():
+        if key not in required:
+            report.error("E406", f"`{does.primitive.value}` takes no input `{key}`", entry.name.span,
+                         hint="its inputs: " + ", ".join(f"{k}: {t}" for k, t in required.items()))
+
+
+def lower_actions(decl: A.Actions, report: Reporter) -> list[dict]:
+    out, names = [], {}
+    for action in decl.entries:
+        ir = lower_action(action, report)
+        if ir is None:
+            continue
+        if ir["name"] in names:
+            report.error("E301", f"action {ir['name']!r} is declared twice in `{decl.name.value}`", action.name.span,
+                         hint=f"the first is on line {names[ir['name']]}")
+            continue
+        names[ir["name"]] = action.span.line
+        out.append(ir)
+    return out

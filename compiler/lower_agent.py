@@ -1,0 +1,304 @@
+"""agent declarations (with `extends`) → agent IR, action table and templates."""
+from __future__ import annotations
+
+import copy
+import re
+
+from . import ast as A
+from .lower_actions import TIERS, input_schema, usage_text
+from .resources import spec_json
+from .templates import (DEFAULT_FORMAT_ERROR, check_template, history_template, reply_format_template,
+                        tools_template)
+from .values import Reporter, did_you_mean, duplicate_entries
+
+FORMATS = ("sections", "json")
+KINDS = ("text", "action", "json")
+ROLES = ("reflection", "plan", "fact-check", "thought", "criticism", "speak")
+MODEL_PARAMS = {"temperature": "number", "max_tokens": "int", "stop": "list", "top_p": "number"}
+DEFAULTS = {"history": 3, "summarize_over": 5000, "retries": 5}
+
+
+def _known_prompts() -> set[str]:
+    spec = spec_json("primitives.json")
+    names = {"summarize_observation"}
+    for table in (spec["primitives"], spec["hooks"]):
+        for item in table.values():
+            names.update(item.get("prompts", []))
+    return names
+
+
+def empty_settings() -> dict:
+    return {"action_set": None, "show": None, "hide": [], "models": {}, "history": DEFAULTS["history"],
+            "summarize_over": DEFAULTS["summarize_over"], "retries": DEFAULTS["retries"], "prompt": None,
+            "format_error": None, "reply": None, "prompts": {}, "hooks": {"before_step": [], "after_step": []}}
+
+
+class AgentResolver:
+    """Applies an agent's entries over its parent's settings (computed first)."""
+
+    def __init__(self, agents: dict[str, A.Agent], report: Reporter):
+        self.agents, self.report = agents, report
+        self.settings: dict[str, dict | None] = {}
+        self.visiting: list[str] = []
+
+    def resolve(self, name: str) -> dict | None:
+        if name in self.settings:
+            return self.settings[name]
+        decl = self.agents[name]
+        if name in self.visiting:
+            cycle = " -> ".join(self.visiting[self.visiting.index(name):] + [name])
+            self.report.error("E307", f"agents extend each other in a cycle: {cycle}", decl.name.span)
+            return None
+        self.visiting.append(name)
+        base = empty_settings()
+        if decl.parent is not None:
+            parent = decl.parent.value
+            if parent not in self.agents:
+                self.report.error("E304", f"agent `{name}` extends unknown agent `{parent}`", decl.parent.span,
+                                  did_you_mean(parent, self.agents, "agents"))
+            else:
+                resolved = self.resolve(parent)
+                if resolved is None:
+                    self.visiting.pop()
+                    self.settings[name] = None
+                    return None
+                base = copy.deepcopy(resolved)
+        self.visiting.pop()
+        result = self._apply(decl, base)
+        self.settings[name] = result
+        return result
+
+    def _apply(self, decl: A.Agent, s: dict) -> dict:
+        report = self.report
+        where = f"agent `{decl.name.value}`"
+        duplicate_entries(decl.entries, report, where)
+        for entry in decl.entries:
+            if isinstance(entry, A.UsesActions):
+                s["action_set"] = entry.name
+            elif isinstance(entry, A.Show):
+                names = report.string_list(entry.value, "shown actions") or []
+                s["show"] = (s["show"] or []) + [(n, entry.value) for n in names]
+                s["hide"] = [h for h in s["hide"] if h[0] not in names]
+            elif isinstance(entry, A.Hide):
+                names = report.string_list(entry.value, "hidden actions") or []
+                s["hide"] = s["hide"] + [(n, entry.value) for n in names]
+            elif isinstance(entry, A.Model):
+                self._model(entry, s)
+            elif isinstance(entry, A.History):
+                s["history"] = report.integer(entry.value, "`history`", minimum=0)
+            elif isinstance(entry, A.Summarize):
+                s["summarize_over"] = report.integer(entry.value, "`summarize observations over`", minimum=1)
+            elif isinstance(entry, A.Retries):
+                s["retries"] = report.integer(entry.value, "`retries`", minimum=0)
+            elif isinstance(entry, A.Prompt):
+                s["prompt"] = entry.value
+            elif isinstance(entry, A.FormatError):
+                s["format_error"] = entry.value
+            elif isinstance(entry, A.Respond):
+                s["reply"] = self._respond(entry)
+            elif isinstance(entry, A.DropSection):
+                self._drop(entry, s, where)
+            elif isinstance(entry, A.Prompts):
+                self._prompts(entry, s, where)
+            elif isinstance(entry, A.Hook):
+                self._hook(entry, s)
+        return s
+
+    def _model(self, entry: A.Model, s: dict) -> None:
+        tier = self.report.choice(entry.tier, TIERS, "a model tier")
+        default = self.report.string(entry.default, "`model ... default`")
+        if tier is None:
+            return
+        params: dict = {}
+        for item in entry.params:
+            key = item.key.value
+            kind = MODEL_PARAMS.get(key)
+            if kind is None:
+                self.report.error("E403", f"unknown model setting `{key}`", item.key.span,
+                                  did_you_mean(key, MODEL_PARAMS, "settings"))
+            elif kind == "list":
+                params[key] = self.report.string_list(item.value, "stop sequences")
+            elif kind == "int":
+                params[key] = self.report.integer(item.value, f"`{key}`", minimum=1)
+            else:
+                params[key] = self.report.number(item.value, f"`{key}`")
+        s["models"][tier] = {"default": default, "params": params}
+
+    def _respond(self, entry: A.Respond) -> dict | None:
+        fmt = self.report.choice(entry.format, FORMATS, "a reply format")
+        sections = []
+        for section in entry.sections:
+            name = self.report.string(section.name, f"a {section.word} name")
+            instruction = self.report.string(section.instruction, f"the instruction of {section.word} {name!r}")
+            if name is None:
+                continue
+            expected_word = "section" if fmt == "sections" else "field"
+            if fmt and section.word != expected_word:
+                self.report.error("E405", f"`respond {fmt}` holds `{expected_word}` entries, not `{section.word}`",
+                                  section.span)
+            if not name.strip() or "\n" in name or (fmt == "sections" and ":" in name):
+                self.report.error("E705", f"{name!r} cannot be a {section.word} name", section.name.span,
+                                  hint="use one line of text without a colon")
+            role = None
+            if section.role and section.role.value in ROLES:
+                role = section.role.value
+            elif section.role:
+                self.report.error("E706", f"unknown role `{section.role.value}`", section.role.span,
+                                  did_you_mean(section.role.value, ROLES, "roles"))
+            kind = section.kind.value if section.kind else "text"
+            sections.append({"name": name, "kind": kind, "role": role, "instruction": instruction or "",
+                             "_span": section.name.span})
+        if fmt is None:
+            return None
+        return {"format": fmt, "sections": sections, "_span": entry.span}
+
+    def _drop(self, entry: A.DropSection, s: dict, where: str) -> None:
+        name = self.report.string(entry.name, "`drop section`")
+        reply = s["reply"]
+        if name is None or reply is None:
+            if reply is None:
+                self.report.error("E704", f"{where} has no reply format to drop {name!r} from", entry.name.span)
+            return
+        names = [sec["name"] for sec in reply["sections"]]
+        if name not in names:
+            self.report.error("E704", f"{where} has no section {name!r}", entry.name.span,
+                              did_you_mean(name, names, "sections"))
+            return
+        reply["sections"] = [sec for sec in reply["sections"] if sec["name"] != name]
+
+    def _prompts(self, entry: A.Prompts, s: dict, where: str) -> None:
+        known = _known_prompts()
+        seen = set()
+        for item in entry.items:
+            key = item.name.value
+            if key not in known:
+                self.report.error("E605", f"no primitive or hook uses a prompt named `{key}`", item.name.span,
+                                  did_you_mean(key, known, "prompts"))
+                continue
+            if key in seen:
+                self.report.error("E302", f"prompt `{key}` is given twice in {where}", item.name.span)
+            seen.add(key)
+            s["prompts"][key] = item.value
+
+    def _hook(self, entry: A.Hook, s: dict) -> None:
+        hooks = spec_json("primitives.json")["hooks"]
+        name, time = entry.name.value, entry.time.value
+        if name not in hooks:
+            self.report.error("E402", f"unknown hook `{name}`", entry.name.span, did_you_mean(name, hooks, "hooks"))
+        elif hooks[name]["when"] != time:
+            self.report.error("E405", f"hook `{name}` runs {hooks[name]['when']}, not {time}", entry.time.span)
+        elif name not in s["hooks"][time]:
+            s["hooks"][time].append(name)
+
+
+def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> None:
+    span = reply.get("_span") or decl.name.span
+    sections = reply["sections"]
+    actions = [s for s in sections if s["kind"] == "action"]
+    inputs = [s for s in sections if s["kind"] == "json"]
+    where = f"the reply format of agent `{decl.name.value}`"
+    if len(actions) != 1:
+        report.error("E701", f"{where} needs exactly one section of kind `action`, has {len(actions)}",
+                     actions[1]["_span"] if len(actions) > 1 else span,
+                     hint='mark the section that names the action: `section "Action" action "..."`')
+    if len(inputs) != 1:
+        report.error("E702", f"{where} needs exactly one section of kind `json`, has {len(inputs)}",
+                     inputs[1]["_span"] if len(inputs) > 1 else span,
+                     hint='mark the section that holds the input: `section "Action Input" json "..."`')
+    seen: dict[str, dict] = {}
+    for section in sections:
+        key = section["name"].strip().lower()
+        if key in seen:
+            report.error("E703", f"two sections are named {section['name']!r} (ignoring case)", section["_span"])
+        seen[key] = section
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]],
+                all_action_names: set[str], report: Reporter) -> tuple[dict, dict, dict[str, str]] | None:
+    """The agent IR, its action table and its templates (name → text)."""
+    name = decl.name.value
+    where = f"agent `{name}`"
+    set_ref = settings["action_set"]
+    if set_ref is None:
+        report.error("E308", f"{where} names no action set", decl.name.span, hint="add e.g. `actions core`")
+        return None
+    if set_ref.value not in action_sets:
+        report.error("E303", f"unknown action set `{set_ref.value}`", set_ref.span,
+                     did_you_mean(set_ref.value, action_sets, "action sets"))
+        return None
+    actions = action_sets[set_ref.value]
+    names = [a["name"] for a in actions]
+    for label, items in (("show", settings["show"] or []), ("hide", settings["hide"])):
+        for item, value in items:
+            if item not in names:
+                report.error("E306", f"`{label}` names {item!r}, which is not an action of `{set_ref.value}`",
+                             value.span, did_you_mean(item, names, "actions"))
+    shown = set(names) if settings["show"] is None else {n for n, _ in settings["show"]}
+    shown -= {n for n, _ in settings["hide"]}
+    reply = settings["reply"]
+    if reply is None:
+        report.error("E308", f"{where} declares no reply format", decl.name.span,
+                     hint="add `respond sections { ... }`")
+        return None
+    _check_reply(reply, report, decl)
+    if settings["prompt"] is None:
+        report.error("E308", f"{where} has no `prompt`", decl.name.span)
+        return None
+
+    templates: dict[str, tuple[str, A.Value | None]] = {}
+    templates["prompt"] = (settings["prompt"].value, settings["prompt"])
+    fe = settings["format_error"]
+    templates["format_error"] = (fe.value, fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
+    for key, value in settings["prompts"].items():
+        templates[key] = (value.value, value)
+    needed = {"summarize_observation": "summarizing long observations"}
+    for action in actions:
+        for prompt in action["prompts"]:
+            needed.setdefault(prompt, f"action {action['name']!r}")
+    hooks = spec_json("primitives.json")["hooks"]
+    for time in ("before_step", "after_step"):
+        for hook in settings["hooks"][time]:
+            for prompt in hooks[hook]["prompts"]:
+                needed.setdefault(prompt, f"hook `{hook}`")
+    for prompt, user in sorted(needed.items()):
+        if prompt not in templates:
+            report.error("E604", f"{where} has no `{prompt}` prompt, needed by {user}", decl.name.span,
+                         hint=f"add it to a `prompts {{ {prompt} \"\"\"...\"\"\" }}` block (or inherit it)")
+    texts: dict[str, str] = {}
+    unusable = sorted(all_action_names - set(names))
+    for key, (text, value) in templates.items():
+        if value is not None:
+            check_template(text, value, key, report, where)
+            for other in unusable:
+                if _mentions(text, other):
+                    report.error("E603", f"the {key} template of {where} names {other!r}, an action it cannot call",
+                                 value.span, hint=f"add the action to `{set_ref.value}` or reword the prompt")
+        texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
+    for section in reply["sections"]:
+        for other in unusable:
+            if _mentions(section["instruction"], other):
+                report.error("E603", f"section {section['name']!r} names {other!r}, an action {where} cannot call",
+                             section["_span"])
+    clean_reply = {"format": reply["format"],
+                   "sections": [{k: v for k, v in s.items() if not k.startswith("_")} for s in reply["sections"]]}
+    if not any(s["kind"] == "action" for s in clean_reply["sections"]) or \
+            not any(s["kind"] == "json" for s in clean_reply["sections"]):
+        return None
+    texts["tools.j2"] = tools_template(clean_reply)
+    texts["reply_format.j2"] = reply_format_template(clean_reply)
+    texts["history.j2"] = history_template(clean_reply)
+
+    table = {"agent": name, "action_set": set_ref.value, "actions": [
+        dict(a, shown=a["name"] in shown, usage=usage_text(a["inputs"]), input_schema=input_schema(a["inputs"]))
+        for a in actions]}
+    models = {tier: settings["models"].get(tier, {"default": None, "params": {}}) for tier in TIERS}
+    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": set_ref.value,
+          "shown": [a["name"] for a in actions if a["name"] in shown], "models": models,
+          "history_steps": settings["history"], "summarize_over_chars": settings["summarize_over"],
+          "format_retries": settings["retries"], "reply": clean_reply, "hooks": settings["hooks"],
+          "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
+    return ir, table, texts

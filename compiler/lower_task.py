@@ -1,0 +1,343 @@
+"""task declaration → task IR (plain data), with its diagnostics."""
+from __future__ import annotations
+
+import ast as pyast
+import fnmatch
+import json
+from pathlib import Path
+
+from . import ast as A
+from .resources import spec_json
+from .values import Reporter, did_you_mean, duplicate_entries
+
+CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
+VARIANTS = ("full", "lite")
+DIRECTIONS = ("lower_is_better", "higher_is_better")
+LOCAL_SOURCES = ("csv", "parquet", "folder")
+REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
+SOURCE_KINDS = LOCAL_SOURCES + REMOTE_SOURCES + ("sklearn", "generate")
+SPLITS = ("random", "group", "time", "none")
+DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
+                  "memory": None, "tokens": None, "cost": None}
+LIMIT_KINDS = {"steps": "int", "time": "duration", "script_timeout": "duration",
+               "memory": "size", "tokens": "int", "cost": "number"}
+REQUIRED = ("title", "problem", "starter", "metric", "baseline", "data")
+
+
+def lower_limits(limits: A.Limits, report: Reporter, where: str) -> dict:
+    """A limits block → {name: value} with durations in seconds and sizes in bytes."""
+    out: dict = {}
+    for item in limits.items:
+        key = item.key.value
+        kind = LIMIT_KINDS.get(key)
+        if kind is None:
+            report.error("E403", f"unknown limit `{key}` in {where}", item.key.span,
+                         did_you_mean(key, LIMIT_KINDS, "limits"))
+            continue
+        if key in out:
+            report.error("E302", f"limit `{key}` is given twice in {where}", item.key.span)
+            continue
+        reader = {"int": lambda v, w: report.integer(v, w, minimum=1), "duration": report.duration,
+                  "size": report.size, "number": report.number}[kind]
+        value = reader(item.value, f"limit `{key}`")
+        if value is not None:
+            out[key] = value
+    return out
+
+
+class TaskLowerer:
+    def __init__(self, decl: A.Task, root: Path, report: Reporter):
+        self.decl, self.root, self.report = decl, root, report
+
+    def lower(self) -> dict:
+        decl, report = self.decl, self.report
+        name = decl.name.value
+        duplicate_entries(decl.entries, report, f"task `{name}`")
+        ir: dict = {"name": name, "title": None, "category": None, "problem": None, "starter": None,
+                    "read_only": [], "requires": [], "data": {}, "submission": None, "metric": None,
+                    "baseline": None, "success": {"improvement": 0.10}, "agent": "research",
+                    "limits": dict(DEFAULT_LIMITS), "hardware": {"cpus": 1, "gpus": 0, "gpus_required": False,
+                                                                 "memory": None},
+                    "demo": None, "evaluator": None}
+        present = set()
+        for entry in decl.entries:
+            present.add(entry.keyword)
+            handler = getattr(self, "_" + type(entry).__name__.lower(), None)
+            assert handler is not None, type(entry).__name__
+            handler(entry, ir)
+        for keyword in REQUIRED:
+            if keyword not in present:
+                report.error("E308", f"task `{name}` has no `{keyword}`", decl.name.span,
+                             hint=f"add a `{keyword}` entry")
+        self._check_read_only(ir)
+        return ir
+
+    # -- simple entries ---------------------------------------------------
+    def _title(self, e: A.Title, ir):
+        ir["title"] = self.report.string(e.value, "`title`")
+
+    def _problem(self, e: A.Problem, ir):
+        ir["problem"] = self.report.string(e.value, "`problem`")
+
+    def _category(self, e: A.Category, ir):
+        value = self.report.name_or_string(e.value, "`category`")
+        if value is not None and value not in CATEGORIES:
+            self.report.error("E405", f"unknown category `{value}`", e.value.span,
+                              did_you_mean(value, CATEGORIES, "categories"))
+        ir["category"] = value
+
+    def _starter(self, e: A.Starter, ir):
+        value = self.report.string(e.value, "`starter`")
+        if value is None:
+            return
+        if not (self.root / value).is_dir():
+            self.report.error("E501", f"starter folder {value!r} does not exist", e.value.span,
+                              hint=f"the path is relative to {self.root}")
+        ir["starter"] = value
+
+    def _readonly(self, e: A.ReadOnly, ir):
+        ir["read_only"] = self.report.string_list(e.value, "read-only patterns") or []
+        self._read_only_entry = e
+
+    def _requires(self, e: A.Requires, ir):
+        ir["requires"] = self.report.string_list(e.value, "required packages") or []
+
+    def _submission(self, e: A.Submission, ir):
+        file = self.report.string(e.file, "`submission`")
+        columns = self.report.string_list(e.columns, "submission columns") if e.columns else []
+        ir["submission"] = {"file": file, "columns": columns or []}
+
+    def _metric(self, e: A.Metric, ir):
+        catalogue = spec_json("metrics.json")["metrics"]
+        name = e.name.value
+        if name not in catalogue:
+            self.report.error("E404", f"unknown metric `{name}`", e.name.span,
+                              did_you_mean(name, catalogue, "metrics"))
+            return
+        spec = catalogue[name]
+        columns: list[str] = []
+        if e.on is not None:
+            if isinstance(e.on, A.List):
+                columns = self.report.string_list(e.on, "metric columns") or []
+            else:
+                single = self.report.string(e.on, "`metric ... on`")
+                columns = [single] if single is not None else []
+        arity = spec["columns"]
+        where = e.on.span if e.on is not None else e.name.span
+        if arity == "one" and len(columns) != 1:
+            self.report.error("E405", f"metric `{name}` scores exactly one column", where,
+                              hint=f'write `metric {name} on "COLUMN"`')
+        elif arity == "many" and not columns:
+            self.report.error("E405", f"metric `{name}` needs its columns", where,
+                              hint=f'write `metric {name} on ["A", "B"]`')
+        elif arity == "none" and columns:
+            self.report.error("E405", f"metric `{name}` scores no column", where, hint="remove `on ...`")
+        direction = e.direction.value if e.direction else spec["direction"]
+        if direction is None:
+            self.report.error("E308", f"metric `{name}` needs a direction", e.name.span,
+                              hint="add lower_is_better or higher_is_better")
+        ir["metric"] = {"name": name, "columns": columns, "direction": direction, "kind": spec["kind"]}
+
+    def _baselinerun(self, e: A.BaselineRun, ir):
+        script = self.report.string(e.script, "`baseline run`")
+        ir["baseline"] = {"kind": "run", "script": script}
+
+    def _baselinevalue(self, e: A.BaselineValue, ir):
+        value = self.report.number(e.value, "`baseline`")
+        reason = self.report.string(e.reason, "`because`")
+        ir["baseline"] = {"kind": "value", "value": value, "reason": reason}
+
+    def _success(self, e: A.Success, ir):
+        threshold = self.report.percent(e.threshold, "`success improvement >=`")
+        if threshold is not None:
+            ir["success"] = {"improvement": threshold}
+
+    def _defaultagent(self, e: A.DefaultAgent, ir):
+        ir["agent"] = e.name.value
+        self.agent_ref = e.name
+
+    def _limits(self, e: A.Limits, ir):
+        ir["limits"].update(lower_limits(e, self.report, "task limits"))
+
+    def _hardware(self, e: A.Hardware, ir):
+        hardware = ir["hardware"]
+        for item in e.items:
+            key = item.key.value
+            if key == "cpus":
+                hardware["cpus"] = self.report.integer(item.value, "`cpus`", minimum=1)
+            elif key == "gpus":
+                hardware["gpus"] = self.report.integer(item.value, "`gpus`", minimum=0)
+                need = item.need.value if item.need else "required"
+                hardware["gpus_required"] = bool(hardware["gpus"]) and need == "required"
+            elif key == "memory":
+                hardware["memory"] = self.report.size(item.value, "hardware `memory`")
+            else:
+                self.report.error("E403", f"unknown hardware entry `{key}`", item.key.span,
+                                  did_you_mean(key, ("cpus", "gpus", "memory"), "hardware entries"))
+            if item.need and key != "gpus":
+                self.report.error("E405", f"`{item.need.value}` applies to `gpus` only", item.need.span)
+
+    def _demo(self, e: A.Demo, ir):
+        path = self.report.string(e.value, "`demo`")
+        if path is None:
+            return
+        ir["demo"] = path
+        file = self.root / path
+        try:
+            replies = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            self.report.error("E507", f"demonstration file {path!r} does not exist", e.value.span)
+            return
+        except (OSError, ValueError) as error:
+            self.report.error("E507", f"demonstration file {path!r} is not valid JSON: {error}", e.value.span)
+            return
+        if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies) or not replies:
+            self.report.error("E507", f"demonstration file {path!r} must hold a non-empty JSON list of strings",
+                              e.value.span)
+
+    def _evaluator(self, e: A.Evaluator, ir):
+        target = self.report.string(e.target, "`evaluator`")
+        reason = self.report.string(e.reason, "`because`")
+        if target is not None:
+            file, function = self.python_target(target, e.target)
+            ir["evaluator"] = {"file": file, "function": function, "reason": reason}
+
+    def python_target(self, target: str, value: A.Value) -> tuple[str, str]:
+        """Check an escape hatch "file.py:function" with `ast`, never importing it."""
+        file, _, function = target.partition(":")
+        if not function or not file.endswith(".py"):
+            self.report.error("E405", f"{target!r} is not of the form \"file.py:function\"", value.span)
+            return file, function
+        path = self.root / file
+        try:
+            tree = pyast.parse(path.read_bytes(), filename=str(path))
+        except FileNotFoundError:
+            self.report.error("E504", f"Python file {file!r} does not exist", value.span,
+                              hint=f"the path is relative to {self.root}")
+            return file, function
+        except (SyntaxError, ValueError) as error:
+            self.report.error("E506", f"{file!r} does not parse: {error}", value.span)
+            return file, function
+        functions = {n.name for n in tree.body if isinstance(n, (pyast.FunctionDef, pyast.AsyncFunctionDef))}
+        if function not in functions:
+            self.report.error("E505", f"{file!r} defines no top-level function `{function}`", value.span,
+                              hint=did_you_mean(function, functions, "functions") if functions else None)
+        return file, function
+
+    # -- data variants ------------------------------------------------------
+    def _data(self, e: A.Data, ir):
+        name = e.name.value
+        if name not in VARIANTS:
+            self.report.error("E405", f"data variant `{name}` is not allowed", e.name.span,
+                              did_you_mean(name, VARIANTS, "variants"))
+            return
+        if name in ir["data"]:
+            self.report.error("E302", f"data variant `{name}` is declared twice", e.name.span)
+            return
+        duplicate_entries(e.entries, self.report, f"data `{name}`")
+        variant: dict = {"source": None, "split": {"method": "none"}, "id": None, "answers": [],
+                         "public": [], "private": [], "checksums": {}, "limits": {}}
+        for entry in e.entries:
+            if isinstance(entry, A.Source):
+                variant["source"] = self._source(entry)
+            elif isinstance(entry, A.Split):
+                variant["split"] = self._split(entry)
+            elif isinstance(entry, A.IdColumn):
+                variant["id"] = self.report.string(entry.value, "`id`")
+            elif isinstance(entry, (A.Answers, A.Public, A.Private)):
+                variant[entry.keyword] = self.report.string_list(entry.value, f"{entry.keyword} files"
+                                                                 if entry.keyword != "answers"
+                                                                 else "answer columns") or []
+            elif isinstance(entry, A.Checksum):
+                file = self.report.string(entry.file, "`checksum` file")
+                digest = self.report.string(entry.digest, "`checksum` digest")
+                if digest is not None and not (len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+                    self.report.error("E405", "a checksum is a SHA-256 digest: 64 lowercase hex digits",
+                                      entry.digest.span)
+                elif file is not None:
+                    variant["checksums"][file] = digest
+            elif isinstance(entry, A.Limits):
+                variant["limits"] = lower_limits(entry, self.report, f"data `{name}` limits")
+        if variant["source"] is None:
+            self.report.error("E308", f"data `{name}` has no source", e.name.span,
+                              hint='add e.g. `from csv "task/lite/data.csv"`')
+        if not variant["public"]:
+            self.report.error("E308", f"data `{name}` declares no public files", e.name.span,
+                              hint='add e.g. `public ["train.csv", "test.csv"]`')
+        ir["data"][name] = variant
+
+    def _source(self, e: A.Source) -> dict | None:
+        kind = e.kind_.value
+        if kind not in SOURCE_KINDS:
+            self.report.error("E405", f"unknown data source `{kind}`", e.kind_.span,
+                              did_you_mean(kind, SOURCE_KINDS, "sources"))
+            return None
+        value = self.report.name_or_string(e.value, f"`from {kind}`")
+        if value is None:
+            return None
+        source = {"kind": kind, "value": value}
+        if kind in LOCAL_SOURCES:
+            path = self.root / value
+            exists = path.is_dir() if kind == "folder" else path.is_file()
+            if not exists:
+                self.report.error("E502", f"{'folder' if kind == 'folder' else 'data file'} {value!r} does not exist",
+                                  e.value.span, hint=f"the path is relative to {self.root}")
+        elif kind == "sklearn" and not value.startswith("load_"):
+            self.report.error("E405", f"`{value}` is not a bundled scikit-learn dataset", e.value.span,
+                              hint="only the offline `load_*` datasets can be used; `fetch_*` needs the network")
+        elif kind == "generate":
+            file, function = self.python_target(value, e.value)
+            source.update(file=file, function=function)
+        return source
+
+    def _split(self, e: A.Split) -> dict:
+        method = e.method.value
+        if method not in SPLITS:
+            self.report.error("E405", f"unknown split `{method}`", e.method.span,
+                              did_you_mean(method, SPLITS, "splits"))
+            return {"method": "none"}
+        split: dict = {"method": method}
+        args = list(e.args)
+        expected = {"random": 1, "group": 2, "time": 2, "none": 0}[method]
+        if len(args) != expected:
+            usage = {"random": "split random 0.2 seed 42", "group": 'split group "patient_id" 0.2 seed 42',
+                     "time": 'split time "year" 0.2', "none": "split none"}[method]
+            self.report.error("E405", f"`split {method}` takes {expected} value(s), found {len(args)}", e.span,
+                              hint=f"write `{usage}`")
+            return split
+        if method in ("group", "time"):
+            split["column"] = self.report.string(args.pop(0), f"`split {method}` column")
+        if args:
+            split["fraction"] = self.report.fraction(args[0], "the test fraction")
+        if e.seed is not None:
+            if method in ("time", "none"):
+                self.report.error("E405", f"`split {method}` is deterministic and takes no seed", e.seed.span)
+            else:
+                split["seed"] = self.report.integer(e.seed, "`seed`")
+        elif method in ("random", "group"):
+            split["seed"] = 0
+        return split
+
+    # -- cross-entry checks -------------------------------------------------
+    def _check_read_only(self, ir) -> None:
+        entry = getattr(self, "_read_only_entry", None)
+        if entry is None or not isinstance(entry.value, A.List):
+            return
+        candidates = set()
+        if ir["starter"] and (self.root / ir["starter"]).is_dir():
+            base = self.root / ir["starter"]
+            candidates |= {p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()}
+        for variant in ir["data"].values():
+            candidates |= set(variant["public"])
+        for item in entry.value.items:
+            if isinstance(item, A.Str) and not any(fnmatch.fnmatchcase(c, item.value) for c in candidates):
+                self.report.error("E503", f"read-only pattern {item.value!r} matches no starter or public file",
+                                  item.span, hint="files it could match: " + ", ".join(sorted(candidates)[:8])
+                                  if candidates else None)
+
+
+def lower_task(decl: A.Task, root: Path, report: Reporter) -> tuple[dict, A.Ident | None]:
+    """The task's IR and the reference to its default agent (to resolve later)."""
+    lowerer = TaskLowerer(decl, root, report)
+    ir = lowerer.lower()
+    return ir, getattr(lowerer, "agent_ref", None)

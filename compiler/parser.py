@@ -1,0 +1,198 @@
+"""Text → parse tree → AST. The only module that knows lark."""
+from __future__ import annotations
+
+import difflib
+import functools
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import ast as A
+from .diagnostics import Diagnostic, DiagnosticError, Span
+from .resources import grammar_path
+from .transform import to_ast
+
+
+@functools.cache
+def mlab_parser() -> Lark:
+    return Lark.open(str(grammar_path()), parser="lalr", propagate_positions=True,
+                     maybe_placeholders=True, cache=False)
+
+
+def parse_text(text: str, path: str) -> A.Module:
+    """Parse one file's text into its AST, or raise DiagnosticError (one syntax error)."""
+    parser = mlab_parser()
+    try:
+        tree = parser.parse(text)
+    except UnexpectedInput as error:
+        raise DiagnosticError([syntax_diagnostic(error, text, path)]) from None
+    try:
+        return to_ast(tree, path)
+    except VisitError as error:  # a transformer bug, never the user's fault
+        raise error.orig_exc from None
+
+
+def parse_bytes(data: bytes, path: str) -> A.Module:
+    """Decode (UTF-8, located diagnostic otherwise) and parse."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise DiagnosticError([Diagnostic(
+            "E106", f"invalid UTF-8 byte 0x{data[error.start]:02x}", Span(path, line, column),
+            hint="save the file as UTF-8")]) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return parse_text(text, path)
+
+
+# ---- friendly syntax errors --------------------------------------------
+
+def _literal(name: str) -> str | None:
+    """The keyword a terminal stands for, if it is a plain keyword."""
+    try:
+        pattern = mlab_parser().get_terminal(name).pattern
+    except KeyError:
+        return None
+    if pattern.type == "str" and pattern.value.replace("_", "").isalpha():
+        return pattern.value
+    return None
+
+
+_VALUE_TERMINALS = {"STRING", "TEXT", "INT", "FLOAT", "DURATION", "SIZE", "PERCENT", "NAME", "LSQB"}
+_DECL_KEYWORDS = {"use", "task", "actions", "agent", "experiment"}
+_DESCRIBE = {"RBRACE": "`}`", "LBRACE": "`{`", "RSQB": "`]`", "LSQB": "`[`", "$END": "end of file",
+             "STRING": "a string", "TEXT": "a triple-quoted string", "NAME": "a name", "INT": "an integer",
+             "FLOAT": "a number", "COLON": "`:`", "EQUAL": "`=`", "COMMA": "`,`", "LPAR": "`(`",
+             "RPAR": "`)`", "DURATION": "a duration", "SIZE": "a size", "PERCENT": "a percentage",
+             "MORETHAN": "`>`", "__ANON_0": "`>=`"}
+
+
+def _describe_expected(expected: set[str]) -> list[str]:
+    words = []
+    for name in sorted(expected):
+        literal = _literal(name)
+        words.append(f"`{literal}`" if literal else _DESCRIBE.get(name, name.lower()))
+    return sorted(set(words))
+
+
+def _unclosed(text: str, upto: int) -> tuple[str, int] | None:
+    """The innermost bracket opened before `upto` and never closed (strings and comments skipped)."""
+    stack: list[tuple[str, int]] = []
+    i, n = 0, min(upto, len(text))
+    while i < n:
+        c = text[i]
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith('"""', i):
+            j = text.find('"""', i + 3)
+            i = n if j < 0 else j + 3
+            continue
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] not in '"\n':
+                j += 2 if text[j] == "\\" else 1
+            i = j
+        elif c in "{[":
+            stack.append((c, i))
+        elif c in "}]" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack else None
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def syntax_diagnostic(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
+    if isinstance(error, UnexpectedCharacters):
+        return _bad_character(error, text, path)
+    token = getattr(error, "token", None)
+    if isinstance(error, UnexpectedEOF) or (token is not None and token.type == "$END"):
+        return _early_end(text, path)
+    assert isinstance(error, UnexpectedToken)
+    return _bad_token(error, text, path)
+
+
+def _bad_character(error: UnexpectedCharacters, text: str, path: str) -> Diagnostic:
+    pos = error.pos_in_stream
+    span = Span(path, error.line, error.column, error.line, error.column + 1)
+    if text.startswith('"""', pos):
+        return Diagnostic("E102", "unterminated triple-quoted string", span,
+                          hint='close it with """')
+    if text[pos] == '"':
+        return Diagnostic("E102", "unterminated string", span,
+                          hint='close it with " on the same line, or use """ for text over several lines')
+    char = text[pos]
+    shown = repr(char) if not char.isprintable() or char.isspace() else f"`{char}`"
+    return Diagnostic("E105", f"unexpected character {shown}", span,
+                      hint="names use letters, digits, `_` and `-`; text goes in quotes")
+
+
+def _early_end(text: str, path: str) -> Diagnostic:
+    opened = _unclosed(text, len(text))
+    if opened:
+        char, offset = opened
+        line, column = _position(text, offset)
+        code, closer = ("E101", "}") if char == "{" else ("E109", "]")
+        what = "block" if char == "{" else "list"
+        return Diagnostic(code, f"this {what} is never closed", Span(path, line, column, line, column + 1),
+                          hint=f"add `{closer}` at its end")
+    line, column = _position(text, len(text.rstrip()))
+    return Diagnostic("E104", "the file ends in the middle of a declaration", Span(path, line, column))
+
+
+def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
+    token: Token = error.token
+    expected = set(error.expected)
+    span = Span(path, token.line, token.column, token.end_line or token.line,
+                token.end_column or token.column + 1)
+    word = str(token)
+    keywords = sorted(k for k in (_literal(e) for e in expected) if k)
+    wants_value = bool(expected & _VALUE_TERMINALS) and not keywords
+    if expected >= {"TASK", "AGENT"} and token.type == "NAME":
+        guess = difflib.get_close_matches(word, sorted(_DECL_KEYWORDS), n=1)
+        return Diagnostic("E110", f"`{word}` does not start a declaration", span,
+                          hint=f"did you mean `{guess[0]}`?" if guess else
+                          "declarations are: use, task, actions, agent, experiment")
+    if expected == {"LBRACE"} or (expected <= {"LBRACE", "EXTENDS"} and "LBRACE" in expected):
+        return Diagnostic("E108", f"expected `{{` before {_token_words(token)}", span)
+    if wants_value:
+        previous = _previous_word(text, token)
+        if "RSQB" in expected and _unclosed(text, token.start_pos or 0) and \
+                _unclosed(text, token.start_pos or 0)[0] == "[":
+            return Diagnostic("E109", f"expected `]` to close the list before {_token_words(token)}", span)
+        return Diagnostic("E107", f"`{previous}` needs a value here, found {_token_words(token)}", span,
+                          hint="values are strings, numbers, durations (30m), sizes (8GiB), "
+                               "percentages (10%), names or lists")
+    if keywords and token.type in ("NAME",) or (keywords and _literal(token.type)):
+        guess = difflib.get_close_matches(word, keywords, n=1, cutoff=0.6)
+        hint = f"did you mean `{guess[0]}`?" if guess else "expected one of: " + ", ".join(keywords)
+        return Diagnostic("E103", f"unknown keyword `{word}` here", span, hint=hint)
+    if token.type == "RBRACE" and "RBRACE" not in expected and keywords:
+        return Diagnostic("E107", f"`{_previous_word(text, token)}` is incomplete before `}}`", span,
+                          hint="expected " + ", ".join(_describe_expected(expected)))
+    return Diagnostic("E100", f"unexpected {_token_words(token)}", span,
+                      hint="expected " + ", ".join(_describe_expected(expected)))
+
+
+def _token_words(token: Token) -> str:
+    if token.type in ("STRING", "TEXT"):
+        return "a string"
+    if token.type == "$END":
+        return "end of file"
+    return f"`{token}`"
+
+
+def _previous_word(text: str, token: Token) -> str:
+    """The keyword-ish word before the token, to name the incomplete entry."""
+    before = text[: token.start_pos or 0].rstrip()
+    start = len(before)
+    while start > 0 and (before[start - 1].isalnum() or before[start - 1] in "_-"):
+        start -= 1
+    return before[start:] or before[-1:]

@@ -1,0 +1,107 @@
+"""Jinja templates: checking author-written prompts, and generating the blocks
+(tools, reply format, history) that the compiler derives from declarations."""
+from __future__ import annotations
+
+import json
+import re
+
+import jinja2
+from jinja2 import meta
+
+from . import ast as A
+from .resources import spec_json
+from .values import Reporter, did_you_mean
+
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+DEFAULT_FORMAT_ERROR = (
+    "Your reply could not be used: {{ error }}\n"
+    "Reply again, following this format exactly:\n{{ reply_format }}"
+)
+
+
+def context_names(template: str) -> set[str]:
+    return set(spec_json("template-context.json")["templates"][template])
+
+
+def _source_line(value: A.Str, template_line: int) -> int:
+    """The file line of a line of a template written in `value`."""
+    offset = 1 if value.triple else 0  # the newline after an opening triple quote is dropped
+    return value.span.line + offset + template_line - 1
+
+
+def check_template(text: str, value: A.Value, template: str, report: Reporter, owner: str) -> None:
+    """Report Jinja syntax errors and variables the template context does not provide."""
+    try:
+        parsed = _ENV.parse(text)
+    except jinja2.TemplateSyntaxError as error:
+        line = _source_line(value, error.lineno) if isinstance(value, A.Str) else value.span.line
+        span = value.span if line == value.span.line else type(value.span)(value.span.path, line, 1)
+        report.error("E601", f"the {template} template of {owner} is not valid Jinja: {error.message}", span)
+        return
+    allowed = context_names(template)
+    for name in sorted(meta.find_undeclared_variables(parsed) - allowed):
+        span = _locate(name, text, value)
+        report.error("E602", f"the {template} template of {owner} uses `{name}`, which it does not receive",
+                     span, did_you_mean(name, allowed, "available"))
+
+
+def _locate(name: str, text: str, value: A.Value):
+    match = re.search(rf"\b{re.escape(name)}\b", text)
+    if not match or not isinstance(value, A.Str):
+        return value.span
+    line_in_text = text.count("\n", 0, match.start()) + 1
+    line = _source_line(value, line_in_text)
+    if line == value.span.line:
+        return value.span
+    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+    return type(value.span)(value.span.path, line, column, line, column + len(name))
+
+
+def _raw(text: str) -> str:
+    return "{% raw %}" + text + "{% endraw %}"
+
+
+def tools_template(reply: dict) -> str:
+    """How each shown action is described, with a usage example in the agent's own reply format."""
+    if reply["format"] == "sections":
+        action_name = next(s["name"] for s in reply["sections"] if s["kind"] == "action")
+        input_name = next(s["name"] for s in reply["sections"] if s["kind"] == "json")
+        example = (_raw(f"{action_name}: ") + "{{ action.name }}\n" + _raw(f"{input_name}: ")
+                   + "{{ action.usage | indent(2) }}")
+    else:
+        action_field = next(s["name"] for s in reply["sections"] if s["kind"] == "action")
+        input_field = next(s["name"] for s in reply["sections"] if s["kind"] == "json")
+        example = (_raw(f"fields {action_field} = ") + "{{ action.name | tojson }}"
+                   + _raw(f", {input_field} = ") + "{{ action.usage | indent(2) }}")
+    return (
+        "{% for action in actions %}- {{ action.name }}: {{ action.description }}\n"
+        "  Usage:\n  ```\n" + "  " + example.replace("\n", "\n  ") + "\n  ```\n"
+        "  Returns: {{ action.returns }}\n{% endfor %}"
+    )
+
+
+def json_skeleton(sections: list[dict]) -> str:
+    """A JSON object whose dotted paths hold each field's instruction."""
+    root: dict = {}
+    for section in sections:
+        node = root
+        *parents, leaf = section["name"].split(".")
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = section["instruction"] if section["kind"] != "json" else {"<input name>": "<value>"}
+    return json.dumps(root, indent=4)
+
+
+def reply_format_template(reply: dict) -> str:
+    if reply["format"] == "sections":
+        return ("Reply with these parts, in this order, each starting on a new line with its name and a colon:\n"
+                "{% for section in sections %}{{ section.name }}: {{ section.instruction }}\n{% endfor %}")
+    return ("Reply with exactly one JSON object of this shape, and nothing else:\n"
+            + _raw(json_skeleton(reply["sections"])) + "\n")
+
+
+def history_template(reply: dict) -> str:
+    return ("{% for step in steps %}Step {{ step.number }}:\n"
+            "{% for name, text in step.reply.items() %}{{ name }}: {{ text }}\n{% endfor %}"
+            "Observation:\n```\n{{ step.observation }}\n```\n\n{% endfor %}")

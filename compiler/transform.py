@@ -1,0 +1,272 @@
+"""Parse tree → typed AST (mlabc.ast). Values are decoded here (units, dedent)."""
+from __future__ import annotations
+
+import re
+import textwrap
+
+from lark import Token, Transformer, Tree, v_args
+
+from . import ast as A
+from .diagnostics import Span
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_SIZE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def decode_string(raw: str) -> str:
+    """Decode a single-line string token: \\n \\t \\" \\\\ are escapes; others stay."""
+    body = raw[1:-1]
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), body)
+
+
+def decode_text(raw: str) -> str:
+    """Decode a triple-quoted string: raw text, dedented, first newline dropped."""
+    body = raw[3:-3].replace('\\"""', '"""')
+    if body.startswith("\n"):
+        body = body[1:]
+    elif body.startswith("\r\n"):
+        body = body[2:]
+    return textwrap.dedent(body).rstrip()
+
+
+def split_number_unit(text: str) -> tuple[float, str]:
+    match = re.fullmatch(r"(-?\d+(?:\.\d+)?)([A-Za-z%]+)", text)
+    assert match, text
+    return float(match.group(1)), match.group(2)
+
+
+@v_args(meta=True, inline=True)
+class ToAst(Transformer):
+    """Builds the AST of one file; `path` goes into every span."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.path = path
+
+    # -- spans ----------------------------------------------------------
+    def _span(self, meta) -> Span:
+        if getattr(meta, "empty", True):
+            return Span(self.path, 0, 0)
+        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tok_span(self, tok: Token) -> Span:
+        return Span(self.path, tok.line, tok.column, tok.end_line, tok.end_column)
+
+    def _ident(self, tok: Token | None) -> A.Ident | None:
+        return None if tok is None else A.Ident(str(tok), self._tok_span(tok))
+
+    # -- values ---------------------------------------------------------
+    def string(self, meta, tok):
+        return A.Str(self._tok_span(tok), decode_string(str(tok)))
+
+    def text(self, meta, tok):
+        return A.Str(self._tok_span(tok), decode_text(str(tok)), triple=True)
+
+    def integer(self, meta, tok):
+        return A.Int(self._tok_span(tok), int(tok))
+
+    def float(self, meta, tok):
+        return A.Float(self._tok_span(tok), float(tok))
+
+    def duration(self, meta, tok):
+        number, unit = split_number_unit(str(tok))
+        return A.Duration(self._tok_span(tok), number * _DURATION_UNITS[unit], str(tok))
+
+    def size(self, meta, tok):
+        number, unit = split_number_unit(str(tok))
+        return A.Size(self._tok_span(tok), int(number * _SIZE_UNITS[unit]), str(tok))
+
+    def percent(self, meta, tok):
+        return A.Percent(self._tok_span(tok), float(str(tok)[:-1]) / 100, str(tok))
+
+    def name(self, meta, tok):
+        return A.Name(self._tok_span(tok), str(tok))
+
+    def list(self, meta, *items):
+        return A.List(self._span(meta), tuple(items))
+
+    # -- top level ------------------------------------------------------
+    def start(self, meta, *decls):
+        uses = tuple(d for d in decls if isinstance(d, A.Use))
+        return A.Module(self.path, uses, tuple(d for d in decls if not isinstance(d, A.Use)))
+
+    def use(self, meta, *children):
+        std = len(children) == 2
+        return A.Use(std, children[-1], self._span(meta))
+
+    def task(self, meta, name, *entries):
+        return A.Task(self._ident(name), entries, self._span(meta))
+
+    def actions(self, meta, name, *entries):
+        return A.Actions(self._ident(name), entries, self._span(meta))
+
+    def agent(self, meta, name, *rest):
+        parent = None
+        if rest and isinstance(rest[0], Token):
+            parent, rest = self._ident(rest[0]), rest[1:]
+        return A.Agent(self._ident(name), rest, self._span(meta), parent)
+
+    def experiment(self, meta, name, *entries):
+        return A.Experiment(self._ident(name), entries, self._span(meta))
+
+    # -- task entries ---------------------------------------------------
+    def _one(cls):  # noqa: N805 - a factory for single-value entries
+        def build(self, meta, value):
+            return cls(self._span(meta), value)
+        return build
+
+    title = _one(A.Title)
+    category = _one(A.Category)
+    problem = _one(A.Problem)
+    starter = _one(A.Starter)
+    read_only = _one(A.ReadOnly)
+    requires = _one(A.Requires)
+    baseline_run = _one(A.BaselineRun)
+    success = _one(A.Success)
+    demo = _one(A.Demo)
+    id_column = _one(A.IdColumn)
+    answers = _one(A.Answers)
+    public = _one(A.Public)
+    private = _one(A.Private)
+    describe = _one(A.Describe)
+    returns = _one(A.Returns)
+    show = _one(A.Show)
+    hide = _one(A.Hide)
+    history = _one(A.History)
+    summarize = _one(A.Summarize)
+    retries = _one(A.Retries)
+    prompt = _one(A.Prompt)
+    format_error = _one(A.FormatError)
+    exp_tasks = _one(A.ExpTasks)
+    exp_agents = _one(A.ExpAgents)
+    exp_runs = _one(A.ExpRuns)
+    exp_data = _one(A.ExpData)
+    exp_retries = _one(A.ExpRetries)
+
+    def submission(self, meta, file, columns=None):
+        return A.Submission(self._span(meta), file, columns)
+
+    def metric(self, meta, name, *rest):
+        on = next((r for r in rest if isinstance(r, A.Value)), None)
+        direction = next((r for r in rest if isinstance(r, Token)), None)
+        return A.Metric(self._span(meta), self._ident(name), on, self._ident(direction))
+
+    def baseline_value(self, meta, value, reason):
+        return A.BaselineValue(self._span(meta), value, reason)
+
+    def default_agent(self, meta, name):
+        return A.DefaultAgent(self._span(meta), self._ident(name))
+
+    def evaluator(self, meta, target, reason):
+        return A.Evaluator(self._span(meta), target, reason)
+
+    def data(self, meta, name, *entries):
+        return A.Data(self._span(meta), self._ident(name), entries)
+
+    def source(self, meta, kind, value):
+        return A.Source(self._span(meta), self._ident(kind), value)
+
+    def split(self, meta, method, *rest):
+        seed = None
+        if rest and isinstance(rest[-1], tuple):
+            seed, rest = rest[-1][0], rest[:-1]
+        return A.Split(self._span(meta), self._ident(method), tuple(rest), seed)
+
+    def seed(self, meta, value):
+        return (value,)
+
+    def checksum(self, meta, file, digest):
+        return A.Checksum(self._span(meta), file, digest)
+
+    def limits(self, meta, *items):
+        return A.Limits(self._span(meta), items)
+
+    def limit(self, meta, key, value):
+        return A.Limit(self._ident(key), value, self._span(meta))
+
+    def hardware(self, meta, *items):
+        return A.Hardware(self._span(meta), items)
+
+    def hardware_entry(self, meta, key, value, need=None):
+        return A.HardwareEntry(self._ident(key), value, self._ident(need), self._span(meta))
+
+    # -- actions --------------------------------------------------------
+    def action(self, meta, name, *entries):
+        return A.Action(self._span(meta), name, entries)
+
+    def input(self, meta, name, type_, *rest):
+        default = rest[0] if len(rest) == 2 else None
+        return A.Input(self._span(meta), self._ident(name), self._ident(type_), default, rest[-1])
+
+    def does(self, meta, primitive, *params):
+        return A.Does(self._span(meta), self._ident(primitive), tuple(p for p in params if p is not None))
+
+    def param(self, meta, name, value):
+        return A.Param(self._ident(name), value, self._span(meta))
+
+    def tier(self, meta, name):
+        return A.Tier(self._span(meta), self._ident(name))
+
+    # -- agents ---------------------------------------------------------
+    def uses_actions(self, meta, name):
+        return A.UsesActions(self._span(meta), self._ident(name))
+
+    def model(self, meta, tier, default, params=()):
+        return A.Model(self._span(meta), self._ident(tier), default, tuple(params))
+
+    def model_params(self, meta, *items):
+        return items
+
+    def respond(self, meta, fmt, *sections):
+        return A.Respond(self._span(meta), self._ident(fmt), sections)
+
+    def section(self, meta, word, name, *rest):
+        role = next((r.value for r in rest if isinstance(r, tuple) and r[0] == "role"), None)
+        kind = next((r.value for r in rest if isinstance(r, tuple) and r[0] == "kind"), None)
+        return A.Section(str(word), name, self._ident(role), self._ident(kind), rest[-1], self._span(meta))
+
+    def role(self, meta, tok):
+        return _Attr("role", tok)
+
+    def kind(self, meta, tok):
+        return _Attr("kind", tok)
+
+    def drop_section(self, meta, word, name):
+        return A.DropSection(self._span(meta), name)
+
+    def prompts(self, meta, *items):
+        return A.Prompts(self._span(meta), items)
+
+    def named_prompt(self, meta, name, value):
+        return A.NamedPrompt(self._ident(name), value, self._span(meta))
+
+    def hook(self, meta, time, name):
+        return A.Hook(self._span(meta), self._ident(time), self._ident(name))
+
+    # -- experiments ----------------------------------------------------
+    def exp_tasks_category(self, meta, name):
+        return A.ExpTasksCategory(self._span(meta), self._ident(name))
+
+    def exp_models(self, meta, *rest):
+        tier = rest[0] if len(rest) == 2 else None
+        return A.ExpModels(self._span(meta), self._ident(tier), rest[-1])
+
+    def exp_override(self, meta, name, *entries):
+        return A.ExpOverride(self._span(meta), self._ident(name), entries)
+
+
+class _Attr(tuple):
+    """A (attribute, token) pair of a section; `.value` is the token."""
+
+    def __new__(cls, attr: str, tok: Token):
+        return super().__new__(cls, (attr, tok))
+
+    @property
+    def value(self) -> Token:
+        return self[1]
+
+
+def to_ast(tree: Tree, path: str) -> A.Module:
+    return ToAst(path).transform(tree)

@@ -1,0 +1,4 @@
+"""mlab: the runtime that executes compiled mlab builds."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
