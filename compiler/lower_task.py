@@ -70,6 +70,11 @@ class TaskLowerer:
                 report.error("E308", f"task `{name}` has no `{keyword}`", decl.name.span,
                              hint=f"add a `{keyword}` entry")
         self._check_read_only(ir)
+        metric = ir["metric"]
+        if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
+            report.error("E308", f"metric `{metric['name']}` is computed by the task's own evaluator, "
+                         f"but task `{name}` declares none", decl.name.span,
+                         hint='add `evaluator "file.py:function" because "..."`')
         return ir
 
     # -- simple entries ---------------------------------------------------
