@@ -1,0 +1,127 @@
+"""Benchmark: compiling .mlab tasks against loading the same declarations as YAML.
+
+Generates N task files (default 1,000) in a temporary folder and, in one run,
+times per file:
+  ours:     parse + check + lower + JSON-Schema validation of the IR (mlabc)
+  baseline: ruamel.yaml loading of the same declaration written as YAML, plus
+            jsonschema validation against spec/task.schema.json
+Prints the ratio ours/baseline (target <= 1.0) and the cold start of
+`mlabc --help` (target < 150 ms, median of 10 runs).
+
+    python bench/compile.py [--files 1000]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from mlabc.check import check_program
+from mlabc.emit import to_yaml
+from mlabc.loader import load_program
+from mlabc.schemas import problems, stamp, validator
+
+TASK = '''\
+# generated task {i}
+task bench-{i} {{
+  title     "Generated task number {i}"
+  category  classic-kaggle
+  problem   """
+    Predict the column y of table.csv from the other columns.
+    Write submission.csv with the columns id and y; scored by mean absolute error.
+    This is variant {i} of a generated benchmark task.
+    """
+  starter   "env"
+  read_only ["train.csv", "test.csv"]
+  requires  ["pandas", "scikit-learn"]
+  data lite {{
+    from    csv "table.csv"
+    split   random 0.2 seed {i}
+    id      "id"
+    answers ["y"]
+    public  ["train.csv", "test.csv"]
+    private ["answers.csv"]
+    limits  {{ steps 20  time 20m  script_timeout 5m }}
+  }}
+  submission "submission.csv" columns ["id", "y"]
+  metric     mae on "y" lower_is_better
+  baseline   run "train.py"
+  success    improvement >= 10%
+  limits     {{ steps 50  time 5h  script_timeout 30m  memory 8GiB }}
+  hardware   {{ cpus 2  gpus 0  memory 8GiB }}
+}}
+'''
+
+
+def make_corpus(folder: Path, count: int) -> tuple[list[Path], list[str]]:
+    (folder / "env").mkdir()
+    (folder / "env" / "train.py").write_text("print('hi')\n")
+    (folder / "table.csv").write_text("id,x,y\n1,2,3\n")
+    files, yaml_texts = [], []
+    for i in range(count):
+        path = folder / f"bench-{i}.mlab"
+        path.write_text(TASK.format(i=i))
+        files.append(path)
+    # The YAML form of the same declarations: the compiled IR written as YAML.
+    compiled = check_program(load_program(files))
+    assert compiled.ok, compiled.diagnostics[:3]
+    for name, (ir, _) in sorted(compiled.tasks.items(), key=lambda kv: int(kv[0].split("-")[1])):
+        yaml_texts.append(to_yaml(stamp("task", dict(ir, root=str(folder)))))
+    return files, yaml_texts
+
+
+def time_ours(files: list[Path]) -> float:
+    start = time.perf_counter()
+    for path in files:
+        compiled = check_program(load_program([path]))
+        for name, (ir, _) in compiled.tasks.items():
+            assert not problems("task", stamp("task", dict(ir, root=str(path.parent))))
+    return time.perf_counter() - start
+
+
+def time_yaml(texts: list[str]) -> float:
+    yaml = YAML()
+    check = validator("task")
+    start = time.perf_counter()
+    for text in texts:
+        document = yaml.load(io.StringIO(text))
+        errors = list(check.iter_errors(document))
+        assert not errors, errors[0].message
+    return time.perf_counter() - start
+
+
+def cold_start_ms(runs: int = 10) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "mlabc", "--help"], check=True, capture_output=True)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        files, texts = make_corpus(Path(tmp), args.files)
+        time_ours(files[:20]), time_yaml(texts[:20])  # warm caches (parser tables, validators)
+        ours = time_ours(files)
+        baseline = time_yaml(texts)
+    n = args.files
+    print(f"files: {n}")
+    print(f"mlabc parse+check+lower+validate: {ours / n * 1000:.2f} ms/file")
+    print(f"ruamel.yaml load + jsonschema:    {baseline / n * 1000:.2f} ms/file")
+    print(f"ratio ours/yaml: {ours / baseline:.2f} (target <= 1.0)")
+    print(f"cold start of `mlabc --help`: {cold_start_ms():.0f} ms (target < 150 ms)")
+
+
+if __name__ == "__main__":
+    main()
