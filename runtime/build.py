@@ -1,0 +1,313 @@
+"""Load compiled builds: validate every artifact, refuse foreign or stale ones, find tasks.
+
+A build folder (written by `mlabc compile`) holds manifest.json, tasks/<task>/task.yaml and
+agents/<agent>/{agent.json, actions.json, templates/*.j2}. The manifest records the SHA-256 of
+every source and input file the build was made from; a build whose files changed since is
+stale and refused when named explicitly. A task named by name or by `.mlab` path is compiled
+into the build cache first, so it is never stale.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cache import builds_cache, file_sha256
+from .errors import BuildError
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class TaskBuild:
+    """A compiled task: its task.yaml document and the build it came from."""
+
+    name: str
+    doc: dict
+    build: "Build"
+
+    @property
+    def root(self) -> Path:
+        """The folder of the task's .mlab source; relative paths in the task resolve here."""
+        return Path(self.doc["root"])
+
+    @property
+    def variants(self) -> list[str]:
+        return sorted(self.doc["data"])
+
+    def variant(self, name: str) -> dict:
+        if name not in self.doc["data"]:
+            raise BuildError(f"task {self.name} has no data variant {name!r}; "
+                             f"it declares: {', '.join(self.variants)}")
+        return self.doc["data"][name]
+
+
+@dataclass(frozen=True)
+class AgentBuild:
+    """A compiled agent: agent.json, its action table and its templates."""
+
+    name: str
+    doc: dict
+    actions: dict
+    templates: dict[str, str]
+    build: "Build"
+
+
+@dataclass(frozen=True)
+class Build:
+    """A loaded, validated build folder; tasks and agents are read on first use."""
+
+    dir: Path
+    manifest: dict
+    digest: str
+    _loaded: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def task_names(self) -> list[str]:
+        return sorted(self.manifest["tasks"])
+
+    @property
+    def agent_names(self) -> list[str]:
+        return sorted(self.manifest["agents"])
+
+    def task(self, name: str) -> TaskBuild:
+        if name not in self.manifest["tasks"]:
+            raise BuildError(f"the build in {self.dir} has no task {name!r}; it has: "
+                             f"{', '.join(self.task_names) or 'none'}")
+        key = ("task", name)
+        if key not in self._loaded:
+            doc = _read_yaml(self.dir / "tasks" / name / "task.yaml")
+            _validate("task", doc, self.dir / "tasks" / name / "task.yaml")
+            self._loaded[key] = TaskBuild(name, doc, self)
+        return self._loaded[key]
+
+    def agent(self, name: str) -> AgentBuild:
+        if name not in self.manifest["agents"]:
+            raise BuildError(f"the build in {self.dir} has no agent {name!r}; it has: "
+                             f"{', '.join(self.agent_names) or 'none'}")
+        key = ("agent", name)
+        if key not in self._loaded:
+            folder = self.dir / "agents" / name
+            doc = _read_json(folder / "agent.json")
+            _validate("agent", doc, folder / "agent.json")
+            actions = _read_json(folder / "actions.json")
+            _validate("actions", actions, folder / "actions.json")
+            templates = {}
+            for rel in self.manifest["agents"][name]["artifacts"]:
+                if rel.endswith(".j2"):
+                    templates[Path(rel).stem] = _read_text(self.dir / rel)
+            self._loaded[key] = AgentBuild(name, doc, actions, templates, self)
+        return self._loaded[key]
+
+    def compile_command(self) -> str:
+        """The command that rebuilds this folder from its sources."""
+        sources = sorted({entry["source"] for kind in ("tasks", "agents", "experiments")
+                          for entry in self.manifest[kind].values()})
+        return f"mlabc compile {' '.join(sources)} -o {self.dir}"
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BuildError(f"{path} is missing from the build; rebuild it with `mlabc compile ... -o "
+                         f"{path.parent}`") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BuildError(f"cannot read {path}: {error}") from None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(_read_text(path))
+    except ValueError as error:
+        raise BuildError(f"{path} is not valid JSON ({error}); rebuild with `mlabc compile`") from None
+
+
+def _read_yaml(path: Path) -> dict:
+    from ruamel.yaml import YAML, YAMLError
+
+    try:
+        doc = YAML(typ="safe").load(_read_text(path))
+    except YAMLError as error:
+        raise BuildError(f"{path} is not valid YAML ({error}); rebuild with `mlabc compile`") from None
+    if not isinstance(doc, dict):
+        raise BuildError(f"{path} does not hold a task; rebuild with `mlabc compile`")
+    return doc
+
+
+def _validate(schema_name: str, doc: dict, path: Path) -> None:
+    from mlabc.schemas import problems
+
+    found = problems(schema_name, doc)
+    if found:
+        raise BuildError(f"{path} does not match spec/{schema_name}.schema.json "
+                         f"(was it made by another mlabc?):\n  " + "\n  ".join(found[:10]))
+
+
+def compiler_version() -> str:
+    from mlabc import __version__
+
+    return __version__
+
+
+def stale_files(manifest: dict) -> list[str]:
+    """Source and input files of a build that changed or vanished since it was compiled."""
+    stale = []
+    for group in ("sources", "inputs"):
+        for name, digest in manifest.get(group, {}).items():
+            path = Path(name)
+            try:
+                if file_sha256(path) != digest:
+                    stale.append(f"{name} (changed)")
+            except FileNotFoundError:
+                stale.append(f"{name} (missing)")
+            except OSError as error:
+                stale.append(f"{name} (unreadable: {error.strerror})")
+    return stale
+
+
+def load_build(folder: Path, *, check_fresh: bool = True) -> Build:
+    """Load and validate a build folder; refuse another compiler's build or a stale one."""
+    folder = Path(folder).resolve()
+    if not (folder / MANIFEST).is_file():
+        hint = " (it looks like a task folder inside a build; give the build folder)" \
+            if (folder / "task.yaml").is_file() else ""
+        raise BuildError(f"{folder} holds no mlab build (no {MANIFEST}){hint}; "
+                         "make one with `mlabc compile <paths> -o <dir>`")
+    raw = (folder / MANIFEST).read_bytes()
+    try:
+        manifest = json.loads(raw)
+    except ValueError as error:
+        raise BuildError(f"{folder / MANIFEST} is not valid JSON ({error}); recompile with "
+                         f"`mlabc compile <paths> -o {folder}`") from None
+    if not isinstance(manifest, dict):
+        raise BuildError(f"{folder / MANIFEST} is not a build manifest")
+    version, made_by = manifest.get("schema_version"), manifest.get("compiler_version")
+    if version != SCHEMA_VERSION or made_by != compiler_version():
+        raise BuildError(
+            f"the build in {folder} was made by mlabc {made_by} (schema version {version}), but this "
+            f"runtime reads builds of mlabc {compiler_version()} (schema version {SCHEMA_VERSION}); "
+            f"recompile it with `mlabc compile <paths> -o {folder}`")
+    _validate("manifest", manifest, folder / MANIFEST)
+    build = Build(folder, manifest, hashlib.sha256(raw).hexdigest())
+    if check_fresh:
+        stale = stale_files(manifest)
+        if stale:
+            shown = "\n  ".join(stale[:10]) + (f"\n  ... and {len(stale) - 10} more" if len(stale) > 10 else "")
+            raise BuildError(f"the build in {folder} is stale; these files changed since it was "
+                             f"compiled:\n  {shown}\nrebuild it with `{build.compile_command()}`")
+        modified = _modified_artifacts(folder, manifest)
+        if modified:
+            raise BuildError(f"the build in {folder} was edited after it was compiled "
+                             f"({', '.join(modified[:5])}); rebuild it with `{build.compile_command()}`")
+    return build
+
+
+def _modified_artifacts(folder: Path, manifest: dict) -> list[str]:
+    out = []
+    for rel, digest in manifest["artifacts"].items():
+        try:
+            if file_sha256(folder / rel) != digest:
+                out.append(f"{rel} changed")
+        except OSError:
+            out.append(f"{rel} missing")
+    return out
+
+
+# -- finding and compiling tasks ------------------------------------------------------------
+
+def task_search_dirs() -> list[Path]:
+    """Where tasks named by name are looked for: ./tasks, then the bundled tasks."""
+    from mlabc.resources import tasks_dir
+
+    dirs = [Path("tasks").resolve()] if Path("tasks").is_dir() else []
+    bundled = tasks_dir().resolve()
+    return dirs + ([bundled] if bundled not in dirs else [])
+
+
+@functools.cache
+def _declares_task(path: Path, mtime: float, name: str) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(rf"^\s*task\s+{re.escape(name)}\s*\{{", text, re.MULTILINE) is not None
+
+
+def find_task_source(name: str) -> Path:
+    """The .mlab file that declares task `name`: <dir>/<name>.mlab first, else any file declaring it."""
+    dirs = task_search_dirs()
+    for folder in dirs:
+        candidate = folder / f"{name}.mlab"
+        if candidate.is_file():
+            return candidate
+    for folder in dirs:
+        for candidate in sorted(folder.rglob("*.mlab")):
+            if _declares_task(candidate, candidate.stat().st_mtime, name):
+                return candidate
+    known = sorted({p.stem for folder in dirs for p in folder.glob("*.mlab")} - {"experiments"})
+    raise BuildError(f"no task named {name!r} in {', '.join(map(str, dirs))}; "
+                     f"known: {', '.join(known) or 'none'} (or give a .mlab path or a build folder)")
+
+
+def compile_into_cache(sources: list[Path]) -> Build:
+    """Compile .mlab files into the build cache (reusing a fresh earlier build)."""
+    from mlabc.api import compile_paths
+    from mlabc.diagnostics import render_all
+    from mlabc.emit import BuildError as EmitError
+
+    resolved = sorted(str(Path(s).resolve()) for s in sources)
+    key = hashlib.sha256("\n".join(resolved).encode()).hexdigest()[:16]
+    out = builds_cache() / key
+    if (out / MANIFEST).is_file():
+        try:
+            return load_build(out)
+        except BuildError:
+            pass  # stale or foreign: recompile below
+    try:
+        compiled, manifest = compile_paths(resolved, out)
+    except EmitError as error:
+        raise BuildError(f"cannot write the build cache: {error}") from None
+    if manifest is None:
+        errors = [d for d in compiled.diagnostics if d.severity == "error"]
+        raise BuildError(f"{', '.join(resolved)} does not compile ({len(errors)} "
+                         f"error{'s' if len(errors) != 1 else ''}):\n"
+                         + render_all(compiled.diagnostics, compiled.program.sources))
+    return load_build(out)
+
+
+def _only_task(build: Build, described: str) -> TaskBuild:
+    names = build.task_names
+    if len(names) != 1:
+        raise BuildError(f"{described} holds {len(names)} tasks ({', '.join(names) or 'none'}); "
+                         "name one, e.g. `mlab prepare TASK --build DIR`")
+    return build.task(names[0])
+
+
+def resolve_task(spec: str, build_dir: Path | None = None) -> TaskBuild:
+    """A task given by name, by .mlab path or as a build folder; with build_dir, from that build.
+
+    A build given explicitly must be fresh; a name or .mlab path is compiled into the cache.
+    """
+    if build_dir is not None:
+        build = load_build(build_dir)
+        name = Path(spec).stem if spec.endswith(".mlab") else spec
+        return build.task(name)
+    path = Path(spec)
+    if path.is_dir():
+        if (path / MANIFEST).is_file():
+            return _only_task(load_build(path), str(path))
+        if (path / "task.yaml").is_file() and (path.parent.parent / MANIFEST).is_file():
+            return load_build(path.parent.parent).task(path.name)
+        raise BuildError(f"{path} is a folder but holds no mlab build (no {MANIFEST})")
+    if spec.endswith(".mlab") or os.sep in spec:
+        if not path.is_file():
+            raise BuildError(f"no such .mlab file: {spec}")
+        return _only_task(compile_into_cache([path]), str(path))
+    source = find_task_source(spec)
+    return compile_into_cache([source]).task(spec)

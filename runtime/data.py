@@ -1,0 +1,279 @@
+"""Prepare a task's data variant once into the cache, then install it into run folders.
+
+Preparation materialises the variant from its declared source (a bundled CSV or Parquet
+file, a scikit-learn bundled dataset, a folder of files, or a `generate` function), applies
+the declared split and writes public files (for the workspace) and private files (answers,
+for the evaluator) into a cache folder named by the hash of everything that determines
+them. A second run finds the folder and only copies.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .build import TaskBuild
+from .cache import data_cache, file_sha256
+from .errors import DataError
+from .splits import write_split
+
+DATA_CODE_VERSION = 1  # bump when preparation changes what it writes
+REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
+TABULAR_SOURCES = ("csv", "parquet", "sklearn")
+READY = "prepared.json"
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """A prepared variant in the cache: public/ and private/ folders and how they were made."""
+
+    folder: Path
+    key: str
+    reused: bool
+
+    @property
+    def public(self) -> Path:
+        return self.folder / "public"
+
+    @property
+    def private(self) -> Path:
+        return self.folder / "private"
+
+
+def _where(task: TaskBuild, variant: str) -> str:
+    return f"data variant {variant} of task {task.name}"
+
+
+def _source_path(task: TaskBuild, rel: str, where: str) -> Path:
+    path = (task.root / rel).resolve()
+    if not path.exists():
+        raise DataError(f"{where}: {path} does not exist (was the task moved after compiling?)")
+    return path
+
+
+def _folder_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+def preparation_key(task: TaskBuild, variant_name: str, seed: int) -> str:
+    """The content hash naming a prepared variant: source bytes, split, files, code versions."""
+    variant = task.variant(variant_name)
+    where = _where(task, variant_name)
+    source = variant["source"]
+    kind = source["kind"]
+    if kind in REMOTE_SOURCES:
+        raise DataError(f"{where} needs {kind} {source['value']!r} (not available offline); use --data lite")
+    if kind in ("csv", "parquet"):
+        content = file_sha256(_source_path(task, source["value"], where))
+    elif kind == "folder":
+        content = _folder_digest(_source_path(task, source["value"], where))
+    elif kind == "generate":
+        content = file_sha256(_source_path(task, source["file"], where))
+    elif kind == "sklearn":
+        content = "scikit-learn " + _package_version("scikit-learn")
+    else:
+        raise DataError(f"{where}: unknown source kind {kind!r}")
+    fields = {"code": DATA_CODE_VERSION, "source": source, "content": content,
+              "split": variant["split"], "id": variant["id"], "answers": variant["answers"],
+              "public": variant["public"], "private": variant["private"],
+              "seed": _generate_seed(variant, seed) if kind == "generate" else None,
+              "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def _generate_seed(variant: dict, run_seed: int) -> int:
+    declared = variant["split"].get("seed")
+    return int(declared) if declared is not None else int(run_seed)
+
+
+def prepare_data(task: TaskBuild, variant_name: str, *, seed: int = 0,
+                 cache_dir: Path | None = None) -> PreparedData:
+    """The prepared variant, from the cache when it is there, else made now and cached."""
+    key = preparation_key(task, variant_name, seed)
+    root = Path(cache_dir) if cache_dir is not None else data_cache()
+    folder = root / f"{task.name}-{variant_name}-{key[:16]}"
+    if (folder / READY).is_file():
+        return PreparedData(folder, key, reused=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{task.name}-{variant_name}-", dir=root))
+    except OSError as error:
+        raise DataError(f"cannot create the data cache in {root}: {error.strerror or error}") from None
+    try:
+        (staging / "public").mkdir()
+        (staging / "private").mkdir()
+        _materialise(task, variant_name, seed, staging / "public", staging / "private")
+        _verify_checksums(task, variant_name, staging)
+        (staging / READY).write_text(json.dumps({"task": task.name, "variant": variant_name, "key": key},
+                                                indent=2) + "\n", encoding="utf-8")
+        try:
+            os.rename(staging, folder)
+        except OSError:
+            if not (folder / READY).is_file():  # not a concurrent preparation that won the race
+                raise
+    except DataError:
+        raise
+    except OSError as error:
+        raise DataError(f"cannot prepare {_where(task, variant_name)}: {error}") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return PreparedData(folder, key, reused=False)
+
+
+def _materialise(task: TaskBuild, variant_name: str, seed: int, public: Path, private: Path) -> None:
+    variant = task.variant(variant_name)
+    where = _where(task, variant_name)
+    source = variant["source"]
+    kind = source["kind"]
+    if kind == "csv":
+        import pandas as pd
+
+        write_split(_read(pd.read_csv, _source_path(task, source["value"], where), where),
+                    variant, public, private, where)
+    elif kind == "parquet":
+        import pandas as pd
+
+        write_split(_read(pd.read_parquet, _source_path(task, source["value"], where), where),
+                    variant, public, private, where)
+    elif kind == "sklearn":
+        write_split(_sklearn_frame(source["value"], variant, where), variant, public, private, where)
+    elif kind == "folder":
+        _copy_folder(_source_path(task, source["value"], where), variant, public, private)
+    elif kind == "generate":
+        frame = _call_generator(task, variant, seed, public, private, where)
+        if frame is not None:
+            write_split(frame.reset_index(drop=True), variant, public, private, where)
+    _check_declared_files(variant, public, private, where)
+
+
+def _read(reader, path: Path, where: str):
+    try:
+        return reader(path)
+    except ImportError as error:
+        raise DataError(f"{where}: reading {path.name} needs a package that is missing ({error})") from None
+    except (ValueError, OSError) as error:
+        raise DataError(f"{where}: cannot read {path}: {error}") from None
+
+
+def _add_id_column(frame, variant: dict):
+    id_column = variant.get("id")
+    if id_column and id_column not in frame.columns:
+        frame.insert(0, id_column, range(len(frame)))
+    return frame
+
+
+def _sklearn_frame(loader_name: str, variant: dict, where: str):
+    import sklearn.datasets
+
+    loader = getattr(sklearn.datasets, loader_name, None)
+    if loader is None or not loader_name.startswith("load_"):
+        raise DataError(f"{where}: scikit-learn has no bundled dataset loader {loader_name!r}")
+    try:
+        frame = loader(as_frame=True).frame
+    except (TypeError, OSError, ValueError) as error:
+        raise DataError(f"{where}: {loader_name}(as_frame=True) failed: {error}") from None
+    if frame is None:
+        raise DataError(f"{where}: {loader_name} gives no table (as_frame=True returned no frame)")
+    frame = frame.copy()
+    answers = list(variant.get("answers") or [])
+    if len(answers) == 1 and answers[0] not in frame.columns and "target" in frame.columns:
+        frame = frame.rename(columns={"target": answers[0]})
+    return _add_id_column(frame, variant)
+
+
+def _copy_folder(folder: Path, variant: dict, public: Path, private: Path) -> None:
+    hidden = set(variant.get("private") or [])
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(folder).as_posix()
+        target = (private if rel in hidden else public) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+
+
+def _call_generator(task: TaskBuild, variant: dict, seed: int, public: Path, private: Path, where: str):
+    source = variant["source"]
+    path = _source_path(task, source["file"], where)
+    spec = importlib.util.spec_from_file_location(f"_mlab_generate_{task.name.replace('-', '_')}", path)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        function = getattr(module, source["function"])
+    except Exception as error:  # the task's own code: any failure is the task author's to see
+        raise DataError(f"{where}: cannot load {source['file']}:{source['function']}: "
+                        f"{type(error).__name__}: {error}") from None
+    try:
+        result = function(public, private, _generate_seed(variant, seed))
+    except Exception as error:
+        raise DataError(f"{where}: {source['file']}:{source['function']} failed: "
+                        f"{type(error).__name__}: {error}") from None
+    if result is None:
+        return None
+    if not hasattr(result, "columns"):
+        raise DataError(f"{where}: {source['function']} must return a pandas DataFrame or None, "
+                        f"not {type(result).__name__}")
+    return _add_id_column(result, variant)
+
+
+def _check_declared_files(variant: dict, public: Path, private: Path, where: str) -> None:
+    missing = [f"public {name}" for name in variant["public"] if not (public / name).exists()]
+    missing += [f"private {name}" for name in variant.get("private") or [] if not (private / name).exists()]
+    if missing:
+        raise DataError(f"{where}: preparation did not produce the declared file(s): {', '.join(missing)}")
+
+
+def _verify_checksums(task: TaskBuild, variant_name: str, staging: Path) -> None:
+    where = _where(task, variant_name)
+    for name, expected in task.variant(variant_name)["checksums"].items():
+        candidates = [task.root / name, staging / "public" / name, staging / "private" / name]
+        path = next((p for p in candidates if p.is_file()), None)
+        if path is None:
+            raise DataError(f"{where}: a checksum is declared for {name!r}, but no such file exists "
+                            "(relative to the task folder or among the prepared files)")
+        actual = file_sha256(path)
+        if actual != expected:
+            raise DataError(f"{where}: {name} has SHA-256 {actual}, but the task declares {expected}; "
+                            "the data changed or was corrupted")
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy a folder's contents into another (merging, replacing files of the same name)."""
+    for path in sorted(source.rglob("*")):
+        rel = path.relative_to(source)
+        if path.is_dir():
+            (target / rel).mkdir(parents=True, exist_ok=True)
+        elif path.is_file() and "__pycache__" not in rel.parts:
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target / rel)
+
+
+def install_starter(task: TaskBuild, workspace: Path) -> None:
+    """Copy the task's starter folder into a workspace."""
+    starter = task.doc.get("starter")
+    if starter:
+        folder = _source_path(task, starter, f"task {task.name}")
+        copy_tree(folder, workspace)
+
+
+def install_data(prepared: PreparedData, workspace: Path, private: Path) -> None:
+    """Copy a prepared variant: public files into the workspace, private files into private/."""
+    copy_tree(prepared.public, workspace)
+    copy_tree(prepared.private, private)

@@ -1,0 +1,34 @@
+"""The errors a user of the runtime can cause, each with the CLI exit code it maps to."""
+from __future__ import annotations
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
+
+
+class MlabError(Exception):
+    """A problem to show the user as one clear message (never a traceback)."""
+
+    exit_code = EXIT_FAILED
+
+
+class BuildError(MlabError):
+    """A build cannot be used: missing, invalid, stale, or made by another compiler."""
+
+
+class DataError(MlabError):
+    """A data variant cannot be prepared."""
+
+
+class RunError(MlabError):
+    """A run folder cannot be created, resumed or read."""
+
+
+class UsageError(MlabError):
+    """A command was called with arguments that cannot work together."""
+
+    exit_code = EXIT_USAGE
+
+
+class StorageError(MlabError):
+    """A file the runtime needs cannot be read or written."""
+
+    exit_code = EXIT_IO
