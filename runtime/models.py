@@ -1,0 +1,201 @@
+"""Model calls: every call goes through litellm, real providers and offline ones alike.
+
+Offline models are litellm custom providers under the prefix `mlab/` (see
+offline_models.py), so tests and demos take exactly the path real runs take.
+Each call is retried with backoff on rate limits, server errors and time-outs;
+usage comes from the provider's reply (counted locally only where none is
+reported) and cost from litellm's price map, `None` (unknown) when unpriced.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+TIERS = ("main", "fast", "edit")
+OFFLINE_PREFIX = "mlab/"
+
+
+class ModelError(Exception):
+    """A model call failed for good; the run ends with failure mode `model API failure`."""
+
+    failure_mode = "model API failure"
+
+
+class RepliesExhausted(ModelError):
+    """An offline model ran out of replies (scripted file, replay trace, demonstration)."""
+
+    failure_mode = "model replies exhausted"
+
+
+class MissingKey(Exception):
+    """A provider's API key is not set; a one-line message for the user."""
+
+
+@dataclass(frozen=True)
+class TierConfig:
+    model: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass
+class ModelCall:
+    """What one call cost; recorded per call in the trace."""
+
+    tier: str
+    model: str
+    purpose: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = None
+    latency_s: float = 0.0
+    attempts: int = 1
+    usage_reported: bool = True
+    response: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def import_litellm():
+    """Import litellm without letting it reach the network."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    from . import offline_models
+
+    offline_models.register(litellm)
+    return litellm
+
+
+def is_offline(model: str) -> bool:
+    return model.startswith(OFFLINE_PREFIX)
+
+
+def check_keys(models: list[str], api_base: str | None = None) -> None:
+    """Raise MissingKey naming the environment variable a model needs."""
+    litellm = None
+    for model in models:
+        if is_offline(model) or api_base or model.split("/")[0] in ("ollama", "hosted_vllm"):
+            continue
+        litellm = litellm or import_litellm()
+        try:
+            found = litellm.validate_environment(model=model)
+        except Exception:  # an unknown provider: let the call itself say so
+            continue
+        missing = found.get("missing_keys") or []
+        if not found.get("keys_in_environment") and missing:
+            raise MissingKey(f"model {model} needs {' or '.join(missing)} in the environment; "
+                             f"for a keyless run use --model mlab/demo")
+
+
+def _retryable(litellm, error: Exception) -> bool:
+    kinds = (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
+             litellm.Timeout, litellm.APIConnectionError, getattr(litellm, "BadGatewayError", ()))
+    return isinstance(error, tuple(k for k in kinds if isinstance(k, type)))
+
+
+def _model_error_inside(error: BaseException) -> ModelError | None:
+    """An offline model's own error, which litellm wraps in its exception types."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, ModelError):
+            return error
+        error = getattr(error, "original_exception", None) or error.__cause__ or error.__context__
+    return None
+
+
+def split_prefix(messages: list[dict], prefix: str | None, model: str) -> list[dict]:
+    """Mark the stable start of the prompt for provider prompt caching where it helps."""
+    if not prefix or is_offline(model):
+        return messages
+    provider = model.split("/")[0]
+    litellm = import_litellm()
+    try:
+        caching = provider == "anthropic" or litellm.utils.supports_prompt_caching(model=model)
+    except Exception:
+        caching = False
+    if not caching or provider != "anthropic":
+        return messages  # OpenAI-style providers cache a repeated prefix without marking
+    content = messages[-1]["content"]
+    if not content.startswith(prefix):
+        return messages
+    marked = [{"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}},
+              {"type": "text", "text": content[len(prefix):] or " "}]
+    return messages[:-1] + [{"role": messages[-1]["role"], "content": marked}]
+
+
+class ModelClient:
+    """Calls the model of a tier; one client per run."""
+
+    def __init__(self, tiers: dict[str, TierConfig], *, api_base: str | None = None, seed: int | None = None,
+                 max_attempts: int = 5, timeout_s: float = 600.0, backoff_s: float = 1.0,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.tiers = tiers
+        self.api_base = api_base
+        self.seed = seed
+        self.max_attempts = max_attempts
+        self.timeout_s = timeout_s
+        self.backoff_s = backoff_s
+        self.sleep = sleep
+
+    def complete(self, tier: str, prompt: str, *, purpose: str, stable_prefix: str | None = None) -> ModelCall:
+        """One completion of `prompt` (a user message) by the tier's model."""
+        config = self.tiers[tier]
+        litellm = import_litellm()
+        messages = split_prefix([{"role": "user", "content": prompt}], stable_prefix, config.model)
+        kwargs = dict(config.params)
+        kwargs.setdefault("timeout", self.timeout_s)
+        if self.api_base and not is_offline(config.model):
+            kwargs["api_base"] = self.api_base
+        if self.seed is not None and not is_offline(config.model):
+            kwargs["seed"] = self.seed
+            kwargs["drop_params"] = True  # providers without a seed parameter ignore it
+        if is_offline(config.model):
+            kwargs["metadata"] = {"mlab_tier": tier, "mlab_purpose": purpose}
+        start = time.monotonic()
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                response = litellm.completion(model=config.model, messages=messages, num_retries=0, **kwargs)
+                break
+            except ModelError:
+                raise
+            except Exception as error:  # litellm maps provider errors to its own exception types
+                inner = _model_error_inside(error)
+                if inner is not None:
+                    raise inner from None
+                if attempt == self.max_attempts or is_offline(config.model) or not _retryable(litellm, error):
+                    kind = type(error).__name__
+                    raise ModelError(f"{config.model} failed after {attempt} attempt(s): {kind}: "
+                                     f"{str(error).splitlines()[0][:300] if str(error) else kind}") from None
+                self.sleep(min(self.backoff_s * 2 ** (attempt - 1), 60.0))
+        return self._account(litellm, response, tier, config.model, purpose, prompt, attempt,
+                             time.monotonic() - start)
+
+    def _account(self, litellm, response, tier, model, purpose, prompt, attempts, latency) -> ModelCall:
+        text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+        call = ModelCall(tier=tier, model=model, purpose=purpose, latency_s=round(latency, 4),
+                         attempts=attempts, response=text)
+        if usage is not None and getattr(usage, "prompt_tokens", None) is not None and not is_offline(model):
+            call.prompt_tokens = int(usage.prompt_tokens or 0)
+            call.completion_tokens = int(usage.completion_tokens or 0)
+            details = getattr(usage, "prompt_tokens_details", None)
+            call.cached_tokens = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
+        else:
+            call.usage_reported = False
+            call.prompt_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=prompt)
+            call.completion_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=text)
+        if is_offline(model):
+            call.cost = 0.0
+        else:
+            try:
+                call.cost = float(litellm.completion_cost(completion_response=response))
+            except Exception:
+                call.cost = None  # not in the price map: unknown, not free
+        return call

@@ -1,0 +1,167 @@
+"""Parse an agent's reply by its declared format, leniently, into sections, an
+action name and an action input; or say exactly what was wrong."""
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+from dataclasses import dataclass
+
+
+class ReplyError(Exception):
+    """The reply cannot be used; the message goes to the model in the format-error prompt."""
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    sections: dict[str, str]   # section (or field) name → text, in declared order
+    action: str                # a declared action name, exactly as declared
+    action_input: dict
+
+
+def parse_json_lenient(text: str) -> object:
+    """JSON as models write it: fenced, single-quoted, trailing commas, raw newlines, Python literals."""
+    candidate = _strip_fences(text.strip())
+    start = _first_bracket(candidate)
+    if start is not None:
+        candidate = _balanced(candidate, start) or candidate[start:]
+    attempts = [candidate, re.sub(r",\s*([}\]])", r"\1", candidate)]
+    for attempt in attempts:
+        try:
+            return json.loads(attempt, strict=False)  # strict=False admits raw newlines in strings
+        except ValueError:
+            pass
+    pythonish = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", attempts[1])))
+    try:
+        return ast.literal_eval(pythonish)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    raise ReplyError("the action input is not a valid JSON object "
+                     f"(it begins: {candidate[:80]!r})")
+
+
+def _strip_fences(text: str) -> str:
+    match = re.search(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", text, re.S)
+    return match.group(1).strip() if match else text
+
+
+def _first_bracket(text: str) -> int | None:
+    for i, char in enumerate(text):
+        if char in "{[":
+            return i
+    return None
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The bracketed value starting at `start`, skipping brackets inside strings."""
+    depth, quote, escape = 0, None, False
+    for i in range(start, len(text)):
+        char = text[i]
+        if quote:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return None
+
+
+def resolve_action(name: str, actions: list[str]) -> str:
+    """The declared action a reply names (exact, then ignoring case and spacing), or ReplyError with a hint."""
+    cleaned = name.strip().strip("`*\"'").strip()
+    if cleaned in actions:
+        return cleaned
+    squash = {re.sub(r"[\s_]+", " ", a).lower(): a for a in actions}
+    key = re.sub(r"[\s_]+", " ", cleaned).lower()
+    if key in squash:
+        return squash[key]
+    guess = difflib.get_close_matches(cleaned, actions, n=1, cutoff=0.5)
+    hint = f" Did you mean {guess[0]!r}?" if guess else ""
+    raise ReplyError(f"{cleaned!r} is not an action you can use.{hint} "
+                     f"Valid actions: {', '.join(actions)}.")
+
+
+def _header_pattern(name: str) -> str:
+    # "Name:" at the start of a line, allowing markdown decoration such as **Name:** or ### Name:
+    return rf"^[ \t>#*_-]*{re.escape(name)}[ \t*_]*:[ \t*_]*"
+
+
+def parse_sections(text: str, sections: list[dict], actions: list[str]) -> ParsedReply:
+    found = []
+    for section in sections:
+        match = None
+        for candidate in re.finditer(_header_pattern(section["name"]), text, re.M | re.I):
+            match = candidate
+            break
+        if match:
+            found.append((match.start(), match.end(), section))
+    found.sort(key=lambda item: item[0])
+    values: dict[str, str] = {}
+    for i, (start, end, section) in enumerate(found):
+        stop = found[i + 1][0] if i + 1 < len(found) else len(text)
+        values[section["name"]] = text[end:stop].strip()
+    action_section = next(s for s in sections if s["kind"] == "action")
+    input_section = next(s for s in sections if s["kind"] == "json")
+    missing = [s["name"] for s in (action_section, input_section) if s["name"] not in values]
+    if missing:
+        listed = ", ".join(f"'{m}:'" for m in missing)
+        raise ReplyError(f"the reply has no {listed} line; every reply must name one action and give its input")
+    action_text = values[action_section["name"]].splitlines()[0] if values[action_section["name"]] else ""
+    action = resolve_action(action_text, actions)
+    payload = parse_json_lenient(values[input_section["name"]])
+    if not isinstance(payload, dict):
+        raise ReplyError("the action input must be a JSON object such as {\"name\": \"value\"}")
+    ordered = {s["name"]: values.get(s["name"], "") for s in sections}
+    return ParsedReply(ordered, action, payload)
+
+
+def _dig(document: dict, path: str):
+    node = document
+    for key in path.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def parse_json_reply(text: str, fields: list[dict], actions: list[str]) -> ParsedReply:
+    document = parse_json_lenient(text)
+    if not isinstance(document, dict):
+        raise ReplyError("the reply must be one JSON object")
+    action_field = next(f for f in fields if f["kind"] == "action")
+    input_field = next(f for f in fields if f["kind"] == "json")
+    name = _dig(document, action_field["name"])
+    if not isinstance(name, str) or not name.strip():
+        raise ReplyError(f"the reply has no action name at {action_field['name']!r}")
+    action = resolve_action(name, actions)
+    payload = _dig(document, input_field["name"])
+    if payload is None:
+        payload = {}
+    if isinstance(payload, str):
+        payload = parse_json_lenient(payload) if payload.strip() else {}
+    if not isinstance(payload, dict):
+        raise ReplyError(f"{input_field['name']!r} must be a JSON object of the action's inputs")
+    values = {}
+    for field in fields:
+        value = _dig(document, field["name"])
+        values[field["name"]] = value if isinstance(value, str) else json.dumps(value) if value is not None else ""
+    return ParsedReply(values, action, payload)
+
+
+def parse_reply(text: str, reply_format: dict, actions: list[str]) -> ParsedReply:
+    """Parse `text` per the compiled reply format ({"format": ..., "sections": [...]})."""
+    if not isinstance(text, str) or not text.strip():
+        raise ReplyError("the reply is empty")
+    if reply_format["format"] == "json":
+        return parse_json_reply(text, reply_format["sections"], actions)
+    return parse_sections(text, reply_format["sections"], actions)
