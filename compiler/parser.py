@@ -22,6 +22,12 @@ def mlab_parser() -> Lark:
 def parse_text(text: str, path: str) -> A.Module:
     """Parse one file's text into its AST, or raise DiagnosticError (one syntax error)."""
     parser = mlab_parser()
+    nul = text.find("\x00")
+    if nul >= 0:  # lark would accept it inside strings and comments; it is never intended
+        line, column = _position(text, nul)
+        raise DiagnosticError([Diagnostic(
+            "E105", "NUL byte (\\x00) in the file", Span(path, line, column, line, column + 1),
+            hint="the file may be binary or damaged; delete the byte")])
     try:
         tree = parser.parse(text)
     except UnexpectedInput as error:
@@ -122,16 +128,23 @@ def syntax_diagnostic(error: UnexpectedInput, text: str, path: str) -> Diagnosti
 def _bad_character(error: UnexpectedCharacters, text: str, path: str) -> Diagnostic:
     pos = error.pos_in_stream
     span = Span(path, error.line, error.column, error.line, error.column + 1)
-    if text.startswith('"""', pos):
-        return Diagnostic("E102", "unterminated triple-quoted string", span,
+    # an unclosed `"""` lexes as an empty string `""` followed by an unclosed `"`
+    triple_start = next((start for start in (pos, pos - 2) if start >= 0 and text.startswith('"""', start)), None)
+    if triple_start is not None:
+        line, column = _position(text, triple_start)
+        return Diagnostic("E102", "unterminated triple-quoted string", Span(path, line, column, line, column + 3),
                           hint='close it with """')
     if text[pos] == '"':
         return Diagnostic("E102", "unterminated string", span,
                           hint='close it with " on the same line, or use """ for text over several lines')
     char = text[pos]
     shown = repr(char) if not char.isprintable() or char.isspace() else f"`{char}`"
-    return Diagnostic("E105", f"unexpected character {shown}", span,
-                      hint="names use letters, digits, `_` and `-`; text goes in quotes")
+    allowed = set(error.allowed or ())
+    if allowed and not allowed & _VALUE_TERMINALS:  # only punctuation fits here, e.g. `>=`
+        hint = "expected " + ", ".join(_describe_expected(allowed))
+    else:
+        hint = "names use letters, digits, `_` and `-`; text goes in quotes"
+    return Diagnostic("E105", f"unexpected character {shown}", span, hint=hint)
 
 
 def _early_end(text: str, path: str) -> Diagnostic:
@@ -154,7 +167,7 @@ def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
                 token.end_column or token.column + 1)
     word = str(token)
     keywords = sorted(k for k in (_literal(e) for e in expected) if k)
-    wants_value = bool(expected & _VALUE_TERMINALS) and not keywords
+    wants_value = bool(expected & _VALUE_TERMINALS) and not keywords and token.type != "COMMA"
     if expected >= {"TASK", "AGENT"} and token.type == "NAME":
         guess = difflib.get_close_matches(word, sorted(_DECL_KEYWORDS), n=1)
         return Diagnostic("E110", f"`{word}` does not start a declaration", span,
@@ -162,11 +175,17 @@ def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
                           "declarations are: use, task, actions, agent, experiment")
     if expected == {"LBRACE"} or (expected <= {"LBRACE", "EXTENDS"} and "LBRACE" in expected):
         return Diagnostic("E108", f"expected `{{` before {_token_words(token)}", span)
+    if token.type == "RBRACE" and "RBRACE" not in expected and _unclosed(text, token.start_pos or 0) is None:
+        return Diagnostic("E100", "unexpected `}`: no block is open here", span,
+                          hint="delete it, or look for a `{` missing before it")
     if wants_value:
         previous = _previous_word(text, token)
-        if "RSQB" in expected and _unclosed(text, token.start_pos or 0) and \
-                _unclosed(text, token.start_pos or 0)[0] == "[":
+        opened = _unclosed(text, token.start_pos or 0)
+        if "RSQB" in expected and opened and opened[0] == "[":
             return Diagnostic("E109", f"expected `]` to close the list before {_token_words(token)}", span)
+        if expected == {"NAME"}:
+            return Diagnostic("E107", f"`{previous}` needs a name here, found {_token_words(token)}", span,
+                              hint="a name is letters, digits, `_` and `-`, starting with a letter")
         return Diagnostic("E107", f"`{previous}` needs a value here, found {_token_words(token)}", span,
                           hint="values are strings, numbers, durations (30m), sizes (8GiB), "
                                "percentages (10%), names or lists")
@@ -177,7 +196,7 @@ def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
     if token.type == "RBRACE" and "RBRACE" not in expected and keywords:
         return Diagnostic("E107", f"`{_previous_word(text, token)}` is incomplete before `}}`", span,
                           hint="expected " + ", ".join(_describe_expected(expected)))
-    return Diagnostic("E100", f"unexpected {_token_words(token)}", span,
+    return Diagnostic("E100", f"did not expect {_token_words(token)} here", span,
                       hint="expected " + ", ".join(_describe_expected(expected)))
 
 
