@@ -23,6 +23,7 @@ class Value:
 class Str(Value):
     value: str
     triple: bool = False
+    indent: int = 0  # columns that dedenting removed, to map template columns back to the file
     kind: ClassVar[str] = "string"
 
 

@@ -30,6 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _report(compiled, fmt: str) -> None:
     from .diagnostics import render_all, to_json
 
@@ -38,7 +42,7 @@ def _report(compiled, fmt: str) -> None:
     elif compiled.diagnostics:
         print(render_all(compiled.diagnostics, compiled.program.sources), file=sys.stderr)
         errors = sum(d.severity == "error" for d in compiled.diagnostics)
-        print(f"\n{errors} error{'s' if errors != 1 else ''}", file=sys.stderr)
+        print(f"\n{_count(errors, 'error')}", file=sys.stderr)
 
 
 def cmd_check(args) -> int:
@@ -47,9 +51,8 @@ def cmd_check(args) -> int:
     compiled = check_paths(args.paths)
     _report(compiled, args.format)
     if compiled.ok and args.format == "text":
-        files = len(compiled.program.modules)
-        print(f"ok: {files} file{'s' if files != 1 else ''}, {len(compiled.tasks)} tasks, "
-              f"{len(compiled.agents)} agents, {len(compiled.experiments)} experiments")
+        print(f"ok: {_count(len(compiled.program.modules), 'file')}, {_count(len(compiled.tasks), 'task')}, "
+              f"{_count(len(compiled.agents), 'agent')}, {_count(len(compiled.experiments), 'experiment')}")
     return EXIT_OK if compiled.ok else EXIT_DIAGNOSTICS
 
 
@@ -62,8 +65,8 @@ def cmd_compile(args) -> int:
     if manifest is None:
         return EXIT_DIAGNOSTICS
     if args.format == "text":
-        print(f"compiled {len(manifest['tasks'])} tasks, {len(manifest['agents'])} agents, "
-              f"{len(manifest['experiments'])} experiments into {out}/")
+        print(f"compiled {_count(len(manifest['tasks']), 'task')}, {_count(len(manifest['agents']), 'agent')}, "
+              f"{_count(len(manifest['experiments']), 'experiment')} into {out}/")
     return EXIT_OK
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ast as A
-from .diagnostics import Diagnostic, DiagnosticError, SourceCache
+from .diagnostics import Diagnostic, DiagnosticError, SourceCache, Span
 from .resources import std_dir
 
 SUFFIX = ".mlab"
@@ -77,7 +77,7 @@ def load_program(files: list[Path]) -> Program:
     return program
 
 
-def _load(program: Program, path: Path, stack: list[str]) -> None:
+def _load(program: Program, path: Path, stack: list[str], at: Span | None = None) -> None:
     from .parser import parse_bytes
 
     key = display_path(path)
@@ -87,7 +87,7 @@ def _load(program: Program, path: Path, stack: list[str]) -> None:
     try:
         data = path.read_bytes()
     except OSError as error:
-        program.diagnostics.append(Diagnostic("E204", f"cannot read {key}: {error.strerror}", None))
+        program.diagnostics.append(Diagnostic("E204", f"cannot read {key}: {error.strerror or error}", at))
         return
     program.raw[key] = data
     program.sources.texts[key] = data.decode("utf-8", errors="replace")
@@ -110,7 +110,7 @@ def _load(program: Program, path: Path, stack: list[str]) -> None:
                 hint="move the shared declarations into a file both can use"))
             continue
         program.imports[key].append(target_key)
-        _load(program, target, stack + [key])
+        _load(program, target, stack + [key], at=use.target.span)
 
 
 def _resolve_use(program: Program, use: A.Use, importer: Path) -> Path | None:
@@ -125,6 +125,11 @@ def _resolve_use(program: Program, use: A.Use, importer: Path) -> Path | None:
             return None
         return target.resolve()
     target = (importer.parent / name).resolve()
+    if target.is_dir():
+        program.diagnostics.append(Diagnostic(
+            "E204", f"cannot read {name!r}: it is a folder", use.target.span,
+            hint="`use` takes a .mlab file; name a file inside the folder"))
+        return None
     if not target.is_file() and not name.endswith(SUFFIX) and target.with_name(target.name + SUFFIX).is_file():
         target = target.with_name(target.name + SUFFIX)
     if not target.is_file():

@@ -7,7 +7,7 @@ import re
 from . import ast as A
 from .lower_actions import TIERS, input_schema, usage_text
 from .resources import spec_json
-from .templates import (DEFAULT_FORMAT_ERROR, check_template, history_template, reply_format_template,
+from .templates import (DEFAULT_FORMAT_ERROR, check_template, history_template, locate, reply_format_template,
                         tools_template)
 from .values import Reporter, did_you_mean, duplicate_entries
 
@@ -53,9 +53,12 @@ class AgentResolver:
         base = empty_settings()
         if decl.parent is not None:
             parent = decl.parent.value
-            if parent not in self.agents:
+            if parent not in self.agents:  # reported once here; checking the child would only cascade
                 self.report.error("E304", f"agent `{name}` extends unknown agent `{parent}`", decl.parent.span,
                                   did_you_mean(parent, self.agents, "agents"))
+                self.visiting.pop()
+                self.settings[name] = None
+                return None
             else:
                 resolved = self.resolve(parent)
                 if resolved is None:
@@ -213,8 +216,12 @@ def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> None:
         seen[key] = section
 
 
+def _mention_pattern(name: str) -> str:
+    return rf"(?<![\w-]){re.escape(name)}(?![\w-])"
+
+
 def _mentions(text: str, name: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+    return re.search(_mention_pattern(name), text) is not None
 
 
 def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]],
@@ -276,7 +283,8 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
             for other in unusable:
                 if _mentions(text, other):
                     report.error("E603", f"the {key} template of {where} names {other!r}, an action it cannot call",
-                                 value.span, hint=f"add the action to `{set_ref.value}` or reword the prompt")
+                                 locate(_mention_pattern(other), text, value),
+                                 hint=f"add the action to `{set_ref.value}` or reword the prompt")
         texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
     for section in reply["sections"]:
         for other in unusable:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from . import ast as A
+from .loader import display_path
 from .resources import spec_json
 from .values import Reporter, did_you_mean, duplicate_entries
 
@@ -65,10 +66,11 @@ class TaskLowerer:
             handler = getattr(self, "_" + type(entry).__name__.lower(), None)
             assert handler is not None, type(entry).__name__
             handler(entry, ir)
-        for keyword in REQUIRED:
-            if keyword not in present:
-                report.error("E308", f"task `{name}` has no `{keyword}`", decl.name.span,
-                             hint=f"add a `{keyword}` entry")
+        missing = [f"`{keyword}`" for keyword in REQUIRED if keyword not in present]
+        if missing:
+            listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " or " + missing[-1]
+            report.error("E308", f"task `{name}` has no {listed}", decl.name.span,
+                         hint="a task needs " + ", ".join(f"`{k}`" for k in REQUIRED))
         self._check_read_only(ir)
         metric = ir["metric"]
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
@@ -76,6 +78,10 @@ class TaskLowerer:
                          f"but task `{name}` declares none", decl.name.span,
                          hint='add `evaluator "file.py:function" because "..."`')
         return ir
+
+    def relative_hint(self) -> str:
+        """Where relative paths start, shown as the user sees the task's folder."""
+        return f"the path is relative to the folder of the task's file ({display_path(self.root)})"
 
     # -- simple entries ---------------------------------------------------
     def _title(self, e: A.Title, ir):
@@ -97,7 +103,7 @@ class TaskLowerer:
             return
         if not (self.root / value).is_dir():
             self.report.error("E501", f"starter folder {value!r} does not exist", e.value.span,
-                              hint=f"the path is relative to {self.root}")
+                              hint=self.relative_hint())
         ir["starter"] = value
 
     def _readonly(self, e: A.ReadOnly, ir):
@@ -218,7 +224,7 @@ class TaskLowerer:
             tree = pyast.parse(path.read_bytes(), filename=str(path))
         except FileNotFoundError:
             self.report.error("E504", f"Python file {file!r} does not exist", value.span,
-                              hint=f"the path is relative to {self.root}")
+                              hint=self.relative_hint())
             return file, function
         except (SyntaxError, ValueError) as error:
             self.report.error("E506", f"{file!r} does not parse: {error}", value.span)
@@ -286,7 +292,7 @@ class TaskLowerer:
             exists = path.is_dir() if kind == "folder" else path.is_file()
             if not exists:
                 self.report.error("E502", f"{'folder' if kind == 'folder' else 'data file'} {value!r} does not exist",
-                                  e.value.span, hint=f"the path is relative to {self.root}")
+                                  e.value.span, hint=self.relative_hint())
         elif kind == "sklearn" and not value.startswith("load_"):
             self.report.error("E405", f"`{value}` is not a bundled scikit-learn dataset", e.value.span,
                               hint="only the offline `load_*` datasets can be used; `fetch_*` needs the network")

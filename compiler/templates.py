@@ -47,15 +47,20 @@ def check_template(text: str, value: A.Value, template: str, report: Reporter, o
 
 
 def _locate(name: str, text: str, value: A.Value):
-    match = re.search(rf"\b{re.escape(name)}\b", text)
+    return locate(rf"\b{re.escape(name)}\b", text, value)
+
+
+def locate(pattern: str, text: str, value: A.Value):
+    """The source span of the first match of `pattern` in a template written as `value`."""
+    match = re.search(pattern, text)
     if not match or not isinstance(value, A.Str):
         return value.span
     line_in_text = text.count("\n", 0, match.start()) + 1
     line = _source_line(value, line_in_text)
     if line == value.span.line:
         return value.span
-    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
-    return type(value.span)(value.span.path, line, column, line, column + len(name))
+    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1 + value.indent
+    return type(value.span)(value.span.path, line, column, line, column + len(match.group(0)))
 
 
 def _raw(text: str) -> str:

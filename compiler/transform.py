@@ -31,6 +31,14 @@ def decode_text(raw: str) -> str:
     return textwrap.dedent(body).rstrip()
 
 
+def dedent_width(raw: str) -> int:
+    """How many columns decode_text removes from each line of a triple-quoted string."""
+    body = raw[3:-3]
+    body = body[1:] if body.startswith("\n") else body[2:] if body.startswith("\r\n") else body
+    indents = [len(line) - len(line.lstrip()) for line in body.splitlines() if line.strip()]
+    return min(indents, default=0)
+
+
 def split_number_unit(text: str) -> tuple[float, str]:
     match = re.fullmatch(r"(-?\d+(?:\.\d+)?)([A-Za-z%]+)", text)
     assert match, text
@@ -62,7 +70,7 @@ class ToAst(Transformer):
         return A.Str(self._tok_span(tok), decode_string(str(tok)))
 
     def text(self, meta, tok):
-        return A.Str(self._tok_span(tok), decode_text(str(tok)), triple=True)
+        return A.Str(self._tok_span(tok), decode_text(str(tok)), triple=True, indent=dedent_width(str(tok)))
 
     def integer(self, meta, tok):
         return A.Int(self._tok_span(tok), int(tok))
