@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+from typing import NamedTuple
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -19,9 +20,35 @@ def mlab_parser() -> Lark:
                      maybe_placeholders=True, cache=False)
 
 
-def parse_text(text: str, path: str) -> A.Module:
-    """Parse one file's text into its AST, or raise DiagnosticError (one syntax error)."""
-    parser = mlab_parser()
+class Comment(NamedTuple):
+    """A `# ...` comment: where it starts (1-based) and its text, `#` included."""
+
+    line: int
+    column: int
+    text: str
+
+
+_comment_sink: list[Comment] = []
+
+
+def _keep_comment(token: Token) -> Token:
+    _comment_sink.append(Comment(token.line, token.column, str(token).rstrip()))
+    return token
+
+
+@functools.cache
+def _commenting_parser() -> Lark:
+    """The same parser, but its lexer also hands over the comments it skips (for fmt and convert)."""
+    return Lark.open(str(grammar_path()), parser="lalr", propagate_positions=True,
+                     maybe_placeholders=True, cache=False, lexer_callbacks={"COMMENT": _keep_comment})
+
+
+def parse_text(text: str, path: str, comments: list[Comment] | None = None) -> A.Module:
+    """Parse one file's text into its AST, or raise DiagnosticError (one syntax error).
+
+    When `comments` is a list, the file's comments are appended to it in order."""
+    parser = mlab_parser() if comments is None else _commenting_parser()
+    _comment_sink.clear()
     nul = text.find("\x00")
     if nul >= 0:  # lark would accept it inside strings and comments; it is never intended
         line, column = _position(text, nul)
@@ -32,13 +59,16 @@ def parse_text(text: str, path: str) -> A.Module:
         tree = parser.parse(text)
     except UnexpectedInput as error:
         raise DiagnosticError([syntax_diagnostic(error, text, path)]) from None
+    if comments is not None:
+        comments.extend(_comment_sink)
+        _comment_sink.clear()
     try:
         return to_ast(tree, path)
     except VisitError as error:  # a transformer bug, never the user's fault
         raise error.orig_exc from None
 
 
-def parse_bytes(data: bytes, path: str) -> A.Module:
+def parse_bytes(data: bytes, path: str, comments: list[Comment] | None = None) -> A.Module:
     """Decode (UTF-8, located diagnostic otherwise) and parse."""
     try:
         text = data.decode("utf-8")
@@ -51,7 +81,7 @@ def parse_bytes(data: bytes, path: str) -> A.Module:
             hint="save the file as UTF-8")]) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    return parse_text(text, path)
+    return parse_text(text, path, comments)
 
 
 # ---- friendly syntax errors --------------------------------------------
