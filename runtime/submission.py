@@ -159,8 +159,8 @@ def _header_hint(found: list[str], absent: list[str]) -> str:
         same_letters = [c for c in found if c.lower() == wanted.lower()]
         close = same_letters or difflib.get_close_matches(wanted, found, n=1, cutoff=0.6)
         if close:
-            near.append(f"`{close[0]}` should be `{wanted}`")
-    return f" (names are exact: {', '.join(near)})" if near else ""
+            near.append(f"`{wanted}` instead of `{close[0]}`")
+    return f" (names must match exactly: did you mean {', '.join(near)}?)" if near else ""
 
 
 def _is_number_text(text: str) -> bool:
