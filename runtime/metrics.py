@@ -92,12 +92,10 @@ def parse_rle(text: Any) -> list[tuple[int, int]]:
     tokens = str(text).split()
     if len(tokens) % 2:
         raise ValueError(f"{len(tokens)} numbers, but runs come in pairs `start length`")
-    numbers = []
-    for token in tokens:
-        try:
-            numbers.append(int(token))
-        except ValueError:
-            raise ValueError(f"`{token}` is not a whole number") from None
+    bad = [t for t in tokens if not (t.isascii() and t.isdigit())]
+    if bad:
+        raise ValueError(f"`{bad[0]}` is not a pixel position or length (a whole number from 1)")
+    numbers = [int(t) for t in tokens]
     runs = list(zip(numbers[0::2], numbers[1::2]))
     for start, length in runs:
         if start < 1:
@@ -235,11 +233,8 @@ def fathomnet_roles(columns: Sequence[str]) -> tuple[str, str]:
     """(ranking column, out-of-sample probability column): `osd` by name, else the second."""
     if len(columns) != 2:
         raise MetricError(f"metric `fathomnet` scores two columns (categories, osd), got {list(columns)}")
-    if "osd" in columns:
-        probability = "osd"
-        ranking = columns[0] if columns[1] == "osd" else columns[1]
-        return ranking, probability
-    return columns[0], columns[1]
+    ranking, probability = columns
+    return (probability, ranking) if ranking == "osd" else (ranking, probability)
 
 
 def _roc_auc(flags: np.ndarray, probabilities: np.ndarray) -> float:
@@ -525,12 +520,7 @@ def timed_score(baseline_times: Sequence[float], candidate_times: Sequence[float
         if not all(isinstance(t, (int, float)) and math.isfinite(t) and t > 0 for t in values):
             raise MetricError(f"the {what} timings must be positive numbers of seconds, got {values}")
         medians[what] = float(median(values))
-    return {
-        "baseline_median": medians["baseline"],
-        "candidate_median": medians["candidate"],
-        "speedup": medians["baseline"] / medians["candidate"],
-        "baseline_runs": len(baseline_times),
-        "candidate_runs": len(candidate_times),
-        "score": medians["candidate"],
-        "baseline": medians["baseline"],
-    }
+    baseline, candidate = medians["baseline"], medians["candidate"]
+    return {"baseline_median": baseline, "candidate_median": candidate, "speedup": baseline / candidate,
+            "baseline_runs": len(baseline_times), "candidate_runs": len(candidate_times),
+            "score": candidate, "baseline": baseline}

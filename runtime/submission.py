@@ -88,7 +88,9 @@ def load_answers(answers_path: str | Path, id_column: str, columns: Sequence[str
     answers = table[[id_column, *predicted]].reset_index(drop=True)
     for column in predicted:
         if kinds[column] == "number":
-            answers[column] = pd.to_numeric(answers[column], errors="coerce").astype(float)
+            # a flag answer may be written True/False (e.g. fathomnet's osd); it means 1/0
+            flags = answers[column].map(lambda v: {"True": "1", "False": "0"}.get(label_key(v), v))
+            answers[column] = pd.to_numeric(flags, errors="coerce").astype(float)
         elif kinds[column] in ("rle", "ranking"):
             answers[column] = answers[column].fillna("").astype(str)
     return answers

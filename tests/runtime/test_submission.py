@@ -194,6 +194,8 @@ def test_fathomnet_columns_are_checked_by_role(tmp_path):
     aligned = load_and_validate(good, answers, "id", ["categories", "osd"], "fathomnet")
     assert list(aligned["categories"]) == ["2 1", ""]
     assert list(aligned["osd"]) == [0.2, 0.9]
+    flags_as_words = write(tmp_path, "id,categories,osd\nx,1 2,False\ny,3,True\n", "answers_words.csv")
+    assert list(load_answers(flags_as_words, "id", ["categories", "osd"], "fathomnet")["osd"]) == [0.0, 1.0]
     bad = write(tmp_path, "id,categories,osd\nx,2 1,high\ny,3,0.9\n")
     assert rejected(bad, answers, ["categories", "osd"], "fathomnet", "id").startswith(
         "submission.csv: 1 value(s) in `osd` are not numbers (e.g. 'high')")
