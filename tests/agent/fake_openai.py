@@ -1,0 +1,66 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1 for tests, with injectable faults."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeOpenAI:
+    """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500 or 'hang'."""
+
+    def __init__(self, replies: list[str], faults: list | None = None, usage=(11, 7)):
+        self.replies = list(replies)
+        self.faults = list(faults or [])
+        self.usage = usage
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.requests.append(body)
+                fault = server.faults.pop(0) if server.faults else None
+                if fault == "hang":
+                    time.sleep(3)
+                    return self._send(500, {"error": {"message": "too late"}})
+                if fault in (429, 500, 503):
+                    return self._send(fault, {"error": {"message": f"injected {fault}", "type": "server_error"}})
+                text = server.replies.pop(0) if server.replies else "no more replies"
+                self._send(200, {
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": server.usage[0], "completion_tokens": server.usage[1],
+                              "total_tokens": sum(server.usage)}})
+
+            def _send(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except BrokenPipeError:
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()

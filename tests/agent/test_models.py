@@ -1,0 +1,131 @@
+"""Model calls through litellm: offline providers, a fake OpenAI server with faults, keys, cost."""
+import json
+
+import pytest
+
+from fake_openai import FakeOpenAI
+from mlab import offline_models
+from mlab.models import MissingKey, ModelClient, ModelError, RepliesExhausted, TierConfig, check_keys
+
+
+def scripted(tmp_path, replies):
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps(replies))
+    return f"mlab/scripted:{path}"
+
+
+def test_scripted_replies_come_in_order_and_then_run_out(tmp_path):
+    model = scripted(tmp_path, ["first", "second"])
+    client = ModelClient({"main": TierConfig(model), "fast": TierConfig(model)})
+    assert client.complete("main", "prompt one", purpose="step").response == "first"
+    call = client.complete("fast", "prompt two", purpose="summarize")
+    assert call.response == "second"
+    assert call.cost == 0.0 and call.prompt_tokens > 0 and not call.usage_reported
+    with pytest.raises(RepliesExhausted, match="no reply left .*it had 2; reply 3"):
+        client.complete("main", "prompt three", purpose="step")
+
+
+def test_scripted_file_that_is_not_a_list_of_strings_is_reported(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"not": "a list"}')
+    client = ModelClient({"main": TierConfig(f"mlab/scripted:{path}")})
+    with pytest.raises(RepliesExhausted, match="JSON list of strings"):
+        client.complete("main", "hi", purpose="step")
+
+
+def test_resume_position_continues_at_the_next_reply(tmp_path):
+    model = scripted(tmp_path, ["a", "b", "c"])
+    offline_models.set_position(model, "main", 2)
+    client = ModelClient({"main": TierConfig(model)})
+    assert client.complete("main", "x", purpose="step").response == "c"
+
+
+def test_replay_reads_calls_per_tier_from_a_trace(tmp_path):
+    records = [{"step": 1, "model": {"calls": [{"tier": "main", "response": "m1"},
+                                                {"tier": "fast", "response": "f1"}]}},
+               {"step": 2, "model": {"calls": [{"tier": "main", "response": "m2"}]}}]
+    (tmp_path / "trace.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n{broken")
+    model = f"mlab/replay:{tmp_path}"
+    client = ModelClient({"main": TierConfig(model), "fast": TierConfig(model)})
+    assert [client.complete("main", "p", purpose="step").response for _ in range(2)] == ["m1", "m2"]
+    assert client.complete("fast", "p", purpose="summarize").response == "f1"
+    with pytest.raises(RepliesExhausted):
+        client.complete("fast", "p", purpose="summarize")
+
+
+def test_demo_plays_the_demonstration_and_labels_helper_calls():
+    offline_models.configure_demo(["reply one"])
+    client = ModelClient({"main": TierConfig("mlab/demo"), "fast": TierConfig("mlab/demo")})
+    assert client.complete("main", "p", purpose="step").response == "reply one"
+    assert "demo model" in client.complete("fast", "summarize this", purpose="summarize").response
+
+
+def test_demo_without_a_demonstration_lists_runs_and_submits():
+    offline_models.configure_demo(None, starter_script="baseline.py")
+    client = ModelClient({"main": TierConfig("mlab/demo")})
+    replies = [client.complete("main", "p", purpose="step").response for _ in range(3)]
+    assert "Action: List Files" in replies[0]
+    assert '"script_name": "baseline.py"' in replies[1]
+    assert "Action: Final Answer" in replies[2]
+
+
+def test_unknown_offline_model_is_a_clear_error():
+    client = ModelClient({"main": TierConfig("mlab/oracle")})
+    with pytest.raises(ModelError, match="unknown offline model 'mlab/oracle'"):
+        client.complete("main", "p", purpose="step")
+
+
+def test_fake_openai_server_usage_is_taken_from_the_reply(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(["hello"], usage=(123, 45)) as server:
+        client = ModelClient({"main": TierConfig("openai/gpt-4-turbo", {"temperature": 0.1})},
+                             api_base=server.base, seed=3)
+        call = client.complete("main", "hi", purpose="step")
+    assert call.response == "hello"
+    assert (call.prompt_tokens, call.completion_tokens, call.usage_reported) == (123, 45, True)
+    assert call.cost is not None and call.cost > 0
+    assert server.requests[0]["temperature"] == 0.1
+    assert server.requests[0]["seed"] == 3
+
+
+def test_rate_limits_and_server_errors_are_retried_with_backoff(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    waits = []
+    with FakeOpenAI(["finally"], faults=[429, 500]) as server:
+        client = ModelClient({"main": TierConfig("openai/gpt-4-turbo")}, api_base=server.base, sleep=waits.append)
+        call = client.complete("main", "hi", purpose="step")
+    assert call.response == "finally" and call.attempts == 3
+    assert waits == [1.0, 2.0]
+
+
+def test_a_failing_provider_ends_in_a_model_error_not_a_hang(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI([], faults=[500] * 10) as server:
+        client = ModelClient({"main": TierConfig("openai/gpt-4-turbo")}, api_base=server.base,
+                             sleep=lambda s: None, max_attempts=3)
+        with pytest.raises(ModelError, match="failed after 3 attempt") as info:
+            client.complete("main", "hi", purpose="step")
+    assert info.value.failure_mode == "model API failure"
+
+
+def test_time_outs_are_retried_then_reported(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(["late"], faults=["hang", "hang"]) as server:
+        client = ModelClient({"main": TierConfig("openai/gpt-4-turbo")}, api_base=server.base,
+                             sleep=lambda s: None, timeout_s=0.5, max_attempts=2)
+        with pytest.raises(ModelError, match="Timeout"):
+            client.complete("main", "hi", purpose="step")
+
+
+def test_a_missing_key_names_the_variable_and_the_keyless_model(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(MissingKey, match="ANTHROPIC_API_KEY.*--model mlab/demo"):
+        check_keys(["anthropic/claude-3-opus-20240229"])
+    check_keys(["mlab/demo", "ollama/llama3"])  # offline and local models need no key
+
+
+def test_unpriced_models_have_unknown_cost_not_zero(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(["x"]) as server:
+        client = ModelClient({"main": TierConfig("openai/some-model-nobody-prices")}, api_base=server.base)
+        assert client.complete("main", "hi", purpose="step").cost is None
