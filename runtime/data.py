@@ -71,7 +71,7 @@ def _package_version(name: str) -> str:
         return "absent"
 
 
-def preparation_key(task: TaskBuild, variant_name: str, seed: int) -> str:
+def preparation_key(task: TaskBuild, variant_name: str) -> str:
     """The content hash naming a prepared variant: source bytes, split, files, code versions."""
     variant = task.variant(variant_name)
     where = _where(task, variant_name)
@@ -92,20 +92,20 @@ def preparation_key(task: TaskBuild, variant_name: str, seed: int) -> str:
     fields = {"code": DATA_CODE_VERSION, "source": source, "content": content,
               "split": variant["split"], "id": variant["id"], "answers": variant["answers"],
               "public": variant["public"], "private": variant["private"],
-              "seed": _generate_seed(variant, seed) if kind == "generate" else None,
+              "seed": _generate_seed(variant) if kind == "generate" else None,
               "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
-def _generate_seed(variant: dict, run_seed: int) -> int:
+def _generate_seed(variant: dict) -> int:
+    """The seed a generator gets: the declared split seed, else 0 (data never depends on the run)."""
     declared = variant["split"].get("seed")
-    return int(declared) if declared is not None else int(run_seed)
+    return int(declared) if declared is not None else 0
 
 
-def prepare_data(task: TaskBuild, variant_name: str, *, seed: int = 0,
-                 cache_dir: Path | None = None) -> PreparedData:
+def prepare_data(task: TaskBuild, variant_name: str, cache_dir: Path | None = None) -> PreparedData:
     """The prepared variant, from the cache when it is there, else made now and cached."""
-    key = preparation_key(task, variant_name, seed)
+    key = preparation_key(task, variant_name)
     root = Path(cache_dir) if cache_dir is not None else data_cache()
     folder = root / f"{task.name}-{variant_name}-{key[:16]}"
     if (folder / READY).is_file():
@@ -118,7 +118,7 @@ def prepare_data(task: TaskBuild, variant_name: str, *, seed: int = 0,
     try:
         (staging / "public").mkdir()
         (staging / "private").mkdir()
-        _materialise(task, variant_name, seed, staging / "public", staging / "private")
+        _materialise(task, variant_name, staging / "public", staging / "private")
         _verify_checksums(task, variant_name, staging)
         (staging / READY).write_text(json.dumps({"task": task.name, "variant": variant_name, "key": key},
                                                 indent=2) + "\n", encoding="utf-8")
@@ -137,7 +137,7 @@ def prepare_data(task: TaskBuild, variant_name: str, *, seed: int = 0,
     return PreparedData(folder, key, reused=False)
 
 
-def _materialise(task: TaskBuild, variant_name: str, seed: int, public: Path, private: Path) -> None:
+def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path) -> None:
     variant = task.variant(variant_name)
     where = _where(task, variant_name)
     source = variant["source"]
@@ -157,7 +157,7 @@ def _materialise(task: TaskBuild, variant_name: str, seed: int, public: Path, pr
     elif kind == "folder":
         _copy_folder(_source_path(task, source["value"], where), variant, public, private)
     elif kind == "generate":
-        frame = _call_generator(task, variant, seed, public, private, where)
+        frame = _call_generator(task, variant, public, private, where)
         if frame is not None:
             write_split(frame.reset_index(drop=True), variant, public, private, where)
     _check_declared_files(variant, public, private, where)
@@ -209,7 +209,7 @@ def _copy_folder(folder: Path, variant: dict, public: Path, private: Path) -> No
         shutil.copy2(path, target)
 
 
-def _call_generator(task: TaskBuild, variant: dict, seed: int, public: Path, private: Path, where: str):
+def _call_generator(task: TaskBuild, variant: dict, public: Path, private: Path, where: str):
     source = variant["source"]
     path = _source_path(task, source["file"], where)
     spec = importlib.util.spec_from_file_location(f"_mlab_generate_{task.name.replace('-', '_')}", path)
@@ -221,7 +221,7 @@ def _call_generator(task: TaskBuild, variant: dict, seed: int, public: Path, pri
         raise DataError(f"{where}: cannot load {source['file']}:{source['function']}: "
                         f"{type(error).__name__}: {error}") from None
     try:
-        result = function(public, private, _generate_seed(variant, seed))
+        result = function(public, private, _generate_seed(variant))
     except Exception as error:
         raise DataError(f"{where}: {source['file']}:{source['function']} failed: "
                         f"{type(error).__name__}: {error}") from None

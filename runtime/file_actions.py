@@ -1,0 +1,190 @@
+"""The primitives that work on workspace files without a model or a script.
+
+Each takes (context, inputs, params) and returns an Observation; a problem the agent can fix
+is raised as ActionFailed or PathRefused, which the dispatcher turns into an error observation.
+Every change an action makes to a file is pushed onto the file's undo stack first.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .observation import ActionFailed, Observation, bound_text
+from .workspace import PathRefused
+
+MAX_LISTED = 1000
+UNDO_SHOWN_CHARS = 10000
+BINARY_PROBE = 8192
+
+
+def human_size(size: int) -> str:
+    if size < 10_000:
+        return f"{size:,} bytes"
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size:,} bytes"
+
+
+def _lines(text: str) -> str:
+    count = len(text.splitlines())
+    return f"{count} line{'s' if count != 1 else ''}"
+
+
+def _read_text(path: Path, rel: str) -> str:
+    data = path.read_bytes()
+    if b"\x00" in data[:BINARY_PROBE]:
+        raise ActionFailed(f"{rel} is a binary file ({human_size(len(data))}); it cannot be shown as text")
+    return data.decode("utf-8", errors="replace")
+
+
+def list_files(ctx, inputs, params) -> Observation:
+    ws = ctx.workspace
+    real = ws.resolve(inputs["dir_path"], "dir_path")
+    rel = ws.relative(real)
+    if real.is_file():
+        raise ActionFailed(f"{rel} is a file, not a folder; use Read File or Inspect Script Lines to see it")
+    if not real.is_dir():
+        raise ActionFailed(f"there is no folder {inputs['dir_path']!r} in the workspace; use '.' "
+                           "for the top of the workspace")
+    lines = []
+    entries = sorted(os.scandir(real), key=lambda e: e.name)
+    for entry in entries[:MAX_LISTED]:
+        info = entry.stat(follow_symlinks=False)
+        path = real / entry.name
+        if stat.S_ISLNK(info.st_mode):
+            lines.append(f"{entry.name}@ (link to {os.readlink(path)})")
+        elif stat.S_ISDIR(info.st_mode):
+            lines.append(f"{entry.name}/")
+        else:
+            flag = ", read-only" if ws.read_only_pattern(path) is not None else ""
+            lines.append(f"{entry.name}  ({human_size(info.st_size)}{flag})")
+    if len(entries) > MAX_LISTED:
+        lines.append(f"... and {len(entries) - MAX_LISTED:,} more entries")
+    where = "the workspace" if rel == "." else rel
+    if not lines:
+        return Observation(f"{where} is empty.")
+    return Observation(f"Contents of {where}:\n" + "\n".join(lines))
+
+
+def read_file(ctx, inputs, params) -> Observation:
+    ws = ctx.workspace
+    real = ws.readable_file(inputs["file_name"], "file_name")
+    text = _read_text(real, ws.relative(real))
+    if not text:
+        return Observation(f"{ws.relative(real)} is empty.")
+    return Observation(bound_text(text, params.get("max_chars")))
+
+
+def _write(ctx, name: str, content: str, mode: str) -> tuple[Path, str]:
+    ws = ctx.workspace
+    real = ws.writable(name, "file_name")
+    rel = ws.relative(real)
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ActionFailed(f"cannot create {rel}: a file is in the way of its folder") from None
+    ctx.edits.push(rel, real)
+    with open(real, mode, encoding="utf-8", newline="") as handle:
+        handle.write(content)
+    return real, rel
+
+
+def write_file(ctx, inputs, params) -> Observation:
+    content = inputs["content"]
+    _, rel = _write(ctx, inputs["file_name"], content, "w")
+    return Observation(f"Wrote {rel} ({len(content):,} characters, {_lines(content)}).")
+
+
+def append_file(ctx, inputs, params) -> Observation:
+    content = inputs["content"]
+    real, rel = _write(ctx, inputs["file_name"], content, "a")
+    return Observation(f"Appended {len(content):,} characters to {rel}; it is now "
+                       f"{human_size(real.stat().st_size)}.")
+
+
+def copy_file(ctx, inputs, params) -> Observation:
+    ws = ctx.workspace
+    source = ws.readable_file(inputs["source"], "source")
+    target = ws.resolve(inputs["destination"], "destination")
+    if target.is_dir():
+        target = target / source.name
+    target = ws.writable(str(target), "destination")
+    if target == source:
+        raise ActionFailed(f"source and destination are the same file ({ws.relative(source)})")
+    rel = ws.relative(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ActionFailed(f"cannot create {rel}: a file is in the way of its folder") from None
+    ctx.edits.push(rel, target)
+    data = source.read_bytes()
+    if target.is_symlink():
+        target.unlink()
+    target.write_bytes(data)
+    return Observation(f"Copied {ws.relative(source)} to {rel} ({human_size(len(data))}).")
+
+
+def inspect_lines(ctx, inputs, params) -> Observation:
+    ws = ctx.workspace
+    real = ws.readable_file(inputs["script_name"], "script_name")
+    rel = ws.relative(real)
+    start, end = inputs["start_line_number"], inputs["end_line_number"]
+    max_lines = params.get("max_lines") or 100
+    lines = _read_text(real, rel).splitlines()
+    total = len(lines)
+    if total == 0:
+        return Observation(f"{rel} is empty.")
+    if start < 1:
+        raise ActionFailed(f"start_line_number must be 1 or more (got {start}); lines count from 1")
+    if start > total:
+        raise ActionFailed(f"start_line_number {start} is past the end of {rel}, which has {total} lines")
+    if end < start:
+        raise ActionFailed(f"end_line_number ({end}) is before start_line_number ({start})")
+    last = min(end, total, start + max_lines - 1)
+    notes = []
+    if end > total and last == total:
+        notes.append(f"the file ends at line {total}")
+    if last < min(end, total):
+        notes.append(f"at most {max_lines} lines are shown per call; continue from line {last + 1}")
+    width = len(str(last))
+    body = "\n".join(f"{n:>{width}}: {lines[n - 1]}" for n in range(start, last + 1))
+    header = f"{rel}, lines {start}-{last} of {total}" + (f" ({'; '.join(notes)})" if notes else "") + ":"
+    return Observation(header + "\n" + body)
+
+
+def undo_edit(ctx, inputs, params) -> Observation:
+    ws = ctx.workspace
+    real = ws.writable(inputs["script_name"], "script_name")
+    rel = ws.relative(real)
+    found, content = ctx.edits.pop(rel)
+    if not found:
+        raise ActionFailed(f"there is no earlier version of {rel} to go back to: no action has changed "
+                           "it, or every change has already been undone")
+    left = ctx.edits.depth(rel)
+    more = f" ({left} earlier version{'s' if left != 1 else ''} left)" if left else ""
+    if content is None:
+        if real.is_file() or real.is_symlink():
+            real.unlink()
+        return Observation(f"Removed {rel}: it did not exist before its first edit{more}.")
+    if real.is_symlink():
+        real.unlink()
+    real.write_bytes(content)
+    text = content.decode("utf-8", errors="replace")
+    return Observation(f"{rel} is back to its content before the last edit{more}. It now reads:\n"
+                       + bound_text(text, UNDO_SHOWN_CHARS))
+
+
+def final_answer(ctx, inputs, params) -> Observation:
+    return Observation("Your final answer was received; the run ends here.", status="final")
+
+
+def append_log(ctx, inputs, params) -> Observation:
+    content = inputs["content"]
+    ctx.research_log.append(content)
+    return Observation(f"Appended {len(content):,} characters to the research log.")
+
+
+__all__ = ["list_files", "read_file", "write_file", "append_file", "copy_file", "inspect_lines",
+           "undo_edit", "final_answer", "append_log", "PathRefused"]

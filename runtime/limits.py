@@ -1,0 +1,67 @@
+"""A run's limits: the task's, overridden by its data variant's, overridden by the command line's."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .errors import UsageError
+
+LIMIT_NAMES = ("steps", "time", "script_timeout", "memory", "tokens", "cost")
+GRACE_STEPS = 1  # steps allowed after the first shutdown notice, for the final answer
+
+
+@dataclass(frozen=True)
+class Limits:
+    """steps; time and script_timeout in seconds; memory in bytes; tokens; cost in dollars."""
+
+    steps: int | None = 50
+    time: float | None = 5 * 3600.0
+    script_timeout: float | None = 1800.0
+    memory: int | None = None
+    tokens: int | None = None
+    cost: float | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def resolve_limits(task_limits: dict, variant_limits: dict | None = None,
+                   overrides: dict | None = None) -> Limits:
+    """Merge the three levels; a value of None at a level leaves the level below in place."""
+    merged = Limits().to_json()
+    for level in (task_limits or {}, variant_limits or {}, overrides or {}):
+        for name, value in level.items():
+            if name not in LIMIT_NAMES:
+                raise UsageError(f"unknown limit {name!r}; limits are: {', '.join(LIMIT_NAMES)}")
+            if value is not None:
+                merged[name] = value
+    for name in ("steps", "time", "script_timeout", "memory", "tokens", "cost"):
+        value = merged[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise UsageError(f"limit {name} must be a positive number, not {value!r}")
+    return Limits(**merged)
+
+
+def parse_duration(text: str) -> float:
+    """'90', '90s', '30m', '5h', '1h30m' → seconds (a usage error otherwise)."""
+    import re
+
+    value = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", value):
+        return float(value)
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms])", value)
+    if not parts or "".join(n + u for n, u in parts) != value.replace(" ", ""):
+        raise UsageError(f"{text!r} is not a duration; write e.g. 90s, 30m, 5h or 1h30m")
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    return sum(float(n) * scale[u] for n, u in parts)
+
+
+def shutdown_text(reason: str, limits: Limits, final: bool) -> str:
+    """The observation an action gets once a limit is reached."""
+    what = (f"its step limit ({limits.steps} steps)" if reason == "steps"
+            else f"its time limit ({limits.time / 60:.0f} minutes)")
+    if final:
+        return (f"The run has reached {what} and has now ended without a final answer. "
+                "The action was not carried out.")
+    return (f"The run has reached {what}, so this action was not carried out. You have one step "
+            "left: use the Final Answer action now to submit what you have (any other action ends "
+            "the run without a final answer).")

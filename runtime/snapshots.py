@@ -1,0 +1,229 @@
+"""Content-addressed snapshots of a workspace: each step stores only the files it changed.
+
+`ObjectStore` keeps file contents under objects/<2 hex>/<62 hex> by SHA-256, written once.
+`Snapshotter` walks the workspace after each step and finds changed files cheaply: a file
+whose size, mtime, ctime and inode match the previous walk is not read again (ctime cannot be
+set back by a script, and a file modified within the last moments before a walk is re-read
+at the next one, so a same-size rewrite inside one clock tick is not missed). The result of a
+walk is a delta — changed paths with their hashes, removed paths — that the trace records;
+a step's full manifest is the initial manifest with the deltas of steps 1..N applied.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SYMLINK_PREFIX = "symlink:"
+RACY_WINDOW_NS = 100_000_000  # generous bound on a file system's timestamp granularity
+CHUNK = 1 << 20
+
+
+class ObjectStore:
+    """Write-once file contents named by their SHA-256."""
+
+    def __init__(self, folder: Path, durable: bool = True):
+        self.folder = Path(folder)
+        self.durable = durable
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def path(self, digest: str) -> Path:
+        return self.folder / digest[:2] / digest[2:]
+
+    def has(self, digest: str) -> bool:
+        return self.path(digest).is_file()
+
+    def _commit(self, temp: Path, digest: str) -> None:
+        target = self.path(digest)
+        target.parent.mkdir(exist_ok=True)
+        os.replace(temp, target)
+
+    def put_bytes(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        if not self.has(digest):
+            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".in-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                if self.durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            self._commit(Path(temp), digest)
+        return digest
+
+    def put_file(self, path: Path) -> str:
+        """Store a file's contents, copying while hashing so it is read once."""
+        fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".in-")
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as source, os.fdopen(fd, "wb") as handle:
+                while block := source.read(CHUNK):
+                    digest.update(block)
+                    handle.write(block)
+                if self.durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            name = digest.hexdigest()
+            if self.has(name):
+                os.unlink(temp)
+            else:
+                self._commit(Path(temp), name)
+            return name
+        except BaseException:
+            if os.path.exists(temp):
+                os.unlink(temp)
+            raise
+
+    def put_json(self, document) -> str:
+        return self.put_bytes(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
+
+    def get_bytes(self, digest: str) -> bytes:
+        return self.path(digest).read_bytes()
+
+    def get_json(self, digest: str):
+        return json.loads(self.get_bytes(digest))
+
+    def copy_to(self, digest: str, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.is_symlink() or target.exists():
+            target.unlink()
+        shutil.copyfile(self.path(digest), target)
+
+
+def hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class Delta:
+    """What a walk found changed since the previous one."""
+
+    changed: dict[str, str] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.removed)
+
+    def to_json(self) -> dict:
+        return {"changed": dict(sorted(self.changed.items())), "removed": sorted(self.removed)}
+
+
+def apply_delta(manifest: dict[str, str], delta: dict) -> None:
+    """Apply a recorded delta ({changed, removed}) to a manifest in place."""
+    for rel in delta.get("removed", ()):
+        manifest.pop(rel, None)
+    manifest.update(delta.get("changed", {}))
+
+
+class Snapshotter:
+    """Tracks one workspace's files and stores their changes in an ObjectStore."""
+
+    def __init__(self, root: Path, store: ObjectStore, manifest: dict[str, str] | None = None):
+        self.root = Path(root)
+        self.store = store
+        self.manifest: dict[str, str] = dict(manifest or {})
+        self._stats: dict[str, tuple] = {}
+
+    def _walk(self):
+        """(relative path, lstat result) of every regular file and symlink, folders recursed."""
+        stack = [("", str(self.root))]
+        while stack:
+            prefix, folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = prefix + entry.name
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    stack.append((rel + "/", entry.path))
+                elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                    yield rel, entry.path, info
+                # sockets, fifos and devices are not workspace content: never opened
+
+    def scan(self) -> Delta:
+        """Store what changed since the last scan; the manifest is updated and the delta returned."""
+        started = time.time_ns()
+        delta = Delta()
+        seen = set()
+        for rel, full, info in self._walk():
+            seen.add(rel)
+            key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
+            if self._stats.get(rel) == key and rel in self.manifest:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                digest = SYMLINK_PREFIX + os.readlink(full)
+            else:
+                try:
+                    digest = self.store.put_file(Path(full))
+                except OSError:
+                    continue  # vanished or unreadable: it will be seen at the next scan
+            racy = max(info.st_mtime_ns, info.st_ctime_ns) >= started - RACY_WINDOW_NS
+            if racy:
+                self._stats.pop(rel, None)
+            else:
+                self._stats[rel] = key
+            if self.manifest.get(rel) != digest:
+                self.manifest[rel] = digest
+                delta.changed[rel] = digest
+        for rel in [r for r in self.manifest if r not in seen]:
+            del self.manifest[rel]
+            self._stats.pop(rel, None)
+            delta.removed.append(rel)
+        return delta
+
+    def restore(self, manifest: dict[str, str]) -> None:
+        """Make the workspace hold exactly `manifest` (removing other files), then track it."""
+        restore_files(self.store, manifest, self.root, current=None)
+        self.manifest = dict(manifest)
+        self._stats.clear()
+        self.scan()
+
+
+def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
+                  current: dict[str, str] | None = None) -> None:
+    """Write the files of a manifest into `target`, removing files the manifest does not hold."""
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    for folder, dirs, files in os.walk(target, topdown=False):
+        for name in files:
+            path = Path(folder) / name
+            rel = path.relative_to(target).as_posix()
+            if rel not in manifest:
+                path.unlink()
+        for name in dirs:
+            path = Path(folder) / name
+            if path.is_symlink():
+                if path.relative_to(target).as_posix() not in manifest:
+                    path.unlink()
+    for rel, digest in sorted(manifest.items()):
+        path = target / rel
+        if digest.startswith(SYMLINK_PREFIX):
+            if path.is_symlink() and os.readlink(path) == digest[len(SYMLINK_PREFIX):]:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.is_symlink() or path.exists():
+                path.unlink()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(digest[len(SYMLINK_PREFIX):], path)
+            continue
+        if path.is_file() and not path.is_symlink():
+            if path.stat().st_size == store.path(digest).stat().st_size and hash_file(path) == digest:
+                continue
+        store.copy_to(digest, path)

@@ -1,0 +1,103 @@
+"""The run's trace: trace.jsonl, one JSON record per step, appended and fsynced, never rewritten.
+
+A record is written with one write() and fsynced, so a kill leaves at most one incomplete
+line at the end. Reading keeps the longest prefix of complete, well-formed records; resuming
+moves anything after it into trace.jsonl.torn (nothing recorded is thrown away) and cuts the
+file back to that prefix before appending again.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import RunError
+
+TRACE = "trace.jsonl"
+TORN_SUFFIX = ".torn"
+
+
+def timestamp(seconds: float | None = None) -> str:
+    """UTC time as ISO 8601 with milliseconds, e.g. 2026-11-30T04:15:00.123Z."""
+    moment = datetime.fromtimestamp(time.time() if seconds is None else seconds, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def encode_record(record: dict) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+@dataclass
+class TraceContents:
+    records: list[dict]
+    valid_bytes: int
+    torn: bytes
+
+
+def read_trace(path: Path) -> TraceContents:
+    """The complete records of a trace; an incomplete or corrupt tail is returned apart."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return TraceContents([], 0, b"")
+    except OSError as error:
+        raise RunError(f"cannot read {path}: {error.strerror or error}") from None
+    records: list[dict] = []
+    offset = 0
+    while offset < len(data):
+        end = data.find(b"\n", offset)
+        if end < 0:
+            break
+        try:
+            record = json.loads(data[offset:end])
+        except ValueError:
+            break
+        if not isinstance(record, dict) or record.get("step") != len(records) + 1:
+            break
+        records.append(record)
+        offset = end + 1
+    return TraceContents(records, offset, data[offset:])
+
+
+def repair_trace(path: Path) -> list[dict]:
+    """Keep the complete records, move a torn tail into trace.jsonl.torn; the records are returned."""
+    contents = read_trace(path)
+    if contents.torn:
+        with open(str(path) + TORN_SUFFIX, "ab") as keep:
+            keep.write(contents.torn)
+            keep.flush()
+            os.fsync(keep.fileno())
+        with open(path, "r+b") as handle:
+            handle.truncate(contents.valid_bytes)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return contents.records
+
+
+class TraceWriter:
+    """Appends records to trace.jsonl, each flushed to disk before append() returns."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise RunError(f"cannot open {path} for writing: {error.strerror or error}") from None
+
+    def append(self, record: dict) -> None:
+        data = encode_record(record)
+        written = os.write(self._fd, data)
+        while written < len(data):  # a short write on a full disk or a signal: finish the record
+            written += os.write(self._fd, data[written:])
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self):
+        self.close()
