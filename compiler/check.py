@@ -103,11 +103,27 @@ class Checker:
             out.tasks[name] = (ir, path)
         for name, (decl, path) in self.table["experiment"].items():
             ir, refs = lower_experiment(decl, self.report)
+            checked: set[str] = set()
             for kind, node in refs:
-                self.reference(kind, node.value, node.span, path, kind)
+                if self.reference(kind, node.value, node.span, path, kind) and kind == "task" \
+                        and node.value in out.tasks and node.value not in checked:
+                    checked.add(node.value)
+                    self._check_variant(ir, node, out.tasks[node.value][0])
             out.experiments[name] = (ir, path)
         out.diagnostics = _sorted_unique(self.report.diagnostics)
         return out
+
+
+    def _check_variant(self, experiment: dict, task_node, task: dict) -> None:
+        """A task named by an experiment must declare the data variant the experiment runs it on."""
+        name = task_node.value
+        variant = experiment["overrides"].get(name, {}).get("data") or experiment["data"]
+        if variant and task["data"] and variant not in task["data"]:
+            has = ", ".join(sorted(task["data"]))
+            self.report.error("E405", f"experiment `{experiment['name']}` runs task `{name}` on data `{variant}`, "
+                              f"which the task does not declare (it has: {has})", task_node.span,
+                              hint=f"add `override {name} {{ data {sorted(task['data'])[0]} }}` to the experiment, "
+                                   f"or a `data {variant} {{ ... }}` variant to the task")
 
 
 def _sorted_unique(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -28,9 +28,15 @@ def _known_prompts() -> set[str]:
 
 
 def empty_settings() -> dict:
-    return {"action_set": None, "show": None, "hide": [], "models": {}, "history": DEFAULTS["history"],
+    return {"action_set": None, "show": None, "unhide": [], "hide": [], "models": {}, "history": DEFAULTS["history"],
             "summarize_over": DEFAULTS["summarize_over"], "retries": DEFAULTS["retries"], "prompt": None,
             "format_error": None, "reply": None, "prompts": {}, "hooks": {"before_step": [], "after_step": []}}
+
+
+def _with_nodes(names: list[str], value: A.Value) -> list[tuple[str, A.Value]]:
+    """Each name with the list item that wrote it, so a diagnostic can point at the item."""
+    items = value.items if isinstance(value, A.List) else ()
+    return [(name, next((i for i in items if isinstance(i, A.Str) and i.value == name), value)) for name in names]
 
 
 class AgentResolver:
@@ -80,11 +86,15 @@ class AgentResolver:
                 s["action_set"] = entry.name
             elif isinstance(entry, A.Show):
                 names = report.string_list(entry.value, "shown actions") or []
-                s["show"] = (s["show"] or []) + [(n, entry.value) for n in names]
+                if s["show"] is None and decl.parent is not None:
+                    # the parent shows every action: `show` only takes names off the hidden list
+                    s["unhide"] = s["unhide"] + _with_nodes(names, entry.value)
+                else:
+                    s["show"] = (s["show"] or []) + _with_nodes(names, entry.value)
                 s["hide"] = [h for h in s["hide"] if h[0] not in names]
             elif isinstance(entry, A.Hide):
                 names = report.string_list(entry.value, "hidden actions") or []
-                s["hide"] = s["hide"] + [(n, entry.value) for n in names]
+                s["hide"] = s["hide"] + _with_nodes(names, entry.value)
             elif isinstance(entry, A.Model):
                 self._model(entry, s)
             elif isinstance(entry, A.History):
@@ -239,7 +249,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         return None
     actions = action_sets[set_ref.value]
     names = [a["name"] for a in actions]
-    for label, items in (("show", settings["show"] or []), ("hide", settings["hide"])):
+    for label, items in (("show", (settings["show"] or []) + settings["unhide"]), ("hide", settings["hide"])):
         for item, value in items:
             if item not in names:
                 report.error("E306", f"`{label}` names {item!r}, which is not an action of `{set_ref.value}`",

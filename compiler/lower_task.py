@@ -22,7 +22,7 @@ DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
                   "memory": None, "tokens": None, "cost": None}
 LIMIT_KINDS = {"steps": "int", "time": "duration", "script_timeout": "duration",
                "memory": "size", "tokens": "int", "cost": "number"}
-REQUIRED = ("title", "problem", "starter", "metric", "baseline", "data")
+REQUIRED = ("title", "category", "problem", "starter", "metric", "baseline", "data")
 
 
 def lower_limits(limits: A.Limits, report: Reporter, where: str) -> dict:
@@ -160,7 +160,10 @@ class TaskLowerer:
 
     def _success(self, e: A.Success, ir):
         threshold = self.report.percent(e.threshold, "`success improvement >=`")
-        if threshold is not None:
+        if threshold is not None and threshold <= 0:
+            self.report.error("E405", f"the success threshold must be above 0%, not {e.threshold.text}",
+                              e.threshold.span, hint="the default is `success improvement >= 10%`")
+        elif threshold is not None:
             ir["success"] = {"improvement": threshold}
 
     def _defaultagent(self, e: A.DefaultAgent, ir):
