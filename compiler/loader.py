@@ -14,6 +14,7 @@ from .diagnostics import Diagnostic, DiagnosticError, SourceCache, Span
 from .resources import std_dir
 
 SUFFIX = ".mlab"
+YAML_SUFFIX = ".mlab.yaml"  # the same declarations written as YAML (yaml_form.py)
 
 
 @dataclass
@@ -55,12 +56,12 @@ def display_path(path: Path) -> str:
 
 
 def expand_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """Files named, plus *.mlab files under folders named; and the names that do not exist."""
+    """Files named, plus *.mlab and *.mlab.yaml files under folders named; and the names that do not exist."""
     files, missing = [], []
     for name in paths:
         path = Path(name)
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob(f"*{SUFFIX}") if p.is_file()))
+            files.extend(sorted(p for p in path.rglob("*") if p.name.endswith((SUFFIX, YAML_SUFFIX)) and p.is_file()))
         elif path.is_file():
             files.append(path)
         else:
@@ -79,6 +80,8 @@ def load_program(files: list[Path]) -> Program:
 
 def _load(program: Program, path: Path, stack: list[str], at: Span | None = None) -> None:
     from .parser import parse_bytes
+    if path.name.endswith(YAML_SUFFIX):
+        from .yaml_form import parse_yaml_bytes as parse_bytes
 
     key = display_path(path)
     if key in program.modules or key in program.imports:
@@ -130,11 +133,13 @@ def _resolve_use(program: Program, use: A.Use, importer: Path) -> Path | None:
             "E204", f"cannot read {name!r}: it is a folder", use.target.span,
             hint="`use` takes a .mlab file; name a file inside the folder"))
         return None
-    if not target.is_file() and not name.endswith(SUFFIX) and target.with_name(target.name + SUFFIX).is_file():
-        target = target.with_name(target.name + SUFFIX)
+    for suffix in (SUFFIX, YAML_SUFFIX):  # `use "name"` finds name.mlab or name.mlab.yaml
+        if not target.is_file() and not name.endswith(suffix) and target.with_name(target.name + suffix).is_file():
+            target = target.with_name(target.name + suffix)
     if not target.is_file():
         program.diagnostics.append(Diagnostic(
-            "E201", f"cannot find {name!r} (looked for {display_path(target)})", use.target.span,
+            "E201", f"cannot find {name!r}" + (f" (looked for {display_path(target)})"
+                                               if display_path(target) != name else ""), use.target.span,
             hint="a `use` path is relative to the file that contains it"))
         return None
     return target

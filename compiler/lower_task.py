@@ -81,7 +81,7 @@ class TaskLowerer:
 
     def relative_hint(self) -> str:
         """Where relative paths start, shown as the user sees the task's folder."""
-        return f"the path is relative to the folder of the task's file ({display_path(self.root)})"
+        return f"the path is relative to {display_path(self.root)}/, the folder of the task's file"
 
     # -- simple entries ---------------------------------------------------
     def _title(self, e: A.Title, ir):
