@@ -1,0 +1,2 @@
+import pandas
+print("baseline")
