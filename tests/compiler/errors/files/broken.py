@@ -1,0 +1,2 @@
+def score(submission answers):
+    return 0.0
