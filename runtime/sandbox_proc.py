@@ -1,0 +1,160 @@
+"""Process-tree helpers over /proc: descendants, their memory, task counts and killing.
+
+Standard library only and no package-relative imports: the script launcher
+(sandbox_launcher.py) imports this module by path, before any privilege drop.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def process_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, start time in clock ticks) of pid, or None if it is gone."""
+    text = _read(f"/proc/{pid}/stat")
+    if not text:
+        return None
+    # The command name may hold spaces and parentheses: the fields start after the last ')'.
+    fields = text[text.rfind(")") + 2:].split()
+    try:
+        return fields[0], int(fields[1]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _has_children_files() -> bool:
+    pid = os.getpid()
+    return os.path.exists(f"/proc/{pid}/task/{pid}/children")
+
+
+_CHILDREN_FILES = _has_children_files()
+
+
+def _children_from_files(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        thread_ids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return children
+    # A child is listed under the thread that created it, so every thread is read.
+    for tid in thread_ids:
+        text = _read(f"/proc/{pid}/task/{tid}/children")
+        if text:
+            children.extend(int(word) for word in text.split())
+    return children
+
+
+def _children_by_scan() -> dict[int, list[int]]:
+    by_parent: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = process_stat(int(name))
+            if stat:
+                by_parent.setdefault(stat[1], []).append(int(name))
+    return by_parent
+
+
+def list_descendants(root_pid: int) -> list[tuple[int, int]]:
+    """Living descendants of root_pid as (pid, start time), parents before children.
+
+    Zombies are left out: they hold no memory and cannot be killed again.
+    """
+    by_parent = None if _CHILDREN_FILES else _children_by_scan()
+    found: list[tuple[int, int]] = []
+    seen = {root_pid}
+    queue = [root_pid]
+    while queue:
+        pid = queue.pop(0)
+        children = _children_from_files(pid) if by_parent is None else by_parent.get(pid, [])
+        for child in children:
+            if child in seen:
+                continue
+            seen.add(child)
+            stat = process_stat(child)
+            if stat is None:
+                continue
+            queue.append(child)
+            if stat[0] not in "ZX":
+                found.append((child, stat[2]))
+    return found
+
+
+def private_memory_bytes(pid: int) -> int:
+    """Resident memory of pid that is not backed by files (RSS minus shared pages)."""
+    text = _read(f"/proc/{pid}/statm")
+    if not text:
+        return 0
+    fields = text.split()
+    try:
+        return max(0, int(fields[1]) - int(fields[2])) * PAGE_SIZE
+    except (IndexError, ValueError):
+        return 0
+
+
+def tasks_of_user(uid: int) -> int:
+    """Number of tasks (threads included) whose real uid is uid: what RLIMIT_NPROC counts."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        text = _read(f"/proc/{name}/status")
+        if not text:
+            continue
+        real_uid = threads = None
+        for line in text.splitlines():
+            if line.startswith("Uid:"):
+                real_uid = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+                break
+        if real_uid == uid:
+            count += threads or 1
+    return count
+
+
+def _kill_exact(pid: int, start_time: int) -> None:
+    """SIGKILL pid only if it is still the process that started at start_time.
+
+    A pid file descriptor pins the process, so a pid recycled between listing and
+    killing can never hit an unrelated process.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        stat = process_stat(pid)
+        if stat is not None and stat[2] == start_time:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(pidfd)
+
+
+def kill_descendants(root_pid: int, attempts: int = 200) -> bool:
+    """SIGKILL every descendant of root_pid until none is alive; True when none is left.
+
+    Killed processes cannot fork again, and the children they made in the meantime
+    stay descendants (re-parented to a subreaper or to a PID namespace's init), so
+    the next pass finds them.
+    """
+    for _ in range(attempts):
+        living = list_descendants(root_pid)
+        if not living:
+            return True
+        for pid, start_time in living:
+            _kill_exact(pid, start_time)
+        time.sleep(0.005)
+    return not list_descendants(root_pid)

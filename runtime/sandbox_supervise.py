@@ -1,0 +1,267 @@
+"""Watching one launched script: output, time, memory and process count, then the kill.
+
+The launcher (sandbox_launcher.py) is the harness's only child; everything the
+script starts is its descendant (bubblewrap's PID namespace or the launcher's
+subreaper keep even setsid() grandchildren in the tree). The harness reads the
+combined output as it comes, samples the tree every WATCH_INTERVAL_S, kills the
+tree at a limit, and reaps the launcher with wait4 for the kernel's CPU account.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlab import sandbox_proc
+from mlab.sandbox_output import OutputCollector
+
+LAUNCHER = str(Path(__file__).with_name("sandbox_launcher.py"))
+WATCH_INTERVAL_S = 0.05
+KILL_GRACE_S = 2.0
+DRAIN_AFTER_EXIT_S = 2.0
+PIPE_BYTES = 1 << 20
+READ_BYTES = 1 << 20
+
+
+@dataclass
+class Limits:
+    """What the watchdog enforces (None: not enforced)."""
+
+    timeout_s: float
+    memory_bytes: int | None
+    max_processes: int | None
+    scratch_mounts: tuple[str, ...] = ()   # sandbox tmpfs whose RAM counts as the tree's
+
+
+@dataclass
+class Supervision:
+    """What was measured about one launched script."""
+
+    exit_code: int | None
+    killed_reason: str | None
+    started: bool
+    wall_s: float
+    cpu_s: float
+    peak_memory_bytes: int
+
+
+class _StatusReader:
+    """Parses the JSON documents that the launcher and bubblewrap write on the status fd."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+        self.facts: dict = {}
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data.decode("utf-8", "replace")
+        decoder = json.JSONDecoder()
+        while True:
+            text = self.buffer.lstrip()
+            if not text:
+                self.buffer = ""
+                return
+            try:
+                document, end = decoder.raw_decode(text)
+            except ValueError:
+                self.buffer = text
+                return
+            self.buffer = text[end:]
+            if isinstance(document, dict):
+                self.facts.update(document)
+
+
+class _TreeWatch:
+    """Samples the memory and size of the launcher's process tree."""
+
+    def __init__(self, root_pid: int, scratch_mounts: tuple[str, ...], facts: dict) -> None:
+        self.root_pid = root_pid
+        self.scratch_mounts = scratch_mounts
+        self.facts = facts     # bubblewrap's status: "child-pid" is a process inside the sandbox
+        self.peak_bytes = 0
+
+    def sample(self) -> tuple[int, int]:
+        """(bytes in use now, number of processes), updating the peak."""
+        tree = sandbox_proc.list_descendants(self.root_pid)
+        used = sandbox_proc.private_memory_bytes(self.root_pid)
+        used += sum(sandbox_proc.private_memory_bytes(pid) for pid, _ in tree)
+        if self.scratch_mounts and "child-pid" in self.facts:
+            used += self._scratch_bytes(int(self.facts["child-pid"]))
+        self.peak_bytes = max(self.peak_bytes, used)
+        return used, len(tree)
+
+    def _scratch_bytes(self, inner_pid: int) -> int:
+        # Files in the sandbox's tmpfs live in RAM without belonging to any process.
+        total = 0
+        for mount in self.scratch_mounts:
+            try:
+                info = os.statvfs(f"/proc/{inner_pid}/root{mount}")
+            except OSError:
+                continue
+            total += (info.f_blocks - info.f_bfree) * info.f_frsize
+        return total
+
+
+def _exit_code_of(wait_status: int) -> int:
+    if os.WIFSIGNALED(wait_status):
+        return 128 + os.WTERMSIG(wait_status)
+    return os.waitstatus_to_exitcode(wait_status)
+
+
+def supervise(config: dict, limits: Limits, collector: OutputCollector) -> Supervision:
+    """Launch the script described by config and watch it to the end."""
+    out_read, out_write = os.pipe()
+    status_read, status_write = os.pipe()
+    try:
+        fcntl.fcntl(out_read, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:
+        pass  # a smaller pipe only means more reads
+    config = {**config, "status_fd": status_write, "parent_pid": os.getpid()}
+    started_at = time.monotonic()
+    try:
+        launcher = subprocess.Popen(
+            [sys.executable, "-I", "-S", LAUNCHER], stdin=subprocess.DEVNULL, stdout=out_write,
+            stderr=out_write, pass_fds=(status_write,), start_new_session=True, cwd="/",
+            env={"MLAB_SANDBOX_CONFIG": json.dumps(config)})
+    except BaseException:
+        for fd in (out_read, status_read):
+            os.close(fd)
+        raise
+    finally:
+        os.close(out_write)
+        os.close(status_write)
+    run = _Run(launcher, out_read, status_read, limits, collector, started_at)
+    run.start_reported = config.get("start_reported", True)
+    try:
+        return run.watch()
+    finally:
+        run.close()
+
+
+class _Run:
+    """The watch loop over one launcher."""
+
+    def __init__(self, launcher: subprocess.Popen, out_fd: int, status_fd: int, limits: Limits,
+                 collector: OutputCollector, started_at: float) -> None:
+        self.launcher = launcher
+        self.out_fd = out_fd
+        self.status_fd = status_fd
+        self.limits = limits
+        self.collector = collector
+        self.started_at = started_at
+        self.status = _StatusReader()
+        self.start_reported = True
+        self.watch_tree = _TreeWatch(launcher.pid, limits.scratch_mounts, self.status.facts)
+        self.killed_reason: str | None = None
+        self.killed_at = 0.0
+        self.wait_result: tuple[int, int, object] | None = None
+        try:
+            self.pidfd: int | None = os.pidfd_open(launcher.pid)
+        except OSError:
+            self.pidfd = None
+
+    def watch(self) -> Supervision:
+        deadline = self.started_at + self.limits.timeout_s
+        next_sample = self.started_at
+        exited_at = None
+        open_fds = {self.out_fd, self.status_fd}
+        while True:
+            now = time.monotonic()
+            if self.wait_result is None and now >= next_sample:
+                next_sample = now + WATCH_INTERVAL_S
+                self._check_limits(now, deadline)
+            if self.wait_result is None:
+                self._reap(nohang=True)
+                if self.wait_result is not None:
+                    exited_at = time.monotonic()
+            if self.wait_result is not None and (not open_fds or now - exited_at > DRAIN_AFTER_EXIT_S):
+                break
+            waiting = [*open_fds] + ([self.pidfd] if self.pidfd is not None and self.wait_result is None else [])
+            pause = max(0.0, min(next_sample - now, deadline - now)) if self.wait_result is None else 0.1
+            ready, _, _ = select.select(waiting, [], [], pause)
+            for fd in ready:
+                if fd in open_fds and not self._read(fd):
+                    open_fds.discard(fd)
+        return self._outcome()
+
+    def _read(self, fd: int) -> bool:
+        """Read what fd has; False at end of file."""
+        data = os.read(fd, READ_BYTES)
+        if not data:
+            return False
+        if fd == self.out_fd:
+            self.collector.add_bytes(data)
+        else:
+            self.status.feed(data)
+        return True
+
+    def _check_limits(self, now: float, deadline: float) -> None:
+        if self.killed_reason is not None:
+            self._kill(now)
+            return
+        used, processes = self.watch_tree.sample()
+        if now >= deadline:
+            self._kill(now, "timeout")
+        elif self.limits.memory_bytes is not None and used > self.limits.memory_bytes:
+            self._kill(now, "memory")
+        elif self.limits.max_processes is not None and processes > self.limits.max_processes:
+            self._kill(now, "processes")
+
+    def _kill(self, now: float, reason: str | None = None) -> None:
+        if reason is not None and self.killed_reason is None:
+            self.killed_reason = reason
+            self.killed_at = now
+        sandbox_proc.kill_descendants(self.launcher.pid, attempts=20)
+        if now - self.killed_at > KILL_GRACE_S:
+            # The launcher ends by itself once its tree is gone; this is the backstop.
+            self._signal_launcher(signal.SIGKILL)
+
+    def _signal_launcher(self, sig: int) -> None:
+        if self.wait_result is None:
+            try:
+                os.kill(self.launcher.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def _reap(self, nohang: bool) -> None:
+        pid, wait_status, usage = os.wait4(self.launcher.pid, os.WNOHANG if nohang else 0)
+        if pid == self.launcher.pid:
+            self.wait_result = (pid, wait_status, usage)
+            self.launcher.returncode = _exit_code_of(wait_status)
+
+    def _outcome(self) -> Supervision:
+        _, wait_status, usage = self.wait_result
+        facts = self.status.facts
+        # The launcher's own account leaves out its overhead; wait4's is the fallback.
+        cpu_s = float(facts.get("tree-cpu-s", usage.ru_utime + usage.ru_stime))
+        maxrss_kib = int(facts.get("tree-maxrss-kib", usage.ru_maxrss))
+        exit_code = facts.get("exit-code", _exit_code_of(wait_status))
+        # Without --json-status-fd support bubblewrap cannot say that the script started.
+        started = "child-pid" in facts or not self.start_reported
+        killed_reason = self.killed_reason
+        if killed_reason is None and not started:
+            killed_reason = "sandbox_failed"
+        return Supervision(
+            exit_code=None if killed_reason else int(exit_code),
+            killed_reason=killed_reason,
+            started=started,
+            wall_s=time.monotonic() - self.started_at,
+            cpu_s=cpu_s,
+            peak_memory_bytes=max(self.watch_tree.peak_bytes, maxrss_kib * 1024),
+        )
+
+    def close(self) -> None:
+        """Leave nothing behind, even when the watch ended with an exception."""
+        if self.wait_result is None:
+            sandbox_proc.kill_descendants(self.launcher.pid)
+            self._signal_launcher(signal.SIGKILL)
+            self._reap(nohang=False)
+        for fd in (self.out_fd, self.status_fd, self.pidfd):
+            if fd is not None:
+                os.close(fd)
