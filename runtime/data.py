@@ -91,7 +91,7 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
         raise DataError(f"{where}: unknown source kind {kind!r}")
     fields = {"code": DATA_CODE_VERSION, "source": source, "content": content,
               "split": variant["split"], "id": variant["id"], "answers": variant["answers"],
-              "public": variant["public"], "private": variant["private"],
+              "public": variant["public"], "private": variant["private"], "checksums": variant["checksums"],
               "seed": _generate_seed(variant) if kind == "generate" else None,
               "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()

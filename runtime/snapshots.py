@@ -2,9 +2,10 @@
 
 `ObjectStore` keeps file contents under objects/<2 hex>/<62 hex> by SHA-256, written once.
 `Snapshotter` walks the workspace after each step and finds changed files cheaply: a file
-whose size, mtime, ctime and inode match the previous walk is not read again (ctime cannot be
-set back by a script, and a file modified within the last moments before a walk is re-read
-at the next one, so a same-size rewrite inside one clock tick is not missed). The result of a
+whose size, mtime, inode and mode match the previous walk is not read again, and a file
+modified within the last moments before a walk is re-read at the next one, so a same-size
+rewrite inside one clock tick is not missed. (ctime is left out on purpose: the sandbox
+changes file owners around every script, which would make every file look changed.) The result of a
 walk is a delta — changed paths with their hashes, removed paths — that the trace records;
 a step's full manifest is the initial manifest with the deltas of steps 1..N applied.
 """
@@ -163,7 +164,7 @@ class Snapshotter:
         seen = set()
         for rel, full, info in self._walk():
             seen.add(rel)
-            key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
+            key = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
             if self._stats.get(rel) == key and rel in self.manifest:
                 continue
             if stat.S_ISLNK(info.st_mode):
@@ -173,7 +174,7 @@ class Snapshotter:
                     digest = self.store.put_file(Path(full))
                 except OSError:
                     continue  # vanished or unreadable: it will be seen at the next scan
-            racy = max(info.st_mtime_ns, info.st_ctime_ns) >= started - RACY_WINDOW_NS
+            racy = info.st_mtime_ns >= started - RACY_WINDOW_NS
             if racy:
                 self._stats.pop(rel, None)
             else:

@@ -1,0 +1,198 @@
+"""Preparing data variants: sources, splits, answers kept out of the workspace, the cache."""
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mlab import data as data_module
+from mlab.build import resolve_task
+from mlab.cli import main
+from mlab.data import install_data, prepare_data
+from mlab.errors import DataError
+
+from runtime_helpers import REPO
+
+HOUSES = REPO / "tasks" / "house-price" / "lite" / "houses.csv"
+
+
+def test_house_price_lite_split_is_the_one_demo_json_was_made_with(house_task):
+    prepared = prepare_data(house_task, "lite")
+    train = pd.read_csv(prepared.public / "train.csv")
+    test = pd.read_csv(prepared.public / "test.csv")
+    answers = pd.read_csv(prepared.private / "answers.csv")
+    assert (len(train), len(test), len(answers)) == (2344, 586, 586)
+    houses = pd.read_csv(HOUSES)
+    expected_test = houses.sample(frac=0.2, random_state=42)
+    assert list(test["Id"]) == list(expected_test["Id"])
+    assert list(train["Id"]) == list(houses.drop(expected_test.index)["Id"])
+    assert "SalePrice" not in test.columns and "SalePrice" in train.columns
+    assert list(answers.columns) == ["Id", "SalePrice"]
+    assert list(answers["SalePrice"]) == list(expected_test["SalePrice"])
+
+
+def test_answers_never_enter_the_workspace(new_run):
+    run = new_run()
+    workspace = sorted(p.name for p in run.workspace.root.iterdir())
+    assert workspace == ["data_description.txt", "test.csv", "train.csv", "train.py"]
+    assert "SalePrice" not in pd.read_csv(run.workspace.root / "test.csv").columns
+    assert (run.dir / "private" / "answers.csv").is_file()
+
+
+def test_a_second_preparation_reuses_the_cache(house_task, monkeypatch, tmp_path):
+    first = prepare_data(house_task, "lite", cache_dir=tmp_path)
+    assert not first.reused
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the data was prepared again")
+
+    monkeypatch.setattr(data_module, "_materialise", must_not_run)
+    second = prepare_data(house_task, "lite", cache_dir=tmp_path)
+    assert second.reused and second.folder == first.folder
+
+
+def test_remote_sources_say_what_to_do_offline(house_task):
+    with pytest.raises(DataError, match=r"data variant full of task house-price needs kaggle "
+                                        r"'home-data-for-ml-course' \(not available offline\); use --data lite"):
+        prepare_data(house_task, "full")
+
+
+def test_mlab_prepare_prints_where_the_data_is(house_build, mlab_env, capsys):
+    assert main(["prepare", "house-price", "--build", str(house_build)]) == 0
+    out = capsys.readouterr().out
+    assert "house-price (lite)" in out and str(mlab_env) in out
+    assert "public: test.csv, train.csv" in out and "private: answers.csv" in out
+
+
+# -- other sources and splits, on small tasks written here ------------------------------
+
+def make_task(folder: Path, data_block: str, extra_files: dict[str, str] | None = None,
+              read_only: str = "[]") -> Path:
+    """A minimal task source with the given data block; returns the .mlab path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "env").mkdir(exist_ok=True)
+    (folder / "env" / "train.py").write_text("print('hello')\n")
+    for name, text in (extra_files or {}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    source = folder / "mini.mlab"
+    source.write_text(textwrap.dedent("""\
+        use std "agents"
+        task mini {
+          title "A small task"
+          category canonical
+          problem "Predict y."
+          starter "env"
+          read_only READ_ONLY
+          DATA
+          submission "submission.csv" columns ["Id", "y"]
+          metric mae on "y" lower_is_better
+          baseline run "train.py"
+        }
+        """).replace("READ_ONLY", read_only).replace("DATA", data_block))
+    return source
+
+
+def prepared_frames(source: Path, variant: str = "lite"):
+    prepared = prepare_data(resolve_task(str(source)), variant)
+    read = {p.relative_to(prepared.folder).as_posix(): p for p in prepared.folder.rglob("*.csv")}
+    return prepared, {name: pd.read_csv(path) for name, path in read.items()}
+
+
+def test_sklearn_source_adds_an_id_and_renames_the_target(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from sklearn "load_iris" split random 0.2 seed 1
+        id "Id" answers ["species"] public ["train.csv", "test.csv"] private ["answers.csv"] }""")
+    _, frames = prepared_frames(source)
+    assert len(frames["public/train.csv"]) == 120 and len(frames["public/test.csv"]) == 30
+    assert list(frames["private/answers.csv"].columns) == ["Id", "species"]
+    assert "species" not in frames["public/test.csv"].columns
+    ids = sorted(frames["public/train.csv"]["Id"]) + sorted(frames["public/test.csv"]["Id"])
+    assert sorted(ids) == list(range(150))
+
+
+def test_missing_answer_column_is_named(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from csv "rows.csv" split random 0.5 seed 1
+        id "Id" answers ["price"] public ["train.csv", "test.csv"] private ["answers.csv"] }""",
+                       {"rows.csv": "Id,x,y\n1,2,3\n2,3,4\n"})
+    with pytest.raises(DataError, match=r"answer column\(s\) price are not in the data; columns: Id, x, y"):
+        prepare_data(resolve_task(str(source)), "lite")
+
+
+def test_group_split_keeps_whole_groups_on_one_side(tmp_path, mlab_env):
+    rows = "Id,patient,x,y\n" + "".join(f"{i},{i % 10},{i},{i * 2}\n" for i in range(100))
+    source = make_task(tmp_path / "t", """data lite { from csv "rows.csv" split group "patient" 0.3 seed 7
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""", {"rows.csv": rows})
+    _, frames = prepared_frames(source)
+    train, test = set(frames["public/train.csv"]["patient"]), set(frames["public/test.csv"]["patient"])
+    assert len(test) == 3 and not train & test and len(train | test) == 10
+
+
+def test_time_split_puts_the_latest_rows_in_test(tmp_path, mlab_env):
+    rows = "Id,year,y\n" + "".join(f"{i},{2000 + (i * 7) % 20},{i}\n" for i in range(20))
+    source = make_task(tmp_path / "t", """data lite { from csv "rows.csv" split time "year" 0.25
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""", {"rows.csv": rows})
+    _, frames = prepared_frames(source)
+    assert sorted(frames["public/test.csv"]["year"]) == [2015, 2016, 2017, 2018, 2019]
+    assert frames["public/train.csv"]["year"].max() == 2014
+
+
+def test_folder_source_puts_private_files_aside(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from folder "files" split none
+        public ["inputs.txt", "more/notes.txt"] private ["labels.txt"] }""",
+                       {"files/inputs.txt": "a\n", "files/more/notes.txt": "b\n", "files/labels.txt": "secret\n"})
+    prepared = prepare_data(resolve_task(str(source)), "lite")
+    assert (prepared.public / "more" / "notes.txt").read_text() == "b\n"
+    assert not (prepared.public / "labels.txt").exists()
+    assert (prepared.private / "labels.txt").read_text() == "secret\n"
+
+
+GENERATOR = '''
+import pandas as pd
+
+def frame(public_dir, private_dir, seed):
+    return pd.DataFrame({"x": range(10), "y": [seed] * 10})
+
+def files(public_dir, private_dir, seed):
+    (public_dir / "inputs.txt").write_text(f"seed {seed}")
+    (private_dir / "expected.txt").write_text("42")
+'''
+
+
+def test_generate_returning_a_table_is_split_and_given_ids(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from generate "gen.py:frame" split random 0.2 seed 5
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""", {"gen.py": GENERATOR})
+    _, frames = prepared_frames(source)
+    assert len(frames["public/train.csv"]) == 8 and set(frames["private/answers.csv"]["y"]) == {5}
+    assert list(frames["public/train.csv"].columns) == ["Id", "x", "y"]
+
+
+def test_generate_writing_files_keeps_them(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from generate "gen.py:files" split none
+        public ["inputs.txt"] private ["expected.txt"] }""", {"gen.py": GENERATOR})
+    prepared = prepare_data(resolve_task(str(source)), "lite")
+    assert (prepared.public / "inputs.txt").read_text() == "seed 0"
+    assert (prepared.private / "expected.txt").read_text() == "42"
+
+
+def test_declared_checksums_are_verified(tmp_path, mlab_env):
+    rows = "Id,y\n1,2\n2,3\n3,4\n4,5\n5,6\n"
+    good = hashlib.sha256(rows.encode()).hexdigest()
+    block = """data lite { from csv "rows.csv" split random 0.2 seed 1 id "Id" answers ["y"]
+        public ["train.csv", "test.csv"] private ["answers.csv"] checksum "rows.csv" "HASH" }"""
+    ok = make_task(tmp_path / "ok", block.replace("HASH", good), {"rows.csv": rows})
+    prepare_data(resolve_task(str(ok)), "lite")
+    bad = make_task(tmp_path / "bad", block.replace("HASH", "0" * 64), {"rows.csv": rows})
+    with pytest.raises(DataError, match=f"rows.csv has SHA-256 {good}, but the task declares 0000"):
+        prepare_data(resolve_task(str(bad)), "lite")
+
+
+def test_install_copies_without_linking_the_cache(house_task, tmp_path):
+    prepared = prepare_data(house_task, "lite")
+    workspace, private = tmp_path / "ws", tmp_path / "private"
+    workspace.mkdir(), private.mkdir()
+    install_data(prepared, workspace, private)
+    (workspace / "train.csv").write_text("changed")
+    assert (prepared.public / "train.csv").read_text() != "changed"

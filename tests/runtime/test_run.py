@@ -1,0 +1,184 @@
+"""A run folder: trace records, snapshots by content hash, checkout, limits, scripts, the driver CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mlabc.schemas import problems
+
+from mlab.checkout import checkout
+from mlab.cli import main
+from mlab.errors import UsageError
+from mlab.run import Run, RunEnded
+from mlab.trace import read_trace
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def objects_of(run) -> set[str]:
+    return {p.parent.name + p.name for p in (run.dir / "objects").rglob("*") if p.is_file()}
+
+
+def test_the_run_folder_and_run_json(new_run):
+    run = new_run(seed=7, limits={"steps": 9})
+    assert sorted(p.name for p in run.dir.iterdir()) == ["build", "objects", "output", "private", "research_log.md",
+                                                         "run.json", "trace.jsonl", "workspace"]
+    meta = json.loads((run.dir / "run.json").read_text())
+    assert problems("run", meta) == []
+    assert (meta["task"], meta["agent"], meta["data"]["variant"], meta["seed"]) == ("house-price", "research", "lite", 7)
+    assert meta["limits"]["steps"] == 9 and meta["limits"]["time"] == 1200  # lite variant overrides the task
+    assert meta["limits"]["script_timeout"] == 300 and meta["limits"]["memory"] == 8 * 2 ** 30
+
+
+def test_run_ids_sort_by_creation(new_run):
+    first, second = new_run(), new_run()
+    assert first.id != second.id and first.id[:15] <= second.id[:15]
+
+
+def test_every_trace_record_matches_the_schema_and_is_on_disk_at_once(new_run, stand_in_sandbox):
+    run = new_run()
+    run.step("List Files", {"dir_path": "."})
+    run.step("Write File", {"file_name": "a.py", "content": "print('hi')\n"})
+    run.step("Execute Script", {"script_name": "a.py"})
+    run.step("Nonsense", {})
+    run.step("Final Answer", {"final_answer": "done"})
+    records = read_trace(run.dir / "trace.jsonl").records
+    assert [r["step"] for r in records] == [1, 2, 3, 4, 5]
+    for record in records:
+        assert problems("trace", record) == [], record
+    assert [r["status"] for r in records] == ["ok", "ok", "ok", "error", "final"]
+    assert records[1]["resolved"] == {"action": "Write File", "primitive": "write_file",
+                                      "input": {"file_name": "a.py", "content": "print('hi')\n"}}
+    assert records[3]["resolved"] is None and records[4]["end_reason"] == "final_answer"
+    assert records[2]["compute"]["wall_s"] > 0 and records[2]["compute"]["exit_code"] == 0
+    assert records[2]["observation"].startswith("hi\n\nThe script ran for")
+    assert (run.dir / "output" / "step-0003.log").read_text() == "hi\n"
+    assert run.compute_totals()["scripts"] == 1
+    assert run.ended
+    with pytest.raises(RunEnded, match="has ended \\(final_answer\\)"):
+        run.step("List Files", {"dir_path": "."})
+
+
+def test_snapshots_store_only_changed_files_once(new_run):
+    run = new_run()
+    before = objects_of(run)
+    assert len(before) == 5  # four workspace files and the initial manifest
+    run.step("List Files", {"dir_path": "."})
+    assert objects_of(run) == before and run.records[-1]["snapshot"] == {"changed": {}, "removed": []}
+    run.step("Write File", {"file_name": "a.py", "content": "x = 1\n"})
+    delta = run.records[-1]["snapshot"]
+    assert list(delta["changed"]) == ["a.py"] and delta["removed"] == []
+    run.step("Write File", {"file_name": "b.py", "content": "x = 1\n"})  # same bytes: same object
+    assert len(objects_of(run)) == len(before) + 1
+    run.step("Undo Edit Script", {"script_name": "b.py"})
+    assert run.records[-1]["snapshot"] == {"changed": {}, "removed": ["b.py"]}
+
+
+def test_checkout_restores_any_step(new_run, tmp_path, capsys):
+    run = new_run()
+    states = [files_of(run.workspace.root)]
+    for content in ["one\n", "two\n", "three\n"]:
+        run.step("Write File", {"file_name": "notes/n.txt", "content": content})
+        states.append(files_of(run.workspace.root))
+    run.step("Undo Edit Script", {"script_name": "notes/n.txt"})
+    states.append(files_of(run.workspace.root))
+    for step, expected in enumerate(states):
+        target = tmp_path / f"step{step}"
+        checkout(run.dir, step, target)
+        assert files_of(target) == expected, step
+    assert main(["checkout", str(run.dir), "--step", "2", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "notes" / "n.txt").read_text() == "two\n"
+    assert "checked out step 2" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="has steps 0 to 4"):
+        checkout(run.dir, 9, tmp_path / "nine")
+    with pytest.raises(UsageError, match="not an empty folder"):
+        checkout(run.dir, 1, tmp_path / "cli")
+
+
+def test_step_limit_gives_a_shutdown_notice_then_ends(new_run):
+    run = new_run(limits={"steps": 2})
+    run.step("List Files", {"dir_path": "."})
+    run.step("List Files", {"dir_path": "."})
+    notice = run.step("Write File", {"file_name": "late.txt", "content": "x"})
+    assert notice.status == "shutdown" and "step limit (2 steps)" in notice.text and "Final Answer" in notice.text
+    assert not (run.workspace.root / "late.txt").exists() and not run.ended
+    last = run.step("List Files", {"dir_path": "."})
+    assert last.status == "shutdown" and "ended without a final answer" in last.text
+    assert run.ended and run.end_reason == "steps_limit"
+
+
+def test_a_final_answer_is_accepted_after_the_limit(new_run):
+    run = new_run(limits={"steps": 1})
+    run.step("List Files", {"dir_path": "."})
+    assert run.step("List Files", {"dir_path": "."}).status == "shutdown"
+    assert run.step("Final Answer", {"final_answer": "done"}).status == "final"
+    assert run.end_reason == "final_answer"
+
+
+def test_time_limit_gives_the_shutdown_notice(new_run):
+    run = new_run(limits={"time": 0.001})
+    import time
+
+    time.sleep(0.01)
+    notice = run.step("List Files", {"dir_path": "."})
+    assert notice.status == "shutdown" and "time limit" in notice.text
+
+
+def test_a_script_that_changes_a_read_only_file_sees_it_put_back(new_run, stand_in_sandbox):
+    run = new_run()
+    original = (run.workspace.root / "train.csv").read_bytes()
+    run.step("Write File", {"file_name": "spoil.py", "content": "open('train.csv', 'w').write('spoiled')\n"
+                                                                "import os; os.remove('test.csv')\n"})
+    observation = run.step("Execute Script", {"script_name": "spoil.py"})
+    assert "read-only file(s) test.csv, train.csv were changed and have been put back" in observation.text \
+        or "read-only file(s) train.csv, test.csv were changed and have been put back" in observation.text
+    assert (run.workspace.root / "train.csv").read_bytes() == original
+    assert (run.workspace.root / "test.csv").is_file()
+    assert "train.csv" not in run.records[-1]["snapshot"]["changed"]
+
+
+def test_a_failing_script_reports_its_status(new_run, stand_in_sandbox):
+    run = new_run()
+    run.step("Write File", {"file_name": "bad.py", "content": "raise SystemExit(3)\n"})
+    observation = run.step("Execute Script", {"script_name": "bad.py"})
+    assert "(the script printed nothing)" in observation.text and "failed with exit status 3" in observation.text
+
+
+def test_mlab_drive_runs_a_list_of_actions(house_build, mlab_env, tmp_path, capsys, stand_in_sandbox):
+    actions = tmp_path / "actions.json"
+    actions.write_text(json.dumps([{"action": "List Files", "input": {"dir_path": "."}},
+                                   {"action": "Final Answer", "input": {"final_answer": "done"}},
+                                   {"action": "List Files", "input": {"dir_path": "."}}]))
+    code = main(["drive", "house-price", "--build", str(house_build), "--actions", str(actions),
+                 "--runs-dir", str(tmp_path / "runs"), "--steps", "5", "--time", "10m"])
+    out = capsys.readouterr().out
+    assert code == 0 and "--- step 1: List Files [ok]" in out and "ended after 2 steps (final_answer)" in out
+    run_dir = next((tmp_path / "runs").iterdir())
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["limits"]["steps"] == 5 and meta["limits"]["time"] == 600
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["drive", "--actions", "missing.json"], "no such actions file"),
+    (["drive", "--actions", "ACTIONS"], "name a TASK"),
+    (["drive", "house-price", "--actions", "ACTIONS", "--time", "soon"], "'soon' is not a duration"),
+])
+def test_drive_usage_errors(args, message, tmp_path, capsys, mlab_env):
+    actions = tmp_path / "a.json"
+    actions.write_text("[]")
+    assert main([a.replace("ACTIONS", str(actions)) for a in args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_mlab_help_does_not_import_heavy_libraries():
+    import subprocess
+    import sys
+
+    code = ("import sys, mlab.cli\nmlab.cli.main(['--help'])\n"
+            "print(sorted(m for m in ('pandas', 'sklearn', 'litellm', 'numpy') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert "drive" in done.stdout and "checkout" in done.stdout
