@@ -1,0 +1,236 @@
+"""AST declarations → the items of the YAML form (the keys that yaml_decls reads back)."""
+from __future__ import annotations
+
+from . import ast as A
+from .comments import CommentMap, Note, children
+from .yaml_write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
+
+KIND_KEYS = {"task": "tasks", "actions": "actions", "agent": "agents", "experiment": "experiments"}
+GROUPED = {A.Data: "data", A.Checksum: "checksum", A.Input: "input", A.Model: "model", A.DropSection: "drop",
+           A.Hook: None, A.ExpOverride: "override"}  # entries gathered under one key (Hook: by its time)
+
+
+def yaml_key(entry) -> str:
+    """The YAML key an entry is written under (several entries may share it)."""
+    if isinstance(entry, A.Hook):
+        return entry.time.value
+    if isinstance(entry, A.ExpModels):
+        return "models"
+    if type(entry) in GROUPED:
+        return GROUPED[type(entry)]
+    return {A.BaselineRun: "baseline", A.BaselineValue: "baseline", A.DefaultAgent: "agent",
+            A.Source: "from", A.IdColumn: "id", A.Tier: "model", A.UsesActions: "actions",
+            A.ExpTasks: "tasks", A.ExpTasksCategory: "tasks", A.ExpAgents: "agents", A.ExpRuns: "runs",
+            A.ExpData: "data", A.ExpRetries: "retries"}.get(type(entry), entry.keyword)
+
+
+def yaml_order(units: list) -> list:
+    """Units with those that share a YAML key moved up to the first of them (the YAML order)."""
+    first: dict[str, int] = {}
+    keyed = []
+    for position, unit in enumerate(units):
+        key = yaml_key(unit) if isinstance(unit, A.Entry) else KIND_KEYS.get(getattr(unit, "kind", ""), "")
+        first.setdefault(key, position)
+        keyed.append((first[key], position, unit))
+    return [unit for _, _, unit in sorted(keyed, key=lambda t: (t[0], t[1]))]
+
+
+class YamlBuilder(Commented):
+    """Builds the document items of one module."""
+
+    def __init__(self, cmap: CommentMap):
+        super().__init__(cmap)
+        self.hoisted: int | None = None
+
+    def item(self, key, value, unit=None) -> Item:
+        made = super().item(key, value, unit)
+        if unit is not None and id(unit) == self.hoisted:
+            made.leading = []
+        return made
+
+    # -- the document ---------------------------------------------------------
+    def document(self, module: A.Module) -> tuple[list[Item], list[Note]]:
+        """The top-level items, and the comments that open the file."""
+        units = children(module)
+        self.blank_after_header = bool(units) and self.cmap.blank_before(units[0])
+        header = list(self.cmap.of(units[0]).leading) if units else []
+        self.hoisted = id(units[0]) if units else None
+        items: list[Item] = []
+        if module.uses:
+            uses = [self.item(None, Map([Item("std", Scalar(u.target.value))]) if u.std
+                              else value_node(u.target, "str"), u) for u in module.uses]
+            items.append(Item("use", Seq(uses)))
+        groups: dict[str, Item] = {}
+        for decl in yaml_order(list(module.decls)):
+            key = KIND_KEYS[decl.kind]
+            if key not in groups:
+                groups[key] = Item(key, Map([]))
+                items.append(groups[key])
+            groups[key].value.items.append(self.item(decl.name.value, self.decl_body(decl), decl))
+        closing = self.cmap.of(module).closing
+        if closing and items:
+            items[-1].closing += closing
+        elif closing:
+            header += closing
+        return items, header
+
+    def decl_body(self, decl: A.Decl) -> Map:
+        if isinstance(decl, A.Actions):
+            actions = []
+            for action in decl.entries:
+                if not isinstance(action.name, A.Str):
+                    raise ConvertError(f"line {action.span.line}: an action name must be a string")
+                actions.append(self.item(action.name.value, self.block(action.entries), action))
+            return Map(actions)
+        body = self.block(decl.entries)
+        if isinstance(decl, A.Agent) and decl.parent is not None:
+            body.items.insert(0, Item("extends", Scalar(decl.parent.value)))
+        return body
+
+    def block(self, entries) -> Map:
+        """A block's entries as mapping items; repeated entries gathered, one key each."""
+        items: list[Item] = []
+        groups: dict[str, Item] = {}
+        for entry in yaml_order(list(entries)):
+            key = yaml_key(entry)
+            if type(entry) in GROUPED or (isinstance(entry, A.ExpModels) and entry.tier is not None):
+                sub_key, value = self.grouped(entry)
+                if key not in groups and any(i.key == key for i in items):
+                    raise ConvertError(f"line {entry.span.line}: `models` with and without a tier cannot be mixed "
+                                       "in the YAML form; give every `models` entry a tier")
+                if key not in groups:
+                    groups[key] = Item(key, Seq([]) if sub_key is None else Map([]))
+                    groups[key].blank_before = self.cmap.blank_before(entry) and not self.cmap.of(entry).leading
+                    items.append(groups[key])
+                container = groups[key].value
+                if (sub_key is None) != isinstance(container, Seq):
+                    raise ConvertError(f"line {entry.span.line}: `models` with and without a tier cannot be mixed "
+                                       "in the YAML form; give every `models` entry a tier")
+                container.items.append(self.item(sub_key, value, entry))
+                continue
+            if key in groups or any(i.key == key for i in items):
+                raise ConvertError(f"line {entry.span.line}: `{key}` is given twice in one block; the YAML form "
+                                   "has one key each (run `mlabc check` and keep one)")
+            items.append(self.item(key, self.single(entry), entry))
+        return Map(items)
+
+    # -- entries --------------------------------------------------------------
+    def grouped(self, e) -> tuple[str | None, object]:
+        if isinstance(e, A.Data):
+            return e.name.value, self.block(e.entries)
+        if isinstance(e, A.Checksum):
+            if not isinstance(e.file, A.Str):
+                raise ConvertError(f"line {e.span.line}: a checksum's file must be a string")
+            return e.file.value, value_node(e.digest, "str")
+        if isinstance(e, A.Input):
+            parts = [Item("type", Scalar(e.type.value))]
+            if e.default is not None:
+                parts.append(Item("default", value_node(e.default, "auto")))
+            return e.name.value, Map(parts + [Item("describe", value_node(e.description, "str"))])
+        if isinstance(e, A.Model):
+            if not e.params:
+                return e.tier.value, value_node(e.default, "str")
+            params = [self.item(p.key.value, value_node(p.value, "auto"), p) for p in e.params]
+            return e.tier.value, Map([Item("default", value_node(e.default, "str"))] + params)
+        if isinstance(e, A.DropSection):
+            return None, value_node(e.name, "str")
+        if isinstance(e, A.Hook):
+            return None, Scalar(e.name.value)
+        if isinstance(e, A.ExpOverride):
+            return e.name.value, self.block(e.entries)
+        if isinstance(e, A.ExpModels):
+            return e.tier.value, value_node(e.value, "str")
+        raise ConvertError(f"unexpected {type(e).__name__}")
+
+    def _kv(self, items, need=False) -> Map:
+        out = []
+        for item in items:
+            value = value_node(item.value, "auto")
+            if need and item.need is not None:
+                value = Map([Item("value", value), Item("need", Scalar(item.need.value))])
+            out.append(self.item(item.key.value, value, item))
+        return Map(out)
+
+    def single(self, e):
+        v = value_node
+        simple = {A.Title: "str", A.Category: "name", A.Problem: "str", A.Starter: "str", A.ReadOnly: "str",
+                  A.Requires: "str", A.Demo: "str", A.IdColumn: "str", A.Answers: "str", A.Public: "str",
+                  A.Private: "str", A.Describe: "str", A.Returns: "str", A.Show: "str", A.Hide: "str",
+                  A.History: "auto", A.Summarize: "auto", A.Retries: "auto", A.Prompt: "str",
+                  A.FormatError: "str", A.ExpTasks: "name", A.ExpAgents: "name", A.ExpRuns: "auto",
+                  A.ExpData: "name", A.ExpRetries: "auto", A.ExpModels: "str"}
+        if type(e) in simple:
+            return v(e.value, simple[type(e)])
+        if isinstance(e, (A.DefaultAgent, A.UsesActions, A.Tier)):
+            return Scalar(e.name.value)
+        if isinstance(e, A.Submission):
+            if e.columns is None:
+                return v(e.file, "str")
+            return Map([Item("file", v(e.file, "str")), Item("columns", v(e.columns, "str"))])
+        if isinstance(e, A.Metric):
+            if e.on is None and e.direction is None:
+                return Scalar(e.name.value)
+            parts = [Item("name", Scalar(e.name.value))]
+            if e.on is not None:
+                parts.append(Item("on", v(e.on, "str")))
+            if e.direction is not None:
+                parts.append(Item("direction", Scalar(e.direction.value)))
+            return Map(parts)
+        if isinstance(e, A.BaselineRun):
+            return Map([Item("run", v(e.script, "str"))])
+        if isinstance(e, A.BaselineValue):
+            return Map([Item("value", v(e.value, "auto")), Item("because", v(e.reason, "str"))])
+        if isinstance(e, A.Success):
+            return Map([Item("improvement", v(e.threshold, "auto"))])
+        if isinstance(e, A.Evaluator):
+            return Map([Item("function", v(e.target, "str")), Item("because", v(e.reason, "str"))])
+        if isinstance(e, A.Limits):
+            return self._kv(e.items)
+        if isinstance(e, A.Hardware):
+            return self._kv(e.items, need=True)
+        if isinstance(e, A.Source):
+            return Map([Item(e.kind_.value, v(e.value, "name"))])
+        if isinstance(e, A.Split):
+            return self._split(e)
+        if isinstance(e, A.Does):
+            if not e.params:
+                return Scalar(e.primitive.value)
+            params = [self.item(p.name.value, v(p.value, "auto"), p) for p in e.params]
+            return Map([Item(e.primitive.value, Map(params))])
+        if isinstance(e, A.Respond):
+            return Map([Item(e.format.value, Map([self._section(s, e.format.value) for s in e.sections]))])
+        if isinstance(e, A.Prompts):
+            return Map([self.item(p.name.value, v(p.value, "str"), p) for p in e.items])
+        if isinstance(e, A.ExpTasksCategory):
+            return Map([Item("category", Scalar(e.name.value))])
+        raise ConvertError(f"line {e.span.line}: `{e.keyword}` has no YAML form")
+
+    def _split(self, e: A.Split):
+        if not e.args and e.seed is None:
+            return Scalar(e.method.value)
+        names = {"random": ("fraction",), "group": ("column", "fraction"), "time": ("column", "fraction")}
+        expected = names.get(e.method.value, ())
+        if len(e.args) != len(expected) or (expected[:1] == ("column",) and not isinstance(e.args[0], A.Str)):
+            raise ConvertError(f"line {e.span.line}: this `split` has no YAML form; "
+                               "fix what `mlabc check` reports about it first")
+        parts = [Item("method", Scalar(e.method.value))]
+        parts += [Item(name, value_node(arg, "str" if name == "column" else "auto"))
+                  for name, arg in zip(expected, e.args)]
+        if e.seed is not None:
+            parts.append(Item("seed", value_node(e.seed, "auto")))
+        return Map(parts)
+
+    def _section(self, s: A.Section, fmt: str) -> Item:
+        if not isinstance(s.name, A.Str):
+            raise ConvertError(f"line {s.span.line}: a {s.word} name must be a string")
+        if s.word != ("field" if fmt == "json" else "section"):
+            raise ConvertError(f"line {s.span.line}: `respond {fmt}` holds "
+                               f"`{'field' if fmt == 'json' else 'section'}` entries, not `{s.word}`")
+        if s.role is None and s.kind is None:
+            return self.item(s.name.value, value_node(s.instruction, "str"), s)
+        parts = []
+        if s.role is not None:
+            parts.append(Item("role", Scalar(s.role.value)))
+        if s.kind is not None:
+            parts.append(Item("kind", Scalar(s.kind.value)))
+        return self.item(s.name.value, Map(parts + [Item("instruction", value_node(s.instruction, "str"))]), s)
