@@ -44,12 +44,19 @@ DEFAULT_SCRATCH_BYTES = 2 << 30    # size of /tmp and /dev/shm when no memory li
 PROBE_TEXT = "mlab sandbox ok"
 NO_SANDBOX_VARIABLE = "MLAB_NO_SANDBOX"
 
-KILLED_REASONS = {
-    "timeout": "it ran past its time limit",
-    "memory": "its processes used more memory than the limit",
-    "processes": "it started more processes than the limit",
-    "sandbox_failed": "the sandbox could not start it",
-}
+
+
+def _killed_reason(code: str | None, policy: SandboxPolicy) -> str | None:
+    """The watchdog's reason code as a phrase an agent can act on."""
+    if code is None:
+        return None
+    memory = f"{policy.memory_bytes / 2**20:.0f} MiB" if policy.memory_bytes else "the limit"
+    return {
+        "timeout": f"it reached the time limit of {policy.timeout_s:g} s",
+        "memory": f"its processes together used more than {memory} of memory",
+        "processes": f"it started more than {policy.max_processes} processes",
+        "sandbox_failed": "the sandbox could not start it (see the output)",
+    }.get(code, code)
 
 
 @dataclass(frozen=True)
@@ -74,8 +81,11 @@ class SandboxPolicy:
 class ScriptResult:
     """What happened to one script, as measured.
 
-    exit_code is None when mlab killed the script (killed_reason says why: one
-    of KILLED_REASONS); a script that died of signal N has exit code 128 + N.
+    exit_code is None when mlab stopped the script; killed_reason then says why
+    in a phrase ("it reached the time limit of 30 s"), and timed_out or
+    out_of_memory tell the two common cases apart. A script that died of
+    signal N has exit code 128 + N. out_of_memory is also set when the script
+    itself failed on an allocation refused by the address-space backstop.
     """
 
     exit_code: int | None
@@ -95,7 +105,7 @@ def describe_result(result: ScriptResult) -> str:
     cost = (f"{result.wall_s:.1f} s wall, {result.cpu_s:.1f} s CPU, "
             f"peak memory {result.peak_memory_bytes / 2**20:.0f} MiB")
     if result.killed_reason:
-        ending = f"The script was stopped: {KILLED_REASONS.get(result.killed_reason, result.killed_reason)}"
+        ending = f"The script was stopped: {result.killed_reason}"
     elif result.out_of_memory:
         ending = f"The script ran out of memory (exit code {result.exit_code})"
     else:
@@ -241,7 +251,8 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
     limits = _limits(policy, uid, gpu)
     collector = OutputCollector(policy.max_output_chars, on_output, policy.max_streamed_chars)
     if policy.timeout_s <= 0:
-        return ScriptResult(None, True, False, "timeout", "", 0, 0.0, 0.0, 0, bwrap is not None)
+        return ScriptResult(None, True, False, _killed_reason("timeout", policy), "", 0, 0.0, 0.0, 0,
+                            bwrap is not None)
 
     read_only = {os.path.realpath(p if os.path.isabs(p) else os.path.join(workspace, p))
                  for p in policy.read_only}
@@ -283,6 +294,7 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
         and any(mark in output[-2000:] for mark in _MEMORY_ERROR_MARKS))
     return ScriptResult(
         exit_code=watched.exit_code, timed_out=watched.killed_reason == "timeout",
-        out_of_memory=out_of_memory, killed_reason=watched.killed_reason, output=output,
+        out_of_memory=out_of_memory, killed_reason=_killed_reason(watched.killed_reason, policy),
+        output=output,
         output_chars=collector.total_chars, wall_s=watched.wall_s, cpu_s=watched.cpu_s,
         peak_memory_bytes=watched.peak_memory_bytes, sandboxed=bwrap is not None)

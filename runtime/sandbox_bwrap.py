@@ -155,19 +155,20 @@ def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: li
     for name in ETC_FILES:
         if os.path.exists(f"/etc/{name}"):
             bind("--ro-bind", f"/etc/{name}")
-    for root in layout.roots:
-        if not any(is_within(root, other) for other in bound):
-            bind("--ro-bind", root)
     ops += [["--proc", "/proc"], ["--dev", "/dev"]]
     if gpu:
         for node in gpu_device_nodes():
             ops.append(["--dev-bind", node, node])
         if os.path.isdir("/sys"):
             bind("--ro-bind", "/sys")
+    # The scratch tmpfs come before the interpreter, which may live under /tmp.
     for scratch in ("/tmp", "/dev/shm"):
         if features.size:
             ops.append(["--size", str(tmpfs_bytes)])
         ops.append(["--tmpfs", scratch])
+    for root in layout.roots:
+        if not any(is_within(root, other) for other in bound):
+            bind("--ro-bind", root)
 
     installed = [os.path.join(d, name) for d in layout.package_dirs for name in PACKAGE_NAMES]
     to_mask = sorted({p for p in [*hidden, *installed] if os.path.lexists(p)})

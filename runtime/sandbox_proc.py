@@ -65,17 +65,18 @@ def _children_by_scan() -> dict[int, list[int]]:
     return by_parent
 
 
-def list_descendants(root_pid: int) -> list[tuple[int, int]]:
-    """Living descendants of root_pid as (pid, start time), parents before children.
+def list_descendants(root_pid: int) -> list[tuple[int, int, int]]:
+    """Living descendants of root_pid as (pid, start time, depth), parents before children.
 
-    Zombies are left out: they hold no memory and cannot be killed again.
+    Depth 1 is a child of root_pid. Zombies are left out: they hold no memory
+    and cannot be killed again.
     """
     by_parent = None if _CHILDREN_FILES else _children_by_scan()
-    found: list[tuple[int, int]] = []
+    found: list[tuple[int, int, int]] = []
     seen = {root_pid}
-    queue = [root_pid]
+    queue = [(root_pid, 0)]
     while queue:
-        pid = queue.pop(0)
+        pid, depth = queue.pop(0)
         children = _children_from_files(pid) if by_parent is None else by_parent.get(pid, [])
         for child in children:
             if child in seen:
@@ -84,9 +85,9 @@ def list_descendants(root_pid: int) -> list[tuple[int, int]]:
             stat = process_stat(child)
             if stat is None:
                 continue
-            queue.append(child)
+            queue.append((child, depth + 1))
             if stat[0] not in "ZX":
-                found.append((child, stat[2]))
+                found.append((child, stat[2], depth + 1))
     return found
 
 
@@ -143,18 +144,25 @@ def _kill_exact(pid: int, start_time: int) -> None:
         os.close(pidfd)
 
 
-def kill_descendants(root_pid: int, attempts: int = 200) -> bool:
-    """SIGKILL every descendant of root_pid until none is alive; True when none is left.
+def kill_descendants(root_pid: int, spare_depth: int = 0, attempts: int = 200) -> bool:
+    """SIGKILL the descendants of root_pid deeper than spare_depth until none is alive.
 
-    Killed processes cannot fork again, and the children they made in the meantime
-    stay descendants (re-parented to a subreaper or to a PID namespace's init), so
-    the next pass finds them.
+    Returns True when none is left. Killed processes cannot fork again, and the
+    children they made in the meantime stay descendants (re-parented to a
+    subreaper or to a PID namespace's init), so the next pass finds them.
+    spare_depth lets a PID namespace's init (and bubblewrap above it) outlive
+    the processes it reaps: a child reaped by its parent adds its CPU time to
+    the parent's account, while children of an init that is itself killed are
+    reaped by the kernel and their CPU time is lost.
     """
+    def doomed() -> list[tuple[int, int, int]]:
+        return [entry for entry in list_descendants(root_pid) if entry[2] > spare_depth]
+
     for _ in range(attempts):
-        living = list_descendants(root_pid)
+        living = doomed()
         if not living:
             return True
-        for pid, start_time in living:
+        for pid, start_time, _depth in living:
             _kill_exact(pid, start_time)
         time.sleep(0.005)
-    return not list_descendants(root_pid)
+    return not doomed()

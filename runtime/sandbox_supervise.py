@@ -24,6 +24,7 @@ from mlab.sandbox_output import OutputCollector
 
 LAUNCHER = str(Path(__file__).with_name("sandbox_launcher.py"))
 WATCH_INTERVAL_S = 0.05
+SPARE_INIT_S = 0.5    # how long bubblewrap and its init may outlive the killed script
 KILL_GRACE_S = 2.0
 DRAIN_AFTER_EXIT_S = 2.0
 PIPE_BYTES = 1 << 20
@@ -90,7 +91,7 @@ class _TreeWatch:
         """(bytes in use now, number of processes), updating the peak."""
         tree = sandbox_proc.list_descendants(self.root_pid)
         used = sandbox_proc.private_memory_bytes(self.root_pid)
-        used += sum(sandbox_proc.private_memory_bytes(pid) for pid, _ in tree)
+        used += sum(sandbox_proc.private_memory_bytes(pid) for pid, _, _ in tree)
         if self.scratch_mounts and "child-pid" in self.facts:
             used += self._scratch_bytes(int(self.facts["child-pid"]))
         self.peak_bytes = max(self.peak_bytes, used)
@@ -138,6 +139,8 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector) -> Super
         os.close(status_write)
     run = _Run(launcher, out_read, status_read, limits, collector, started_at)
     run.start_reported = config.get("start_reported", True)
+    # Under the launcher: bubblewrap, then its PID-namespace init, then the script.
+    run.spare_depth = 2 if config["mode"] == "bwrap" else 0
     try:
         return run.watch()
     finally:
@@ -157,6 +160,7 @@ class _Run:
         self.started_at = started_at
         self.status = _StatusReader()
         self.start_reported = True
+        self.spare_depth = 0
         self.watch_tree = _TreeWatch(launcher.pid, limits.scratch_mounts, self.status.facts)
         self.killed_reason: str | None = None
         self.killed_at = 0.0
@@ -217,7 +221,10 @@ class _Run:
         if reason is not None and self.killed_reason is None:
             self.killed_reason = reason
             self.killed_at = now
-        sandbox_proc.kill_descendants(self.launcher.pid, attempts=20)
+        # First the script's processes only, so that bubblewrap's init reaps them
+        # (keeping their CPU time in the account) and ends by itself; then all.
+        spare = self.spare_depth if now - self.killed_at < SPARE_INIT_S else 0
+        sandbox_proc.kill_descendants(self.launcher.pid, spare_depth=spare, attempts=20)
         if now - self.killed_at > KILL_GRACE_S:
             # The launcher ends by itself once its tree is gone; this is the backstop.
             self._signal_launcher(signal.SIGKILL)
