@@ -34,13 +34,16 @@ def check_template(text: str, value: A.Value, template: str, report: Reporter, o
     """Report Jinja syntax errors and variables the template context does not provide."""
     try:
         parsed = _ENV.parse(text)
+        # compiling for the analysis also finds unknown filters and tests (TemplateAssertionError)
+        undeclared = meta.find_undeclared_variables(parsed)
     except jinja2.TemplateSyntaxError as error:
-        line = _source_line(value, error.lineno) if isinstance(value, A.Str) else value.span.line
-        span = value.span if line == value.span.line else type(value.span)(value.span.path, line, 1)
+        line = _source_line(value, error.lineno or 1) if isinstance(value, A.Str) else value.span.line
+        span = value.span if line == value.span.line else \
+            type(value.span)(value.span.path, line, 1 + getattr(value, "indent", 0))
         report.error("E601", f"the {template} template of {owner} is not valid Jinja: {error.message}", span)
         return
     allowed = context_names(template)
-    for name in sorted(meta.find_undeclared_variables(parsed) - allowed):
+    for name in sorted(undeclared - allowed):
         span = _locate(name, text, value)
         report.error("E602", f"the {template} template of {owner} uses `{name}`, which it does not receive",
                      span, did_you_mean(name, allowed, "available"))
