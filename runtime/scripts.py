@@ -1,7 +1,8 @@
 """The execute_script primitive: run a workspace Python script through the sandbox.
 
 The script runs with the workspace as its current directory, under the task's script timeout
-(or the run's remaining time, whichever is shorter) and memory limit. Its output streams into
+(or the run's remaining time, whichever is shorter) and memory limit; the task's read-only
+files are handed to the sandbox as such. (Without bubblewrap the sandbox itself warns, once.) Its output streams into
 output/step-NNNN.log in the run folder while it runs; the observation is the bounded output
 and how the script ended, and the compute it used goes into the trace.
 """
@@ -13,8 +14,6 @@ from pathlib import Path
 from typing import Callable
 
 from .observation import ActionFailed, Observation
-
-_warned_unsandboxed = False
 
 
 @dataclass
@@ -31,19 +30,6 @@ class ScriptSettings:
     remaining_s: Callable[[], float] | None = None
 
 
-def _ending(result, timeout: float) -> str:
-    seconds = f"{result.wall_s:.1f} s"
-    if result.timed_out:
-        return f"The script was stopped after {seconds}: it reached the time limit of {timeout:.0f} s."
-    if result.out_of_memory:
-        return f"The script was stopped after {seconds}: it used more memory than allowed."
-    if result.killed_reason:
-        return f"The script was stopped after {seconds}: {result.killed_reason}."
-    if result.exit_code == 0:
-        return f"The script ran for {seconds} and finished normally (exit status 0)."
-    return f"The script ran for {seconds} and failed with exit status {result.exit_code}."
-
-
 def compute_record(result) -> dict:
     """The accounting of one script run, as the trace records it."""
     return {"wall_s": round(float(result.wall_s), 4), "cpu_s": round(float(result.cpu_s or 0.0), 4),
@@ -53,13 +39,12 @@ def compute_record(result) -> dict:
 
 
 def execute_script(ctx, inputs, params) -> Observation:
-    global _warned_unsandboxed
     ws = ctx.workspace
     real = ws.readable_file(inputs["script_name"], "script_name")
     rel = ws.relative(real)
     if real.suffix != ".py":
         raise ActionFailed(f"{rel} is not a Python script; only .py files of the workspace can be executed")
-    from mlab.sandbox import SandboxPolicy, run_script, sandbox_available
+    from mlab.sandbox import SandboxPolicy, describe_result, run_script
 
     settings: ScriptSettings = ctx.scripts
     timeout = float(settings.timeout_s)
@@ -68,11 +53,8 @@ def execute_script(ctx, inputs, params) -> Observation:
     max_output = int(params.get("max_output_chars") or 10000)
     policy = SandboxPolicy(workspace=ws.root, timeout_s=timeout, memory_bytes=settings.memory_bytes,
                            max_output_chars=max_output, python=settings.python, device=settings.device,
-                           hidden=tuple(settings.hidden), network=False, env=dict(settings.env))
-    if not _warned_unsandboxed and not sandbox_available():
-        _warned_unsandboxed = True
-        print("mlab: WARNING: bubblewrap is not available, so scripts run WITHOUT a sandbox (limits "
-              "still apply); install it with `apt-get install bubblewrap`", file=sys.stderr)
+                           hidden=tuple(settings.hidden), network=False, env=dict(settings.env),
+                           read_only=tuple(ws.read_only_files()))
     live = None
     if settings.output_dir is not None:
         settings.output_dir.mkdir(parents=True, exist_ok=True)
@@ -90,7 +72,7 @@ def execute_script(ctx, inputs, params) -> Observation:
             live.close()
     output = result.output.rstrip("\n")
     body = output if output.strip() else "(the script printed nothing)"
-    text = f"{body}\n\n{_ending(result, timeout)}"
+    text = f"{body}\n\n{describe_result(result)}"
     failed = result.exit_code != 0 or result.timed_out or result.out_of_memory or bool(result.killed_reason)
     return Observation(text, status="ok", compute=compute_record(result),
                        details={"script": rel, "failed": failed})

@@ -27,6 +27,9 @@ class SandboxPolicy:
     hidden: tuple = ()
     network: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
+    read_only: tuple = ()
+    max_processes: int = 512
+    max_streamed_chars: int = 1_000_000
 
 
 @dataclass
@@ -43,8 +46,14 @@ class ScriptResult:
     sandboxed: bool
 
 
-def sandbox_available() -> bool:
-    return True  # keeps the runtime's "no sandbox" warning out of test output
+def sandbox_available() -> tuple[bool, str]:
+    return False, "this is the tests' stand-in, not a sandbox"
+
+
+def describe_result(result: ScriptResult) -> str:
+    if result.timed_out:
+        return "The script was stopped: it reached the time limit."
+    return f"The script ended with exit code {result.exit_code} ({result.wall_s:.1f} s wall)."
 
 
 def run_script(argv: list[str], policy: SandboxPolicy, on_output: Callable[[str], None] | None = None) -> ScriptResult:

@@ -54,7 +54,7 @@ def test_every_trace_record_matches_the_schema_and_is_on_disk_at_once(new_run, s
                                       "input": {"file_name": "a.py", "content": "print('hi')\n"}}
     assert records[3]["resolved"] is None and records[4]["end_reason"] == "final_answer"
     assert records[2]["compute"]["wall_s"] > 0 and records[2]["compute"]["exit_code"] == 0
-    assert records[2]["observation"].startswith("hi\n\nThe script ran for")
+    assert records[2]["observation"].startswith("hi\n\nThe script ended with exit code 0")
     assert (run.dir / "output" / "step-0003.log").read_text() == "hi\n"
     assert run.compute_totals()["scripts"] == 1
     assert run.ended
@@ -144,7 +144,7 @@ def test_a_failing_script_reports_its_status(new_run, stand_in_sandbox):
     run = new_run()
     run.step("Write File", {"file_name": "bad.py", "content": "raise SystemExit(3)\n"})
     observation = run.step("Execute Script", {"script_name": "bad.py"})
-    assert "(the script printed nothing)" in observation.text and "failed with exit status 3" in observation.text
+    assert "(the script printed nothing)" in observation.text and "exit code 3" in observation.text
 
 
 def test_mlab_drive_runs_a_list_of_actions(house_build, mlab_env, tmp_path, capsys, stand_in_sandbox):

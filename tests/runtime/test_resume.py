@@ -1,0 +1,169 @@
+"""Killed runs resume from their trace: kill -9 at a random step, then the same trace and workspace
+as a run that was never killed; a torn last line is set aside, never lost."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mlab.run import Run
+from mlab.trace import read_trace
+
+from runtime_helpers import REPO
+
+HERE = Path(__file__).resolve().parent
+VOLATILE = ("started", "ended", "duration_s", "elapsed_s")
+
+DRIVER = f"""
+import sys
+sys.path.insert(0, {str(HERE)!r})
+import stand_in_sandbox
+sys.modules["mlab.sandbox"] = stand_in_sandbox  # deterministic script runs, whatever the machine has
+from mlab.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+SLOW_SCRIPT = "import time\ntime.sleep(0.15)\nprint('slept', open('notes.txt').read().strip())\n"
+
+
+def scripted_actions() -> list[dict]:
+    actions = [{"action": "Write File", "input": {"file_name": "slow.py", "content": SLOW_SCRIPT}}]
+    for i in range(6):
+        actions += [
+            {"action": "Write File", "input": {"file_name": "notes.txt", "content": f"note {i}\n"}},
+            {"action": "Append File", "input": {"file_name": f"log{i % 2}.txt", "content": f"line {i}\n"}},
+            {"action": "Execute Script", "input": {"script_name": "slow.py"}},
+            {"action": "Append Summary to Research Log", "input": {"content": f"step group {i}"}},
+        ]
+        if i % 2:
+            actions += [{"action": "Undo Edit Script", "input": {"script_name": "notes.txt"}},
+                        {"action": "Copy File", "input": {"source": "notes.txt", "destination": f"keep{i}.txt"}}]
+    return actions + [{"action": "List Files", "input": {"dir_path": "."}},
+                      {"action": "Final Answer", "input": {"final_answer": "done"}}]
+
+
+def comparable(record: dict) -> dict:
+    kept = {k: v for k, v in record.items() if k not in VOLATILE}
+    if kept["compute"]:
+        kept["compute"] = {"exit_code": kept["compute"]["exit_code"]}
+    kept["observation"] = re.sub(r"\d+\.\d+ s", "T s", kept["observation"])
+    return kept
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def driver(tmp_path, house_build, mlab_env):
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    actions = tmp_path / "actions.json"
+    actions.write_text(json.dumps(scripted_actions()))
+    env = dict(os.environ, MLAB_CACHE=str(mlab_env), PYTHONPATH=str(REPO))
+
+    def command(*args: str) -> list[str]:
+        return [sys.executable, str(script), "drive", *args, "--actions", str(actions), "--quiet"]
+
+    def start_new(runs_dir: Path) -> subprocess.Popen:
+        return subprocess.Popen(command("house-price", "--build", str(house_build), "--runs-dir", str(runs_dir),
+                                        "--steps", "100"),
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def resume(run_dir: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(command("--resume", str(run_dir)), env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    return start_new, resume
+
+
+def trace_lines(run_dir: Path) -> int:
+    try:
+        return (run_dir / "trace.jsonl").read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def test_kill_9_at_a_random_step_then_resume_equals_an_unkilled_run(driver, tmp_path):
+    start_new, resume = driver
+    reference = start_new(tmp_path / "reference")
+    assert reference.wait(timeout=120) == 0, reference.stderr.read().decode()
+    reference_dir = next((tmp_path / "reference").iterdir())
+
+    seed = int.from_bytes(os.urandom(4), "little")
+    chance = random.Random(seed)
+    total = len(scripted_actions())
+    kill_after = chance.randrange(1, total - 2)
+    runs_dir = tmp_path / "killed"
+    victim = start_new(runs_dir)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and victim.poll() is None:
+        folders = list(runs_dir.iterdir()) if runs_dir.is_dir() else []
+        if folders and trace_lines(folders[0]) >= kill_after:
+            time.sleep(chance.uniform(0, 0.2))  # land anywhere: inside a step or between two
+            break
+        time.sleep(0.005)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    killed_dir = next(runs_dir.iterdir())
+    done = resume(killed_dir)
+    assert done.returncode == 0, (seed, done.stderr)
+
+    expected = [comparable(r) for r in read_trace(reference_dir / "trace.jsonl").records]
+    got = [comparable(r) for r in read_trace(killed_dir / "trace.jsonl").records]
+    assert len(got) == total, seed
+    assert got == expected, f"seed {seed}, killed after {kill_after} records"
+    assert files_of(killed_dir / "workspace") == files_of(reference_dir / "workspace"), seed
+    assert (killed_dir / "research_log.md").read_text() == (reference_dir / "research_log.md").read_text()
+    assert (killed_dir / "trace.jsonl").read_bytes().endswith(b"\n")
+
+
+def test_a_torn_last_line_is_set_aside_and_the_run_goes_on(new_run):
+    run = new_run()
+    run.step("Write File", {"file_name": "a.txt", "content": "kept\n"})
+    run.step("Write File", {"file_name": "a.txt", "content": "lost\n"})
+    run.close()
+    trace = run.dir / "trace.jsonl"
+    lines = trace.read_bytes().splitlines(keepends=True)
+    torn = lines[1][: len(lines[1]) // 2]
+    trace.write_bytes(lines[0] + torn)  # as if killed while the second record was being written
+
+    resumed = Run.resume(run.dir)
+    assert resumed.steps_taken == 1
+    assert (resumed.workspace.root / "a.txt").read_text() == "kept\n"
+    assert (run.dir / "trace.jsonl.torn").read_bytes() == torn
+    resumed.step("Undo Edit Script", {"script_name": "a.txt"})
+    assert not (resumed.workspace.root / "a.txt").exists()  # the undo history was rebuilt too
+    assert [r["step"] for r in read_trace(trace).records] == [1, 2]
+    resumed.close()
+
+
+def test_resume_restores_the_workspace_of_the_last_recorded_step(new_run):
+    run = new_run()
+    run.step("Write File", {"file_name": "a.txt", "content": "recorded\n"})
+    run.close()
+    (run.workspace.root / "a.txt").write_text("changed after the last record\n")
+    (run.workspace.root / "stray.txt").write_text("not recorded\n")
+    (run.workspace.root / "train.py").unlink()
+    resumed = Run.resume(run.dir)
+    assert (resumed.workspace.root / "a.txt").read_text() == "recorded\n"
+    assert not (resumed.workspace.root / "stray.txt").exists()
+    assert (resumed.workspace.root / "train.py").is_file()
+    resumed.close()
+
+
+def test_an_ended_run_stays_ended_when_resumed(new_run):
+    run = new_run()
+    run.step("Final Answer", {"final_answer": "done"})
+    run.close()
+    resumed = Run.resume(run.dir)
+    assert resumed.ended and resumed.end_reason == "final_answer"
+    resumed.close()
