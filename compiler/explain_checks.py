@@ -1,0 +1,284 @@
+"""Long explanations of the value, file, template and reply-format diagnostics (E4xx–E7xx)."""
+from __future__ import annotations
+
+from .explain import Explanation
+
+
+def _task(*changes: tuple[str, str], extra: str = "") -> str:
+    """A small complete task (it checks clean), with lines replaced: (old line, new line)."""
+    text = '''task toy {
+  title    "Predict y from x"
+  category canonical
+  problem  "Fit y from x, then write submission.csv with the columns id and y."
+  starter  "env"
+  data lite {
+    from    csv "data.csv"
+    split   random 0.2 seed 1
+    id      "id"
+    answers ["y"]
+    public  ["train.csv", "test.csv"]
+    private ["answers.csv"]
+  }
+  metric   mae on "y"
+  baseline run "train.py"
+''' + extra + "}\n"
+    for old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def _agent(body: str, before: str = "") -> str:
+    return 'use std "agents"\n\n' + before + "agent careful extends research {\n" + body + "}\n"
+
+
+_EVALUATED = ('  metric   mae on "y"\n', '  metric   perplexity\n')
+
+
+def _respond(*sections: str) -> str:
+    return "  respond sections {\n" + "".join(f"    {s}\n" for s in sections) + "  }\n"
+
+
+_PROMPT = '''  prompt """
+    {{ tools }}
+    {{ reply_format }}
+    {{ history }}
+    """
+'''
+
+_LEAN_SET = '''actions basic {
+  action "List Files" {
+    describe "List a folder."
+    input    dir_path: path "the folder"
+    returns  "its entries"
+    does     list_files
+  }
+  action "Final Answer" {
+    describe "Finish the task."
+    input    final_answer: text "what was done"
+    returns  "nothing"
+    does     final_answer
+  }
+}
+
+agent plain {
+  actions basic
+''' + _PROMPT + '''  respond sections {
+    section "Action" action "The tool to use."
+    section "Action Input" json "Its input as JSON."
+  }
+'''
+
+_PEEK = '''actions extra {
+  action "Peek File" {
+    describe "Show the start of a file."
+    input    file_name: path "the file"
+    returns  "its first characters"
+    does     read_file(max_chars = 2000)
+  }
+}
+
+'''
+
+_ACTION = '''actions mine {
+  action "List Files" {
+    describe "List a folder of the workspace."
+    input    dir_path: path "the folder"
+    returns  "the names in it"
+    does     %s
+  }
+}
+'''
+
+EXPLANATIONS: dict[str, Explanation] = {
+    "E401": Explanation(
+        "Each entry takes values of one type: `runs` an integer, `time` a duration such as 30m, "
+        "`memory` a size such as 8GiB, `success improvement >=` a percentage, `title` a string, "
+        "`read_only` a list of strings, .... The value given has another type. Quote text, leave "
+        "numbers and units unquoted. In a .mlab.yaml file a mapping or list where the form wants "
+        "something else is reported with this code too.",
+        'use std "agents"\n\nexperiment quick {\n  agents [research]\n  runs   "two"\n}\n',
+        'use std "agents"\n\nexperiment quick {\n  agents [research]\n  runs   2\n}\n'),
+    "E402": Explanation(
+        "`does` binds an action to a primitive of the runtime, and a hook (`before_step`, "
+        "`after_step`) names one too; spec/primitives.json lists them all. The name given is not "
+        "among them; the hint shows the closest.",
+        _ACTION % "list_file", _ACTION % "list_files"),
+    "E403": Explanation(
+        "A setting inside a block is not one the block knows: limits take steps, time, "
+        "script_timeout, memory, tokens and cost; hardware takes cpus, gpus and memory; a model takes "
+        "temperature, max_tokens, stop and top_p; a primitive takes the parameters listed for it in "
+        "spec/primitives.json.",
+        'use std "agents"\n\nexperiment quick {\n  agents [research]\n  limits { step 10 }\n}\n',
+        'use std "agents"\n\nexperiment quick {\n  agents [research]\n  limits { steps 10 }\n}\n'),
+    "E404": Explanation(
+        "`metric` names a metric from the catalogue spec/metrics.json (mae, rmse, accuracy, ...), "
+        "which says how submissions are scored and which direction is better. The name is not in "
+        "the catalogue.",
+        _task(('metric   mae', 'metric   mea')), _task()),
+    "E405": Explanation(
+        "The value has the right type but is not allowed here: a name outside the allowed set (a "
+        "data variant other than lite and full, an unknown category or split), a number out of "
+        "range (a test fraction must lie between 0 and 1), or a count of columns that the metric "
+        "does not take.",
+        'use std "agents"\n\nexperiment quick {\n  agents [research]\n  data   medium\n}\n',
+        'use std "agents"\n\nexperiment quick {\n  agents [research]\n  data   lite\n}\n'),
+    "E406": Explanation(
+        "An action passes its inputs to its primitive, so it must declare exactly the inputs the "
+        "primitive reads, with the same names and types (spec/primitives.json lists them); a missing, "
+        "extra or differently typed input would fail at run time.",
+        '''actions mine {
+  action "Inspect Script Lines" {
+    describe "Show some lines of a script."
+    input    script_name: path "the script"
+    input    start_line_number: int "the first line"
+    returns  "the lines"
+    does     inspect_lines
+  }
+}
+''', '''actions mine {
+  action "Inspect Script Lines" {
+    describe "Show some lines of a script."
+    input    script_name: path "the script"
+    input    start_line_number: int "the first line"
+    input    end_line_number: int "the last line"
+    returns  "the lines"
+    does     inspect_lines
+  }
+}
+'''),
+    "E407": Explanation(
+        "Some primitives call a language model (understand_file, edit_script, reflection, ...); "
+        "their action says which of the agent's models to use with `model main`, `model fast` or "
+        "`model edit`. A primitive that calls no model takes no `model` line.",
+        '''actions mine {
+  action "Understand File" {
+    describe "Ask questions about a file."
+    input    file_name: path "the file"
+    input    things_to_look_for: text "what to find"
+    returns  "the answer"
+    does     understand_file
+  }
+}
+''', '''actions mine {
+  action "Understand File" {
+    describe "Ask questions about a file."
+    input    file_name: path "the file"
+    input    things_to_look_for: text "what to find"
+    returns  "the answer"
+    does     understand_file
+    model    fast
+  }
+}
+'''),
+    "E501": Explanation(
+        "`starter` names the folder (relative to the task's file) whose files are copied into every "
+        "run's workspace: the starter script and any files the agent begins with. It does not exist.",
+        _task(('starter  "env"', 'starter  "envs"')), _task()),
+    "E502": Explanation(
+        "A data variant's source names a bundled file or folder (`from csv`, `from parquet`, "
+        "`from folder`), relative to the task's file, and it is not there.",
+        _task(('csv "data.csv"', 'csv "dataset.csv"')), _task()),
+    "E503": Explanation(
+        "`read_only` patterns protect workspace files from the agent's writes. A pattern that "
+        "matches no starter file and no public data file protects nothing, and is almost always a "
+        "typo.",
+        _task(extra='  read_only ["train.cvs"]\n'), _task(extra='  read_only ["train.csv"]\n')),
+    "E504": Explanation(
+        "An escape hatch (`evaluator \"file.py:function\"` or `from generate \"file.py:function\"`) "
+        "names a Python file, relative to the task's file, that does not exist.",
+        _task(_EVALUATED, extra='  evaluator "evaluation.py:score" because "perplexity needs the model"\n'),
+        _task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
+    "E505": Explanation(
+        "The Python file of an escape hatch exists, but defines no top-level function with the "
+        "name after the colon. mlabc reads the file without running it.",
+        _task(_EVALUATED, extra='  evaluator "evaluate.py:scores" because "perplexity needs the model"\n'),
+        _task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
+    "E506": Explanation(
+        "The Python file of an escape hatch has a syntax error, so its functions cannot be found "
+        "(and it could not run). The message gives Python's own description.",
+        _task(_EVALUATED, extra='  evaluator "broken.py:score" because "perplexity needs the model"\n'),
+        _task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
+    "E507": Explanation(
+        "`demo` names a JSON file holding the replies that the keyless demo model plays, one string "
+        "per step. It must exist and hold a non-empty JSON list of strings.",
+        _task(extra='  demo     "demo.jsn"\n'), _task(extra='  demo     "demo.json"\n')),
+    "E601": Explanation(
+        "Prompts are Jinja templates, compiled when the agent is built. This one does not parse: "
+        "typically a `{{` without `}}` or an `{% if %}` without `{% endif %}`.",
+        _agent('  prompt """\n    {{ tools }\n    {{ reply_format }}\n    """\n'),
+        _agent('  prompt """\n    {{ tools }}\n    {{ reply_format }}\n    """\n')),
+    "E602": Explanation(
+        "Each template receives a fixed set of variables (spec/template-context.json); an unknown "
+        "one would render empty or fail at run time. The hint lists what this template receives.",
+        _agent('  prompt """\n    {{ tool }}\n    {{ reply_format }}\n    """\n'),
+        _agent('  prompt """\n    {{ tools }}\n    {{ reply_format }}\n    """\n')),
+    "E603": Explanation(
+        "A prompt or a section's instruction names an action that the program declares but that "
+        "this agent cannot call (it belongs to another action set). The agent would try it and "
+        "fail; name an action of its own set, or add the action to that set.",
+        _agent('  prompt """\n    Use Peek File before you read a whole file.\n    {{ tools }}\n'
+               '    {{ reply_format }}\n    """\n', before=_PEEK),
+        _agent('  prompt """\n    Use Inspect Script Lines before you read a whole file.\n    {{ tools }}\n'
+               '    {{ reply_format }}\n    """\n', before=_PEEK)),
+    "E604": Explanation(
+        "The runtime needs a prompt for every model call the agent can make: summarising long "
+        "observations (`summarize_observation`), each model-backed action, each hook. One of them "
+        "is neither declared in `prompts { ... }` nor inherited with `extends`.",
+        'use std "agents"\n\n' + _LEAN_SET + "}\n",
+        'use std "agents"\n\n' + _LEAN_SET
+        + '  prompts {\n    summarize_observation "Summarise this for the agent: {{ observation }}"\n  }\n}\n'),
+    "E605": Explanation(
+        "`prompts { NAME ... }` provides the prompt that a primitive or hook asks for by NAME; no "
+        "primitive or hook uses this name, so it would never be read. It is often misspelled.",
+        _agent('  prompts {\n    summarise_observation "Summarise: {{ observation }}"\n  }\n'),
+        _agent('  prompts {\n    summarize_observation "Summarise: {{ observation }}"\n  }\n')),
+    "E701": Explanation(
+        "The reply format tells the runtime how to find the action in a model's reply, so exactly "
+        "one section (or JSON field) has the kind `action`.",
+        _agent(_respond('section "Thought" role thought "What you think."',
+                        'section "Tool" "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."')),
+        _agent(_respond('section "Thought" role thought "What you think."',
+                        'section "Tool" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."'))),
+    "E702": Explanation(
+        "The reply format needs exactly one section (or JSON field) of kind `json`: the one that "
+        "holds the action's input.",
+        _agent(_respond('section "Action" action "The tool to use."',
+                        'section "Action Input" "Its input as JSON."')),
+        _agent(_respond('section "Action" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."'))),
+    "E703": Explanation(
+        "Replies are split at section names without regard to case, so two sections whose names "
+        "differ only in capitals (or are equal) make a reply ambiguous.",
+        _agent(_respond('section "Thought" role thought "What you think."',
+                        'section "thought" "What you think, again."',
+                        'section "Action" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."')),
+        _agent(_respond('section "Thought" role thought "What you think."',
+                        'section "Action" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."'))),
+    "E704": Explanation(
+        "`drop section NAME` removes a section from the reply format the agent inherits; the "
+        "inherited format has no section of that exact name.",
+        _agent('  drop section "Fact check"\n'), _agent('  drop section "Fact Check"\n')),
+    "E705": Explanation(
+        "A section name starts a line of the reply (`Name: ...`), so it must be one non-empty line "
+        "without a colon.",
+        _agent(_respond('section "Plan:" role plan "Your plan."',
+                        'section "Action" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."')),
+        _agent(_respond('section "Plan" role plan "Your plan."',
+                        'section "Action" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."'))),
+    "E706": Explanation(
+        "A section's `role` tells the runtime what the section holds (reflection, plan, fact-check, "
+        "thought, criticism, speak), for traces and ablations. The role given is not one of them.",
+        _agent(_respond('section "Plan" role planning "Your plan."',
+                        'section "Action" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."')),
+        _agent(_respond('section "Plan" role plan "Your plan."',
+                        'section "Action" action "The tool to use."',
+                        'section "Action Input" json "Its input as JSON."'))),
+}
