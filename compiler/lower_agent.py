@@ -149,9 +149,11 @@ class AgentResolver:
             if fmt and section.word != expected_word:
                 self.report.error("E405", f"`respond {fmt}` holds `{expected_word}` entries, not `{section.word}`",
                                   section.span)
-            if not name.strip() or "\n" in name or (fmt == "sections" and ":" in name):
+            if not name.strip() or "\n" in name or (fmt == "sections" and ":" in name) or \
+                    (fmt == "json" and "" in [part.strip() for part in name.split(".")]):
                 self.report.error("E705", f"{name!r} cannot be a {section.word} name", section.name.span,
-                                  hint="use one line of text without a colon")
+                                  hint="use one line of text without a colon" if section.word == "section"
+                                  else "use a dotted path of non-empty keys, e.g. \"thoughts.text\"")
             role = None
             if section.role and section.role.value in ROLES:
                 role = section.role.value
@@ -204,7 +206,9 @@ class AgentResolver:
             s["hooks"][time].append(name)
 
 
-def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> None:
+def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> bool:
+    """Report what makes a reply impossible to split; True when it can be split unambiguously."""
+    before = len(report.diagnostics)
     span = reply.get("_span") or decl.name.span
     sections = reply["sections"]
     actions = [s for s in sections if s["kind"] == "action"]
@@ -224,6 +228,16 @@ def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> None:
         if key in seen:
             report.error("E703", f"two sections are named {section['name']!r} (ignoring case)", section["_span"])
         seen[key] = section
+    if reply["format"] == "json":  # a field cannot both hold text and contain other fields
+        names = {s["name"] for s in sections}
+        for section in sections:
+            parts = section["name"].split(".")
+            outer = next((".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in names), None)
+            if outer is not None:
+                report.error("E703", f"field {section['name']!r} is inside field {outer!r}, which holds a value itself",
+                             section["_span"], hint="a field either holds a value or groups other fields; "
+                                                    "rename one of the two")
+    return len(report.diagnostics) == before
 
 
 def _mention_pattern(name: str) -> str:
@@ -261,7 +275,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         report.error("E308", f"{where} declares no reply format", decl.name.span,
                      hint="add `respond sections { ... }`")
         return None
-    _check_reply(reply, report, decl)
+    readable = _check_reply(reply, report, decl)
     if settings["prompt"] is None:
         report.error("E308", f"{where} has no `prompt`", decl.name.span)
         return None
@@ -303,8 +317,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
                              section["_span"])
     clean_reply = {"format": reply["format"],
                    "sections": [{k: v for k, v in s.items() if not k.startswith("_")} for s in reply["sections"]]}
-    if not any(s["kind"] == "action" for s in clean_reply["sections"]) or \
-            not any(s["kind"] == "json" for s in clean_reply["sections"]):
+    if not readable:
         return None
     texts["tools.j2"] = tools_template(clean_reply)
     texts["reply_format.j2"] = reply_format_template(clean_reply)

@@ -67,7 +67,8 @@ def locate(pattern: str, text: str, value: A.Value):
 
 
 def _raw(text: str) -> str:
-    return "{% raw %}" + text + "{% endraw %}"
+    """`text` shown literally by Jinja, even when it holds `{% endraw %}` itself."""
+    return "{% raw %}" + text.replace("{%", "{% endraw %}{{ '{%' }}{% raw %}") + "{% endraw %}"
 
 
 def tools_template(reply: dict) -> str:
