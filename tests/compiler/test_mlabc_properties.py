@@ -13,6 +13,7 @@ import os
 import re
 from pathlib import Path
 
+import jinja2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ from mlabc.loader import load_program
 from mlabc_cases import valid_sources
 
 SOURCES = valid_sources()
+TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined)
 BOUNDED = settings(max_examples=int(os.environ.get("MLABC_FUZZ_EXAMPLES", "150")), deadline=None, derandomize=False,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -74,6 +76,9 @@ def check_mutant(target: Path, data: bytes) -> None:
     to_json(compiled.diagnostics)
     if compiled.ok:
         plan_build(compiled)  # raises when an artifact would violate its schema
+        for agent in compiled.agents.values():
+            for name, text in agent.templates.items():
+                TEMPLATES.parse(text, name=name)  # generated templates must be valid Jinja too
 
 
 def tokens_of(source: Path) -> list[str]:
