@@ -1,0 +1,185 @@
+"""The JSON Schema of the YAML form (spec/yaml-form.schema.json), made from the compiler's tables.
+
+Editors use it to validate and complete .mlab.yaml files; `mlabc schema yaml-form` prints it.
+The file in spec/ is written by `python -m mlabc.yaml_schema`, and a test checks that it is
+what this module makes, so the schema, the reader (yaml_decls) and the catalogues agree.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .lower_actions import JSON_TYPES, TIERS
+from .lower_agent import FORMATS, KINDS, MODEL_PARAMS, ROLES
+from .lower_task import CATEGORIES, LIMIT_KINDS, REQUIRED, SOURCE_KINDS, SPLITS, VARIANTS
+from .resources import data_dir, spec_json
+
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*$"
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _object(properties: dict, required=(), description: str | None = None) -> dict:
+    out: dict = {"type": "object", "additionalProperties": False, "properties": properties}
+    if required:
+        out["required"] = list(required)
+    if description:
+        out["description"] = description
+    return out
+
+
+def _by_name(value: dict, description: str) -> dict:
+    return {"type": "object", "description": description, "propertyNames": _ref("name"),
+            "additionalProperties": value}
+
+
+def _described(schema: dict, description: str) -> dict:
+    return {**schema, "description": description}
+
+
+def _defs() -> dict:
+    metrics = sorted(spec_json("metrics.json")["metrics"])
+    primitives = spec_json("primitives.json")
+    limit_types = {"int": {"type": "integer", "minimum": 1}, "duration": _ref("duration"),
+                   "size": _ref("size"), "number": {"type": "number"}}
+    return {
+        "name": {"type": "string", "pattern": NAME_PATTERN, "description": "letters, digits, _ and -"},
+        "duration": {"type": "string", "pattern": r"^\d+(\.\d+)?(ms|s|m|h|d)$", "description": "e.g. 30m, 5h"},
+        "size": {"type": "string", "pattern": r"^\d+(\.\d+)?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$",
+                 "description": "e.g. 512MiB, 8GiB"},
+        "percent": {"type": "string", "pattern": r"^-?\d+(\.\d+)?%$", "description": "e.g. 10%"},
+        "strings": {"type": "array", "items": {"type": "string"}},
+        "names": {"type": "array", "items": {"anyOf": [_ref("name"), {"type": "string"}]}},
+        "text": {"type": "string"},
+        "scalar": {"type": ["string", "number", "boolean"]},
+        "limits": _object({key: limit_types[kind] for key, kind in LIMIT_KINDS.items()},
+                          description="run limits; durations such as 30m, sizes such as 8GiB"),
+        "task": _object({
+            "title": _described(_ref("text"), "what to predict, in one line"),
+            "category": {"enum": list(CATEGORIES)},
+            "problem": _described(_ref("text"), "the research problem, as the agent reads it"),
+            "starter": _described(_ref("text"), "folder copied into each run's workspace"),
+            "read_only": _described(_ref("strings"), "workspace patterns the agent cannot change"),
+            "requires": _described(_ref("strings"), "Python packages the task needs"),
+            "data": {"type": "object", "description": "data variants by name",
+                     "propertyNames": {"enum": list(VARIANTS)}, "additionalProperties": _ref("data")},
+            "submission": {"anyOf": [{"type": "string"},
+                                     _object({"file": {"type": "string"}, "columns": _ref("strings")},
+                                             required=("file",))]},
+            "metric": {"anyOf": [{"enum": metrics}, _object({
+                "name": {"enum": metrics},
+                "on": {"anyOf": [{"type": "string"}, _ref("strings")]},
+                "direction": {"enum": ["lower_is_better", "higher_is_better"]}}, required=("name",))]},
+            "baseline": {"anyOf": [_object({"run": {"type": "string"}}, required=("run",)),
+                                   _object({"value": {"type": "number"}, "because": {"type": "string"}},
+                                           required=("value", "because"))]},
+            "success": _object({"improvement": _ref("percent")}, required=("improvement",)),
+            "agent": _ref("name"),
+            "limits": _ref("limits"),
+            "hardware": _object({key: {"anyOf": [schema, _object(
+                {"value": schema, "need": {"enum": ["required", "optional"]}}, required=("value",))]}
+                for key, schema in (("cpus", {"type": "integer", "minimum": 1}),
+                                    ("gpus", {"type": "integer", "minimum": 0}), ("memory", _ref("size")))}),
+            "demo": _described({"type": "string"}, "JSON list of the replies the demo model plays"),
+            "evaluator": _object({"function": {"type": "string", "description": "file.py:function"},
+                                  "because": {"type": "string"}}, required=("function", "because")),
+        }, required=REQUIRED),
+        "data": _object({
+            "from": {"type": "object", "minProperties": 1, "maxProperties": 1,
+                     "propertyNames": {"enum": list(SOURCE_KINDS)}, "additionalProperties": {"type": "string"},
+                     "description": "one key: the kind of source, e.g. {csv: task/lite/data.csv}"},
+            "split": {"anyOf": [{"enum": list(SPLITS)}, _object({
+                "method": {"enum": list(SPLITS)}, "column": {"type": "string"},
+                "fraction": {"anyOf": [{"type": "number"}, _ref("percent")]},
+                "seed": {"type": "integer"}}, required=("method",))]},
+            "id": {"type": "string"}, "answers": _ref("strings"), "public": _ref("strings"),
+            "private": _ref("strings"),
+            "checksum": {"type": "object", "description": "file → SHA-256 digest",
+                         "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]{64}$"}},
+            "limits": _ref("limits"),
+        }, required=("from", "public")),
+        "action": _object({
+            "describe": {"type": "string"},
+            "input": _by_name(_object({"type": {"enum": list(JSON_TYPES)}, "default": _ref("scalar"),
+                                       "describe": {"type": "string"}}, required=("type", "describe")),
+                              "the action's inputs by name"),
+            "returns": {"type": "string"},
+            "does": {"anyOf": [{"enum": sorted(primitives["primitives"])}, {
+                "type": "object", "minProperties": 1, "maxProperties": 1,
+                "propertyNames": {"enum": sorted(primitives["primitives"])},
+                "additionalProperties": {"type": ["object", "null"], "additionalProperties": _ref("scalar")}}]},
+            "model": {"enum": list(TIERS)},
+        }, required=("does",)),
+        "section": {"anyOf": [{"type": "string"}, _object({
+            "role": {"enum": list(ROLES)}, "kind": {"enum": list(KINDS)}, "instruction": {"type": "string"}},
+            required=("instruction",))]},
+        "agent": _object({
+            "extends": _ref("name"), "actions": _ref("name"),
+            "show": _ref("strings"), "hide": _ref("strings"),
+            "model": {"type": "object", "propertyNames": {"enum": list(TIERS)}, "additionalProperties": {
+                "anyOf": [{"type": "string"}, _object(
+                    {"default": {"type": "string"},
+                     **{key: {"list": _ref("strings"), "int": {"type": "integer", "minimum": 1}}.get(
+                         kind, {"type": "number"}) for key, kind in MODEL_PARAMS.items()}},
+                    required=("default",))]}},
+            "history": {"type": "integer", "minimum": 0}, "summarize": {"type": "integer", "minimum": 1},
+            "retries": {"type": "integer", "minimum": 0},
+            "prompt": _ref("text"), "format_error": _ref("text"),
+            "respond": {"type": "object", "minProperties": 1, "maxProperties": 1,
+                        "propertyNames": {"enum": list(FORMATS)},
+                        "additionalProperties": {"type": "object", "additionalProperties": _ref("section")}},
+            "drop": {"anyOf": [{"type": "string"}, _ref("strings")]},
+            "prompts": {"type": "object", "propertyNames": _ref("name"), "additionalProperties": _ref("text")},
+            **{time: {"anyOf": [{"enum": sorted(h for h, spec in primitives["hooks"].items() if spec["when"] == time)},
+                                {"type": "array", "items": _ref("name")}]}
+               for time in ("before_step", "after_step")},
+        }),
+        "models": {"anyOf": [_ref("strings"), {"type": "object", "propertyNames": {"enum": list(TIERS)},
+                                                "additionalProperties": _ref("strings")}]},
+        "override": _object({"data": {"enum": list(VARIANTS)}, "limits": _ref("limits"), "agents": _ref("names"),
+                             "models": _ref("models"), "runs": {"type": "integer", "minimum": 1}}),
+        "experiment": _object({
+            "tasks": {"anyOf": [{"const": "all"}, _ref("names"),
+                                _object({"category": {"enum": list(CATEGORIES)}}, required=("category",))]},
+            "agents": _ref("names"), "models": _ref("models"), "runs": {"type": "integer", "minimum": 1},
+            "data": {"enum": list(VARIANTS)}, "limits": _ref("limits"), "retries": {"type": "integer", "minimum": 0},
+            "override": _by_name(_ref("override"), "settings for single tasks, by task name"),
+        }, required=("agents",)),
+    }
+
+
+def yaml_form_schema() -> dict:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://mlab.dev/spec/yaml-form.schema.json",
+        "version": 1,
+        "title": "The YAML form of .mlab files (x.mlab.yaml): tasks, action sets, agents, experiments",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "use": {"type": "array", "description": "files to import: a path, or {std: NAME}", "items": {
+                "anyOf": [{"type": "string"}, _object({"std": {"type": "string"}}, required=("std",))]}},
+            "tasks": _by_name(_ref("task"), "tasks by name"),
+            "actions": _by_name({"type": "object", "additionalProperties": _ref("action"),
+                                 "description": "actions by their name as the agent sees it"},
+                                "action sets by name"),
+            "agents": _by_name(_ref("agent"), "agents by name"),
+            "experiments": _by_name(_ref("experiment"), "experiments by name"),
+        },
+        "$defs": _defs(),
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(yaml_form_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def schema_path() -> Path:
+    return data_dir("spec") / "yaml-form.schema.json"
+
+
+if __name__ == "__main__":
+    schema_path().write_text(schema_text(), encoding="utf-8")
+    print(f"wrote {schema_path()}")
