@@ -64,8 +64,29 @@ def parse_text(text: str, path: str, comments: list[Comment] | None = None) -> A
         _comment_sink.clear()
     try:
         return to_ast(tree, path)
+    except RecursionError:  # the transformer recurses once per nesting level
+        raise DiagnosticError([_too_deep(text, path)]) from None
     except VisitError as error:  # a transformer bug, never the user's fault
+        if isinstance(error.orig_exc, RecursionError):
+            raise DiagnosticError([_too_deep(text, path)]) from None
         raise error.orig_exc from None
+
+
+_SANE_DEPTH = 100
+
+
+def _too_deep(text: str, path: str) -> Diagnostic:
+    """Where brackets first nest deeper than any real file does."""
+    depth, at = 0, 0
+    for offset, char in enumerate(text):
+        depth += char in "[{"
+        depth -= char in "]}"
+        if depth > _SANE_DEPTH:
+            at = offset
+            break
+    line, column = _position(text, at)
+    return Diagnostic("E100", f"lists and blocks are nested more than {_SANE_DEPTH} levels deep here",
+                      Span(path, line, column, line, column + 1), hint="flatten the value")
 
 
 def parse_bytes(data: bytes, path: str, comments: list[Comment] | None = None) -> A.Module:
