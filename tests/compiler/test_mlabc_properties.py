@@ -171,3 +171,14 @@ def test_every_source_is_valid(mirrors):
         target.write_bytes(source.read_bytes())
         compiled = check_program(load_program([target]))
         assert compiled.ok, (source, render_all(compiled.diagnostics, compiled.program.sources))
+
+
+@pytest.mark.parametrize("opening, closing", [("[", "]"), ("[", "")])
+def test_absurd_nesting_is_a_diagnostic(tmp_path, opening, closing):
+    """Thousands of nested lists exhaust the transformer's recursion: a located E100, not a crash."""
+    target = tmp_path / "deep.mlab"
+    target.write_text("task t {\n  title " + opening * 5000 + closing * 5000 + "\n}\n", encoding="utf-8")
+    compiled = check_program(load_program([target]))
+    [diagnostic] = compiled.diagnostics
+    assert diagnostic.code in ("E100", "E109")
+    assert (diagnostic.span.line, diagnostic.span.column) == ((2, 108) if closing else (3, 1))
