@@ -167,20 +167,27 @@ def run_script(argv: list[str], policy: SandboxPolicy,
 
 
 def _default_hidden() -> list[str]:
-    """mlab's own files: the packages (with the bundled task data), their source tree, the cache."""
-    paths: set[str] = set()
-    for package in ("mlab", "mlabc", "mlabc.tasks", "mlabc.spec", "mlabc.grammars"):
+    """mlab's own files: the packages, their data (task data holds answers), the source tree, the cache."""
+    folders: list[str] = []
+    for package in ("mlab", "mlabc"):
         try:
             spec = importlib.util.find_spec(package)
         except (ImportError, ValueError):
             spec = None
-        for folder in (spec.submodule_search_locations or []) if spec else []:
-            folder = os.path.realpath(folder)
-            paths.add(folder)
-            parent = os.path.dirname(folder)
-            # In an editable install the package folder sits in the repository.
-            if any(os.path.exists(os.path.join(parent, mark)) for mark in ("pyproject.toml", ".git")):
-                paths.add(parent)
+        folders += list(spec.submodule_search_locations or []) if spec else []
+    try:
+        from mlabc.resources import data_dir
+        for name in ("tasks", "spec", "grammars"):
+            folders.append(str(data_dir(name)))
+    except (ImportError, FileNotFoundError):
+        pass
+    paths: set[str] = set()
+    for folder in map(os.path.realpath, folders):
+        paths.add(folder)
+        parent = os.path.dirname(folder)
+        # In an editable install the package folder sits in the repository: hide all of it.
+        if any(os.path.exists(os.path.join(parent, mark)) for mark in ("pyproject.toml", ".git")):
+            paths.add(parent)
     cache = os.environ.get("MLAB_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mlab")
     paths.add(os.path.realpath(cache))

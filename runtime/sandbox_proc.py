@@ -103,6 +103,24 @@ def private_memory_bytes(pid: int) -> int:
         return 0
 
 
+def proportional_anonymous_bytes(pid: int) -> int:
+    """pid's share of anonymous memory: a page shared by n processes counts 1/n."""
+    text = _read(f"/proc/{pid}/smaps_rollup")
+    if not text:
+        return private_memory_bytes(pid)
+    fields = {}
+    for line in text.splitlines()[1:]:
+        name, _, value = line.partition(":")
+        parts = value.split()
+        if parts and parts[0].isdigit():
+            fields[name] = int(parts[0]) * 1024
+    if "Pss_Anon" in fields:
+        return fields["Pss_Anon"]
+    if "Pss" in fields:   # kernels before 5.10 do not split Pss by kind
+        return max(0, fields["Pss"] - fields.get("Pss_File", 0))
+    return private_memory_bytes(pid)
+
+
 def tasks_of_user(uid: int) -> int:
     """Number of tasks (threads included) whose real uid is uid: what RLIMIT_NPROC counts."""
     count = 0

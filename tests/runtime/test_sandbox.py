@@ -99,6 +99,29 @@ def test_compute_is_measured_for_the_whole_tree(folders, mode):
     assert result.wall_s >= 0.5
 
 
+def test_memory_shared_by_forked_workers_is_counted_once(folders, mode):
+    # Like a data loader: workers forked from a parent that holds the data share
+    # its pages; counting them once per process would stop a healthy script.
+    result = folders.run("""
+        import os, time
+        data = bytearray(300 << 20)
+        data[::4096] = b"x" * len(data[::4096])
+        workers = []
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(1.5)
+                os._exit(0)
+            workers.append(pid)
+        for pid in workers:
+            os.waitpid(pid, 0)
+        print("workers done")
+    """, memory_bytes=700 * MiB)
+    assert result.exit_code == 0, (result.killed_reason, result.output)
+    assert result.output == "workers done\n"
+    assert 300 * MiB <= result.peak_memory_bytes < 700 * MiB
+
+
 def test_numpy_works_under_the_limits(folders, mode):
     pytest.importorskip("numpy")
     result = folders.run("""
