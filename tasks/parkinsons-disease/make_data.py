@@ -8,7 +8,7 @@ public/  train_clinical_data.csv  visit_id, patient_id, visit_month, updrs_1..up
          train_peptides.csv       visit_id, visit_month, patient_id, UniProt, Peptide, PeptideAbundance
          test_clinical_data.csv   visit_id, patient_id, visit_month          (no scores)
          test_proteins.csv, test_peptides.csv                               (same columns as train)
-         sample_submission.csv    prediction_id, rating (0) -- the rows to predict
+         test_prediction_ids.csv  prediction_id -- the predictions to make
 private/ answers.csv              prediction_id, rating
 
 Patients are split as whole groups (20% to test). A prediction is asked for every test
@@ -179,7 +179,7 @@ def write_split(tables: dict[str, pd.DataFrame], public_dir: pathlib.Path, priva
     proteins[is_test(proteins)].to_csv(public_dir / "test_proteins.csv", index=False)
     peptides[is_test(peptides)].to_csv(public_dir / "test_peptides.csv", index=False)
     answers = _targets(test_clinical)
-    answers.assign(rating=0).to_csv(public_dir / "sample_submission.csv", index=False)
+    answers[["prediction_id"]].to_csv(public_dir / "test_prediction_ids.csv", index=False)
     answers.to_csv(private_dir / "answers.csv", index=False)
 
 

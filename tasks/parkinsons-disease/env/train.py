@@ -60,8 +60,8 @@ val_rows = pd.concat([
 val_error = smape_plus_one(val_rows["rating"], predict(fit_trends(fit_part), val_rows))
 print(f"Validation SMAPE+1: {val_error:.2f}")
 
-# Refit on every training patient and predict the rows listed in sample_submission.csv.
-submission = pd.read_csv("sample_submission.csv")
+# Refit on every training patient and predict the rows listed in test_prediction_ids.csv.
+submission = pd.read_csv("test_prediction_ids.csv")
 rows = parse_prediction_ids(submission["prediction_id"])
 submission["rating"] = predict(fit_trends(clinical), rows).round(2)
 submission.to_csv("submission.csv", index=False)
