@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STATUSES = ("ok", "error", "shutdown", "final")
+STATUSES = ("ok", "error", "shutdown", "final", "ended")
 
 
 @dataclass
@@ -11,7 +11,8 @@ class Observation:
     """The text the agent reads after an action, with what the harness must know about it.
 
     status: ok; error (the action was refused or failed; the agent can correct it);
-    shutdown (a limit was reached; nothing was done); final (the run ends with this action).
+    shutdown (a limit was reached; nothing was done); final (the run ends with this action);
+    ended (no action: the run was finished by the harness, see Run.finish).
     compute: the accounting of a script run (wall_s, cpu_s, peak_memory_bytes, ...), if any.
     """
 

@@ -30,7 +30,7 @@ from .limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
 from .observation import Observation, error
 from .primitives import PrimitiveContext
 from .scripts import ScriptSettings
-from .snapshots import ObjectStore, Snapshotter, apply_delta
+from .snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
 from .trace import TRACE, TraceWriter, repair_trace, timestamp
 from .workspace import Workspace
 
@@ -98,7 +98,9 @@ class Run:
         self.table = ActionTable(agent.actions)
         self.workspace = Workspace(self.dir / "workspace", task.doc["read_only"])
         self.private_dir = self.dir / "private"
-        self.store = ObjectStore(self.dir / "objects")
+        # Objects are not fsynced one by one (each step fsyncs its trace record only); a resume
+        # checks every object the trace refers to and drops records whose objects a crash lost.
+        self.store = ObjectStore(self.dir / "objects", durable=False)
         self.snapshotter = Snapshotter(self.workspace.root, self.store, manifest)
         self.edits = EditHistory(self.store)
         self.research_log = ResearchLog(self.dir / "research_log.md")
@@ -149,7 +151,7 @@ class Run:
         install_starter(task, folder / "workspace")
         install_data(prepared, folder / "workspace", folder / "private")
         _copy_build(task, agent, folder / "build")
-        store = ObjectStore(folder / "objects")
+        store = ObjectStore(folder / "objects", durable=True)  # the initial state must survive anything
         snapshotter = Snapshotter(folder / "workspace", store)
         snapshotter.scan()
         meta = {
@@ -174,8 +176,11 @@ class Run:
         meta = read_run_meta(folder)
         build = load_build(folder / "build", check_fresh=False)
         task, agent = build.task(meta["task"]), build.agent(meta["agent"])
+        store = ObjectStore(folder / "objects", durable=False)
         records = repair_trace(folder / TRACE)
-        store = ObjectStore(folder / "objects")
+        intact = _records_with_intact_objects(store, meta, records)
+        if intact < len(records):
+            records = repair_trace(folder / TRACE, keep=intact)
         manifest = manifest_at(store, meta, records, len(records))
         run = cls(folder, meta, task, agent, records, {})
         run.snapshotter.restore(manifest)
@@ -251,6 +256,25 @@ class Run:
             observation = self.table.run(prepared, context)
             if observation.ends_run:
                 end_reason = "final_answer"
+        self._record(number, started, clock, action, action_input, prepared, observation, end_reason, model, hooks)
+        return observation
+
+    def finish(self, reason: str, detail: str | None = None, *, model: dict | None = None,
+               hooks: dict | None = None) -> None:
+        """End the run without an action (the agent gave up, a token or cost limit, ...).
+
+        A last record with no action says why (end_reason = reason, observation = detail); a
+        run that has already ended is left as it is.
+        """
+        if self.ended:
+            return
+        observation = Observation(detail or reason, status="ended")
+        self._record(self.steps_taken + 1, time.time(), time.perf_counter(), None, None, None, observation,
+                     reason, model, hooks)
+
+    def _record(self, number: int, started: float, clock: float, action, action_input, prepared,
+                observation: Observation, end_reason: str | None, model: dict | None, hooks: dict | None) -> dict:
+        """Snapshot the workspace, then append the step's record to the trace (fsynced)."""
         delta = self.snapshotter.scan()
         restored = self._restore_read_only(delta)
         if restored:
@@ -277,7 +301,7 @@ class Run:
         if observation.status == "shutdown":
             self._shutdowns += 1
         self.end_reason = end_reason
-        return observation
+        return record
 
     def _restore_read_only(self, delta) -> list[str]:
         """Put back read-only files a step changed or removed, keeping them out of the delta."""
@@ -311,6 +335,33 @@ def read_run_meta(folder: Path) -> dict:
     if found:
         raise RunError(f"{path} is not a valid run record:\n  " + "\n  ".join(found[:5]))
     return meta
+
+
+def _records_with_intact_objects(store: ObjectStore, meta: dict, records: list[dict]) -> int:
+    """How many leading records have every object they refer to present and intact.
+
+    Objects are written without fsync, so after a machine crash a record may survive while an
+    object it names was lost; such a record and those after it are treated as never completed.
+    """
+    verdicts: dict[str, bool] = {}
+
+    def intact(digest: str) -> bool:
+        if digest not in verdicts:
+            path = store.path(digest)
+            verdicts[digest] = path.is_file() and hash_file(path) == digest
+        return verdicts[digest]
+
+    initial = meta["initial_snapshot"]
+    if not intact(initial) or not all(intact(d) for d in store.get_json(initial).values()
+                                       if not d.startswith(SYMLINK_PREFIX)):
+        raise RunError(f"the initial snapshot of run {meta['id']} is damaged; the run cannot be resumed")
+    for index, record in enumerate(records):
+        named = [d for d in (record.get("snapshot") or {}).get("changed", {}).values()
+                 if not d.startswith(SYMLINK_PREFIX)]
+        named += [d for op, _, d in record.get("edits", []) if op == "push" and d]
+        if not all(intact(d) for d in named):
+            return index
+    return len(records)
 
 
 def manifest_at(store: ObjectStore, meta: dict, records: list[dict], step: int) -> dict[str, str]:

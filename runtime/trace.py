@@ -62,19 +62,34 @@ def read_trace(path: Path) -> TraceContents:
     return TraceContents(records, offset, data[offset:])
 
 
-def repair_trace(path: Path) -> list[dict]:
-    """Keep the complete records, move a torn tail into trace.jsonl.torn; the records are returned."""
+def repair_trace(path: Path, keep: int | None = None) -> list[dict]:
+    """Keep the complete records (at most `keep`), moving the rest into trace.jsonl.torn.
+
+    The bytes set aside are appended to the .torn file before the trace is cut, so nothing
+    recorded is lost even if this is interrupted.
+    """
     contents = read_trace(path)
-    if contents.torn:
-        with open(str(path) + TORN_SUFFIX, "ab") as keep:
-            keep.write(contents.torn)
-            keep.flush()
-            os.fsync(keep.fileno())
+    records, valid = contents.records, contents.valid_bytes
+    if keep is not None and keep < len(records):
+        data = Path(path).read_bytes()
+        valid = 0
+        for _ in range(keep):
+            valid = data.index(b"\n", valid) + 1
+        records = records[:keep]
+    size = Path(path).stat().st_size if Path(path).exists() else 0
+    if valid < size:
+        with open(path, "rb") as handle:
+            handle.seek(valid)
+            rest = handle.read()
+        with open(str(path) + TORN_SUFFIX, "ab") as aside:
+            aside.write(rest)
+            aside.flush()
+            os.fsync(aside.fileno())
         with open(path, "r+b") as handle:
-            handle.truncate(contents.valid_bytes)
+            handle.truncate(valid)
             handle.flush()
             os.fsync(handle.fileno())
-    return contents.records
+    return records
 
 
 class TraceWriter:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from mlabc.schemas import problems
 
 from mlab.run import Run
 from mlab.trace import read_trace
@@ -166,4 +167,37 @@ def test_an_ended_run_stays_ended_when_resumed(new_run):
     run.close()
     resumed = Run.resume(run.dir)
     assert resumed.ended and resumed.end_reason == "final_answer"
+    resumed.close()
+
+
+def test_a_record_whose_objects_a_crash_lost_is_set_aside(new_run):
+    run = new_run()
+    run.step("Write File", {"file_name": "a.txt", "content": "first\n"})
+    run.step("Write File", {"file_name": "a.txt", "content": "second\n"})
+    run.close()
+    lost = run.records[-1]["snapshot"]["changed"]["a.txt"]
+    run.store.path(lost).write_bytes(b"")  # as after a power cut: the name exists, the data does not
+    resumed = Run.resume(run.dir)
+    assert resumed.steps_taken == 1
+    assert (resumed.workspace.root / "a.txt").read_text() == "first\n"
+    assert b'"step":2' in (run.dir / "trace.jsonl.torn").read_bytes()
+    resumed.close()
+
+
+def test_finish_ends_a_run_with_a_record_saying_why(new_run):
+    run = new_run()
+    run.step("List Files", {"dir_path": "."})
+    run.research_log.append("a summary written after step 1")
+    run.finish("tokens_limit", detail="the run's tokens limit was reached", model={"calls": []})
+    assert run.ended and run.end_reason == "tokens_limit"
+    record = run.records[-1]
+    assert (record["step"], record["action"], record["status"]) == (2, None, "ended")
+    assert record["observation"] == "the run's tokens limit was reached"
+    assert record["research_log"] == "a summary written after step 1\n"
+    assert problems("trace", record) == []
+    run.finish("again")  # an ended run stays as it ended
+    assert run.end_reason == "tokens_limit" and run.steps_taken == 2
+    run.close()
+    resumed = Run.resume(run.dir)
+    assert resumed.ended and resumed.end_reason == "tokens_limit"
     resumed.close()

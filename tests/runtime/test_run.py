@@ -47,6 +47,7 @@ def test_every_trace_record_matches_the_schema_and_is_on_disk_at_once(new_run, s
     run.step("Final Answer", {"final_answer": "done"})
     records = read_trace(run.dir / "trace.jsonl").records
     assert [r["step"] for r in records] == [1, 2, 3, 4, 5]
+    assert records == run.records
     for record in records:
         assert problems("trace", record) == [], record
     assert [r["status"] for r in records] == ["ok", "ok", "ok", "error", "final"]
