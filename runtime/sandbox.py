@@ -160,6 +160,9 @@ def run_script(argv: list[str], policy: SandboxPolicy,
         raise ValueError(f"the workspace {policy.workspace} is not a folder")
     if policy.memory_bytes is not None and policy.memory_bytes <= 0:
         raise ValueError(f"memory_bytes must be positive or None, not {policy.memory_bytes}")
+    if not (os.path.isfile(policy.python) and os.access(policy.python, os.X_OK)):
+        raise ValueError(f"the interpreter {policy.python} does not exist or is not executable "
+                         "(set it with --python)")
     usable, reason = sandbox_available()
     if not usable:
         _warn_unsandboxed(reason)

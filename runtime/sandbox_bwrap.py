@@ -101,11 +101,15 @@ def _outermost(paths) -> list[str]:
     return kept
 
 
-def _mask(path: str) -> list[list[str]]:
-    """Ops that cover path with something empty and read-only."""
+def _mask(path: str) -> tuple[list[list[str]], list[list[str]]]:
+    """Ops that cover path with something empty, and ops that make that read-only.
+
+    The second part is applied after the workspace is bound, since a covered
+    folder may be an ancestor in which the workspace's mount point is made.
+    """
     if os.path.isdir(path):
-        return [["--tmpfs", path], ["--remount-ro", path]]
-    return [["--ro-bind", "/dev/null", path]]
+        return [["--tmpfs", path]], [["--remount-ro", path]]
+    return [["--ro-bind", "/dev/null", path]], []
 
 
 def gpu_device_nodes() -> list[str]:
@@ -171,17 +175,25 @@ def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: li
             bind("--ro-bind", root)
 
     installed = [os.path.join(d, name) for d in layout.package_dirs for name in PACKAGE_NAMES]
-    to_mask = sorted({p for p in [*hidden, *installed] if os.path.lexists(p)})
+    # The run folder and the runs folder: were they ever under a bound path,
+    # private/ and the other runs would show; the workspace is bound over them.
+    run_folders = [os.path.dirname(workspace), os.path.dirname(os.path.dirname(workspace))]
+    to_mask = sorted({p for p in [*hidden, *installed, *run_folders] if os.path.lexists(p)})
     outside = [p for p in to_mask if not is_within(p, workspace)]
-    inside = [p for p in to_mask if is_within(p, workspace)]
+    inside = [p for p in to_mask if is_within(p, workspace) and p != workspace]
+    late: list[list[str]] = []
     for path in _outermost(outside):
         if any(is_within(path, root) for root in bound):
-            ops += _mask(path)
+            cover, seal = _mask(path)
+            ops += cover
+            late += seal
     ops.append(["--bind", workspace, workspace])
+    ops += late
     for path in read_only:
         if is_within(path, workspace) and os.path.lexists(path) and not os.path.islink(path):
             ops.append(["--ro-bind", path, path])
     for path in _outermost(inside):
-        ops += _mask(path)
+        cover, seal = _mask(path)
+        ops += cover + seal
     ops += [["--remount-ro", "/"], ["--chdir", workspace]]
     return BwrapCommand(flags=flags, ops=ops)

@@ -307,3 +307,37 @@ def test_the_script_cannot_see_or_signal_the_harness(folders, sandboxed):
     assert "refused:" in result.output
     visible = ast.literal_eval(result.output.splitlines()[-1])
     assert os.getpid() not in visible and len(visible) <= 3
+
+
+def test_private_stays_hidden_when_the_interpreter_folder_holds_the_runs(tmp_path, sandboxed):
+    # The interpreter's folder is bound whole; a runs/ folder inside it must not
+    # bring private/ and other runs into view with it.
+    import subprocess
+    import sys
+
+    from mlab.sandbox import SandboxPolicy, run_script
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    run_folder = venv / "runs" / "r1"
+    (run_folder / "workspace").mkdir(parents=True)
+    (run_folder / "private").mkdir()
+    (run_folder / "private" / "answers.csv").write_text("SECRET-ANSWER\n")
+    (venv / "runs" / "r2").mkdir()
+    (venv / "runs" / "r2" / "notes.txt").write_text("SECRET-OTHER\n")
+    (run_folder / "workspace" / "peek.py").write_text(
+        "import os\n"
+        "print(os.listdir('..'), os.listdir('../..'))\n"
+        "for path in ('../private/answers.csv', '../../r2/notes.txt'):\n"
+        "    try:\n"
+        "        print('READ', open(path).read())\n"
+        "    except OSError as error:\n"
+        "        print('refused:', type(error).__name__)\n")
+    python = str(venv / "bin" / "python")
+    policy = SandboxPolicy(workspace=run_folder / "workspace", timeout_s=20, memory_bytes=512 * MiB,
+                           python=python)
+    result = run_script([python, "peek.py"], policy)
+    assert result.exit_code == 0, result.output
+    assert "SECRET" not in result.output
+    assert result.output.splitlines() == ["['workspace'] ['r1']", "refused: FileNotFoundError",
+                                          "refused: FileNotFoundError"]
