@@ -22,19 +22,19 @@ def decode_string(raw: str) -> str:
 
 
 def decode_text(raw: str) -> str:
-    """Decode a triple-quoted string: raw text, dedented, first newline dropped."""
-    body = raw[3:-3].replace('\\"""', '"""')
+    """Decode a triple-quoted string: raw text, dedented, first newline dropped.
+
+    Windows line ends become \\n: with \\r at each line end, dedent would find no common indent."""
+    body = raw[3:-3].replace('\\"""', '"""').replace("\r\n", "\n")
     if body.startswith("\n"):
         body = body[1:]
-    elif body.startswith("\r\n"):
-        body = body[2:]
     return textwrap.dedent(body).rstrip()
 
 
 def dedent_width(raw: str) -> int:
     """How many columns decode_text removes from each line of a triple-quoted string."""
-    body = raw[3:-3]
-    body = body[1:] if body.startswith("\n") else body[2:] if body.startswith("\r\n") else body
+    body = raw[3:-3].replace("\r\n", "\n")
+    body = body[1:] if body.startswith("\n") else body
     indents = [len(line) - len(line.lstrip()) for line in body.splitlines() if line.strip()]
     return min(indents, default=0)
 
