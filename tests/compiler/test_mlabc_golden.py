@@ -92,3 +92,13 @@ def test_golden_case(case, tmp_path, monkeypatch, capsys, update_golden):
     assert sorted(files) == sorted(expected), "the build holds other files than expected"
     for relative, text in files.items():
         assert text == expected[relative], f"{case}: build/{relative} differs"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_windows_line_ends_give_the_same_ir(case, tmp_path, monkeypatch):
+    copy = tmp_path / case
+    shutil.copytree(GOLDEN_DIR / case, copy, ignore=shutil.ignore_patterns("build"))
+    source = copy / "input.mlab"
+    source.write_bytes(source.read_bytes().replace(b"\n", b"\r\n"))
+    monkeypatch.chdir(copy)
+    assert lowered_ir(copy) == (GOLDEN_DIR / case / "ir.json").read_text(encoding="utf-8")
