@@ -137,7 +137,9 @@ class MlabPrinter:
 
         for i, unit in enumerate(units):
             leading = self.cmap.of(unit).leading
-            broken = self.cmap.blank_before(unit) or (leading and leading[0].blank_before)
+            broken = self.cmap.blank_before(unit) or any(note.blank_before for note in leading)
+            if i and self.layout(units[i - 1])[2] is None:  # comments printed after the unit before
+                broken = broken or any(note.blank_before for note in self.cmap.of(units[i - 1]).closing)
             if isinstance(unit, BLOCKS) or not self.keyword(unit):
                 close_run()
                 out[i] = (number, 0)
