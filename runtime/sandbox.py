@@ -30,7 +30,8 @@ from typing import Callable, Mapping
 
 from mlab import sandbox_proc
 from mlab.sandbox_bwrap import (bwrap_features, build_bwrap_command, gpu_device_nodes,
-                                interpreter_layout, is_within)
+                                interpreter_layout)
+from mlab.sandbox_cgroup import ScriptCgroup
 from mlab.sandbox_output import OutputCollector
 from mlab.sandbox_owner import WorkspaceLoan
 from mlab.sandbox_supervise import Limits, supervise
@@ -268,6 +269,7 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
                  for p in policy.read_only}
     scratch_home = None if bwrap else tempfile.mkdtemp(prefix="mlab-script-home-")
     loan = WorkspaceLoan(Path(workspace), uid, gid, keep=read_only) if drop else None
+    cgroup = ScriptCgroup.create(policy.memory_bytes)
     try:
         if scratch_home and drop:
             os.chown(scratch_home, uid, gid)
@@ -291,8 +293,10 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
         else:
             config.update(mode="direct")
         watched = supervise(config, Limits(policy.timeout_s, policy.memory_bytes,
-                                           policy.max_processes, scratch_mounts), collector)
+                                           policy.max_processes, scratch_mounts), collector, cgroup)
     finally:
+        if cgroup:
+            cgroup.remove()
         if loan:
             loan.restore()
         if scratch_home:

@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 SYSTEM_DIRS = ("/usr",)
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

@@ -153,6 +153,12 @@ def _start_child(config: dict, supervisor_pid: int) -> int:
     if pid:
         return pid
     try:
+        if config.get("cgroup_procs"):
+            try:
+                with open(config["cgroup_procs"], "w") as procs:
+                    procs.write("0")
+            except OSError as error:
+                _report(config["status_fd"], {"cgroup-failed": str(error)})
         _default_signals()
         if config["mode"] == "bwrap":
             argv = _bwrap_argv(config)   # keeps the status fd: bubblewrap writes to it

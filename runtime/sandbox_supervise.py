@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlab import sandbox_proc
+from mlab.sandbox_cgroup import ScriptCgroup
 from mlab.sandbox_output import OutputCollector
 
 LAUNCHER = str(Path(__file__).with_name("sandbox_launcher.py"))
@@ -143,15 +144,17 @@ def _exit_code_of(wait_status: int) -> int:
     return os.waitstatus_to_exitcode(wait_status)
 
 
-def supervise(config: dict, limits: Limits, collector: OutputCollector) -> Supervision:
-    """Launch the script described by config and watch it to the end."""
+def supervise(config: dict, limits: Limits, collector: OutputCollector,
+              cgroup: ScriptCgroup | None = None) -> Supervision:
+    """Launch the script described by config and watch it to the end (in cgroup if given)."""
     out_read, out_write = os.pipe()
     status_read, status_write = os.pipe()
     try:
         fcntl.fcntl(out_read, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     except OSError:
         pass  # a smaller pipe only means more reads
-    config = {**config, "status_fd": status_write, "parent_pid": os.getpid()}
+    config = {**config, "status_fd": status_write, "parent_pid": os.getpid(),
+              "cgroup_procs": cgroup.procs_file if cgroup else None}
     started_at = time.monotonic()
     try:
         launcher = subprocess.Popen(
@@ -167,6 +170,7 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector) -> Super
         os.close(status_write)
     run = _Run(launcher, out_read, status_read, limits, collector, started_at)
     run.start_reported = config.get("start_reported", True)
+    run.cgroup = cgroup
     # Under the launcher: bubblewrap, then its PID-namespace init, then the script.
     run.spare_depth = 2 if config["mode"] == "bwrap" else 0
     run.watch_tree = _TreeWatch(launcher.pid, limits.scratch_mounts, run.status.facts, run.spare_depth)
@@ -189,6 +193,7 @@ class _Run:
         self.started_at = started_at
         self.status = _StatusReader()
         self.start_reported = True
+        self.cgroup: ScriptCgroup | None = None
         self.spare_depth = 0
         self.watch_tree: _TreeWatch | None = None
         self.killed_reason: str | None = None
@@ -253,10 +258,16 @@ class _Run:
         # First the script's processes only, so that bubblewrap's init reaps them
         # (keeping their CPU time in the account) and ends by itself; then all.
         spare = self.spare_depth if now - self.killed_at < SPARE_INIT_S else 0
+        if self._in_cgroup():
+            spare = 0
+            self.cgroup.kill()   # the cgroup keeps the account whoever reaps
         sandbox_proc.kill_descendants(self.launcher.pid, spare_depth=spare, attempts=20)
         if now - self.killed_at > KILL_GRACE_S:
             # The launcher ends by itself once its tree is gone; this is the backstop.
             self._signal_launcher(signal.SIGKILL)
+
+    def _in_cgroup(self) -> bool:
+        return self.cgroup is not None and "cgroup-failed" not in self.status.facts
 
     def _signal_launcher(self, sig: int) -> None:
         if self.wait_result is None:
@@ -280,7 +291,14 @@ class _Run:
         exit_code = facts.get("exit-code", _exit_code_of(wait_status))
         # Without --json-status-fd support bubblewrap cannot say that the script started.
         started = "child-pid" in facts or not self.start_reported
+        peak = max(self.watch_tree.peak_bytes, maxrss_kib * 1024)
         killed_reason = self.killed_reason
+        if self._in_cgroup():
+            account = self.cgroup.usage()
+            cpu_s = account.cpu_s if account.cpu_s is not None else cpu_s
+            peak = account.peak_memory_bytes or peak
+            if account.oom_kills and killed_reason is None:
+                killed_reason = "memory"   # the kernel enforced memory.max
         if killed_reason is None and not started:
             killed_reason = "sandbox_failed"
         return Supervision(
@@ -289,7 +307,7 @@ class _Run:
             started=started,
             wall_s=time.monotonic() - self.started_at,
             cpu_s=cpu_s,
-            peak_memory_bytes=max(self.watch_tree.peak_bytes, maxrss_kib * 1024),
+            peak_memory_bytes=peak,
         )
 
     def close(self) -> None:

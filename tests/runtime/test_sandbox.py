@@ -248,6 +248,39 @@ def test_bad_calls_are_refused_with_a_clear_message(tmp_path):
         run_script([sys.executable, "x.py"], policy)
     with pytest.raises(ValueError, match="argv is empty"):
         run_script([], SandboxPolicy(workspace=tmp_path, timeout_s=5, memory_bytes=None))
+    missing = str(tmp_path / "no-python")
+    with pytest.raises(ValueError, match="no-python does not exist or is not executable"):
+        run_script([missing, "x.py"], SandboxPolicy(workspace=tmp_path, timeout_s=5,
+                                                    memory_bytes=None, python=missing))
+
+
+def test_a_delegated_cgroup_holds_the_script_and_gives_the_account(folders, mode, tmp_path,
+                                                                  monkeypatch):
+    # A stand-in for a delegated cgroup v2 folder: the files the kernel would
+    # provide are plain files here, so this checks mlab's side of the protocol.
+    from mlab import sandbox_cgroup
+
+    base = tmp_path / "cgroup"
+    base.mkdir()
+    (base / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    monkeypatch.setenv(sandbox_cgroup.CGROUP_VARIABLE, str(base))
+    made = []
+    monkeypatch.setattr(sandbox_cgroup.ScriptCgroup, "remove", lambda self: made.append(self.path))
+    monkeypatch.setattr(sandbox_cgroup.ScriptCgroup, "usage", lambda self: sandbox_cgroup.CgroupUsage(
+        peak_memory_bytes=123 * MiB, cpu_s=4.5, oom_kills=0))
+    result = folders.run("print('in the cgroup')\n", memory_bytes=256 * MiB)
+    assert result.output == "in the cgroup\n"
+    assert len(made) == 1
+    assert (made[0] / "memory.max").read_text() == str(256 * MiB)
+    assert (made[0] / "cgroup.procs").read_text() == "0"   # the launcher's child joined
+    assert (result.peak_memory_bytes, result.cpu_s) == (123 * MiB, 4.5)
+
+
+def test_no_cgroup_is_used_where_none_is_delegated(monkeypatch, tmp_path):
+    from mlab import sandbox_cgroup
+
+    monkeypatch.setenv(sandbox_cgroup.CGROUP_VARIABLE, str(tmp_path))   # memory not enabled
+    assert sandbox_cgroup.ScriptCgroup.create(256 * MiB) is None
 
 
 def test_output_keeps_head_and_tail_and_marks_the_cut():
