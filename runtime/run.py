@@ -88,7 +88,7 @@ class Run:
     """One run of an agent build on a task build; drive it with step()."""
 
     def __init__(self, folder: Path, meta: dict, task: TaskBuild, agent: AgentBuild,
-                 records: list[dict], manifest: dict[str, str]):
+                 records: list[dict], manifest: dict[str, str], lock: int | None = None):
         self.dir = Path(folder)
         self.meta = meta
         self.id: str = meta["id"]
@@ -118,6 +118,7 @@ class Run:
             timeout_s=self.limits.script_timeout or 1800.0, memory_bytes=self.limits.memory,
             hidden=hidden_paths(self.dir.parent, task) + (self.private_dir,),
             env={}, output_dir=self.dir / "output", remaining_s=self.remaining_time)
+        self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
         self._trace = TraceWriter(self.dir / TRACE)
 
     # -- creating and resuming -----------------------------------------------------------
@@ -177,12 +178,17 @@ class Run:
         build = load_build(folder / "build", check_fresh=False)
         task, agent = build.task(meta["task"]), build.agent(meta["agent"])
         store = ObjectStore(folder / "objects", durable=False)
-        records = repair_trace(folder / TRACE)
-        intact = _records_with_intact_objects(store, meta, records)
-        if intact < len(records):
-            records = repair_trace(folder / TRACE, keep=intact)
-        manifest = manifest_at(store, meta, records, len(records))
-        run = cls(folder, meta, task, agent, records, {})
+        lock = _lock_run(folder, meta["id"])  # before touching a trace another process may be writing
+        try:
+            records = repair_trace(folder / TRACE)
+            intact = _records_with_intact_objects(store, meta, records)
+            if intact < len(records):
+                records = repair_trace(folder / TRACE, keep=intact)
+            manifest = manifest_at(store, meta, records, len(records))
+        except BaseException:
+            os.close(lock)
+            raise
+        run = cls(folder, meta, task, agent, records, {}, lock)
         run.snapshotter.restore(manifest)
         for record in records:
             run.edits.replay(record.get("edits", []))
@@ -317,7 +323,26 @@ class Run:
         return touched
 
     def close(self) -> None:
+        """Stop driving this run: close the trace and let another process take the run."""
         self._trace.close()
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+
+def _lock_run(folder: Path, run_id: str) -> int:
+    """An exclusive lock on the run folder, held while a process drives it (the kernel drops it
+    when the process dies, so a killed run can be resumed at once)."""
+    import fcntl
+
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RunError(f"run {run_id} is being driven by another process; wait for it to end "
+                       "(or stop it) before resuming") from None
+    return fd
 
 
 def read_run_meta(folder: Path) -> dict:

@@ -196,3 +196,19 @@ def test_install_copies_without_linking_the_cache(house_task, tmp_path):
     install_data(prepared, workspace, private)
     (workspace / "train.csv").write_text("changed")
     assert (prepared.public / "train.csv").read_text() != "changed"
+
+
+def test_an_unreadable_parquet_file_is_a_clear_error(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from parquet "rows.parquet" split random 0.2 seed 1
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""",
+                       {"rows.parquet": "not a parquet file"})
+    with pytest.raises(DataError, match="data variant lite of task mini: (reading rows.parquet needs a package "
+                                        "that is missing|cannot read .*rows.parquet)"):
+        prepare_data(resolve_task(str(source)), "lite")
+
+
+def test_a_failing_generator_is_reported_with_its_error(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from generate "gen.py:broken" split none
+        public ["inputs.txt"] }""", {"gen.py": "def broken(public_dir, private_dir, seed):\n    raise ValueError('no')\n"})
+    with pytest.raises(DataError, match=r"gen.py:broken failed: ValueError: no"):
+        prepare_data(resolve_task(str(source)), "lite")

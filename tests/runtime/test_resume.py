@@ -201,3 +201,13 @@ def test_finish_ends_a_run_with_a_record_saying_why(new_run):
     resumed = Run.resume(run.dir)
     assert resumed.ended and resumed.end_reason == "tokens_limit"
     resumed.close()
+
+
+def test_a_run_driven_by_one_process_cannot_be_resumed_by_another(new_run):
+    from mlab.errors import RunError
+
+    run = new_run()
+    with pytest.raises(RunError, match="being driven by another process"):
+        Run.resume(run.dir)
+    run.close()
+    Run.resume(run.dir).close()

@@ -24,7 +24,7 @@ def objects_of(run) -> set[str]:
 
 def test_the_run_folder_and_run_json(new_run):
     run = new_run(seed=7, limits={"steps": 9})
-    assert sorted(p.name for p in run.dir.iterdir()) == ["build", "objects", "output", "private", "research_log.md",
+    assert sorted(p.name for p in run.dir.iterdir() if p.name != ".lock") == ["build", "objects", "output", "private", "research_log.md",
                                                          "run.json", "trace.jsonl", "workspace"]
     meta = json.loads((run.dir / "run.json").read_text())
     assert problems("run", meta) == []
