@@ -98,7 +98,7 @@ def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:
 def _one(r: YamlReader, cls, mode: str = "str"):
     """key: value → cls(span, value)."""
     def handle(name, key, value, out):
-        v = r.value(value, mode)
+        v = r.value(value, mode, f"`{name}`")
         if v is not None:
             out.append(cls(r.entry_span(key, value), v))
     return handle

@@ -72,10 +72,19 @@ class YamlReader:
         self.diagnostics.append(Diagnostic(code, message, span, hint))
 
     # -- shapes -------------------------------------------------------------
+    def standard_tag(self, node: Node) -> bool:
+        tag = _tag(node)
+        if tag.startswith("!") or ":" in tag:
+            self.error("E100", f"YAML tag {tag} is not used in mlab files", node, "remove the tag")
+            return False
+        return True
+
     def mapping(self, node: Node, where: str, duplicate_code: str = "E302") -> list[tuple[str, Node, Node]]:
         """(key, key node, value node) of a mapping; duplicates and non-string keys reported."""
         if not isinstance(node, MappingNode):
             self.wrong(node, where, "a mapping (key: value lines)")
+            return []
+        if not self.standard_tag(node):
             return []
         out, seen = [], {}
         for key, value in node.value:
@@ -123,9 +132,11 @@ class YamlReader:
                 handler(name, key, value, out)
 
     # -- values -------------------------------------------------------------
-    def value(self, node: Node, mode: str = "str") -> A.Value | None:
+    def value(self, node: Node, mode: str = "str", where: str | None = None) -> A.Value | None:
         """A YAML value as an AST value. mode: str, auto (units recognised), name (names unquoted)."""
         span = self.span(node)
+        if not isinstance(node, ScalarNode) and not self.standard_tag(node):
+            return None
         if isinstance(node, SequenceNode):
             if id(node) in self._open:
                 self.error("E100", "this alias makes the list contain itself", node)
@@ -135,7 +146,8 @@ class YamlReader:
             self._open.discard(id(node))
             return A.List(span, tuple(i for i in items if i is not None))
         if isinstance(node, MappingNode):
-            self.error("E401", f"expected a value here, not {self.describe(node)}", node)
+            what = f"{where} takes a single value or a list" if where else "expected a single value or a list here"
+            self.error("E401", f"{what}, not a mapping", node)
             return None
         tag = _tag(node)
         if tag == "int":
@@ -152,7 +164,7 @@ class YamlReader:
             self.error("E107", "a value is missing here", node)
             return None
         if tag != "str":
-            self.error("E100", f"YAML tag !{tag} is not used in mlab files", node, "remove the tag")
+            self.error("E100", f"YAML tag {tag} is not used in mlab files", node, "remove the tag")
             return None
         text = node.value
         if node.style is None and mode == "auto":
@@ -230,12 +242,12 @@ def compose(text: str, path: str) -> Node | None:
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        hint = "indent with spaces, and quote text that holds `: ` or starts with a special character"
         if "another document" in str(problem) or "another document" in str(error):
-            problem = "a .mlab.yaml file holds one YAML document (remove the `---` line)"
+            problem, hint = "a .mlab.yaml file holds one YAML document (remove the `---` line)", None
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         raise DiagnosticError([Diagnostic("E100", f"invalid YAML: {problem}", Span(path, line, column),
-                                          hint="indent with spaces, and quote text that holds `: ` or starts "
-                                               "with a special character")]) from None
+                                          hint=hint)]) from None
 
 
 def parse_yaml_text(text: str, path: str, comments: list | None = None) -> A.Module:
