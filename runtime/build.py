@@ -13,6 +13,8 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -269,15 +271,34 @@ def compile_into_cache(sources: list[Path]) -> Build:
             return load_build(out)
         except BuildError:
             pass  # stale or foreign: recompile below
+    # Compile next to the cache entry and swap it in, so a process reading the entry never
+    # sees a half-written build (runs of a sweep may start together).
     try:
-        compiled, manifest = compile_paths(resolved, out)
+        builds_cache().mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{key}-new-", dir=builds_cache()))
+        retired = staging.with_name(staging.name.replace("-new-", "-old-"))
+    except OSError as error:
+        raise BuildError(f"cannot write the build cache in {builds_cache()}: {error.strerror or error}") from None
+    try:
+        compiled, manifest = compile_paths(resolved, staging)
+        if manifest is None:
+            errors = [d for d in compiled.diagnostics if d.severity == "error"]
+            raise BuildError(f"{', '.join(resolved)} does not compile ({len(errors)} "
+                             f"error{'s' if len(errors) != 1 else ''}):\n"
+                             + render_all(compiled.diagnostics, compiled.program.sources))
+        try:
+            os.rename(out, retired)  # the stale entry, if any
+        except OSError:
+            pass
+        try:
+            os.rename(staging, out)
+        except OSError:
+            pass  # another process put its (identical) build there first
     except EmitError as error:
         raise BuildError(f"cannot write the build cache: {error}") from None
-    if manifest is None:
-        errors = [d for d in compiled.diagnostics if d.severity == "error"]
-        raise BuildError(f"{', '.join(resolved)} does not compile ({len(errors)} "
-                         f"error{'s' if len(errors) != 1 else ''}):\n"
-                         + render_all(compiled.diagnostics, compiled.program.sources))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(retired, ignore_errors=True)
     return load_build(out)
 
 

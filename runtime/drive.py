@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .errors import UsageError
+from .errors import StorageError, UsageError
 
 
 @dataclass(frozen=True)
@@ -20,9 +20,11 @@ def load_actions(path: Path) -> list[ScriptedAction]:
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"no such actions file: {path}") from None
-    except (OSError, ValueError) as problem:
-        raise UsageError(f"cannot read the actions file {path}: {problem}") from None
+        raise StorageError(f"no such actions file: {path}") from None
+    except OSError as problem:
+        raise StorageError(f"cannot read the actions file {path}: {problem.strerror or problem}") from None
+    except ValueError as problem:
+        raise UsageError(f"the actions file {path} is not valid JSON: {problem}") from None
     if not isinstance(document, list):
         raise UsageError(f"{path} must hold a JSON list of {{\"action\": ..., \"input\": {{...}}}} objects")
     actions = []

@@ -24,7 +24,7 @@ from .actions import ActionRejected, ActionTable
 from .build import AgentBuild, TaskBuild, compiler_version, load_build
 from .cache import cache_root
 from .data import install_data, install_starter, prepare_data
-from .errors import MlabError, RunError
+from .errors import MlabError, RunError, StorageError
 from .history import EditHistory, ResearchLog
 from .limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
 from .observation import Observation, error
@@ -145,7 +145,7 @@ class Run:
             else:
                 raise RunError(f"cannot find a free run id in {runs_dir}")
         except OSError as problem:
-            raise RunError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
+            raise StorageError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
         folder = runs_dir / run_id
         for sub in ("workspace", "private", "objects", "output"):
             (folder / sub).mkdir()

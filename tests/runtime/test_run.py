@@ -162,16 +162,26 @@ def test_mlab_drive_runs_a_list_of_actions(house_build, mlab_env, tmp_path, caps
     assert meta["limits"]["steps"] == 5 and meta["limits"]["time"] == 600
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["drive", "--actions", "missing.json"], "no such actions file"),
-    (["drive", "--actions", "ACTIONS"], "name a TASK"),
-    (["drive", "house-price", "--actions", "ACTIONS", "--time", "soon"], "'soon' is not a duration"),
+@pytest.mark.parametrize(("args", "code", "message"), [
+    (["drive", "--actions", "missing.json"], 3, "no such actions file"),
+    (["drive", "--actions", "ACTIONS"], 2, "name a TASK"),
+    (["drive", "house-price", "--actions", "ACTIONS", "--time", "soon"], 2, "'soon' is not a duration"),
+    (["drive", "house-price", "--actions", "BAD"], 2, "is not valid JSON"),
+    (["drive", "house-price", "--actions", "ACTIONS", "--resume", "RUNS", "--agent", "x"], 2, "--resume continues"),
+    (["checkout", "RUNS", "--step", "1", "out"], 1, "is not a run folder"),
+    (["prepare", "house-price", "--data", "full"], 1, "not available offline"),
+    (["frobnicate"], 2, "invalid choice"),
 ])
-def test_drive_usage_errors(args, message, tmp_path, capsys, mlab_env):
-    actions = tmp_path / "a.json"
+def test_cli_errors_are_one_clear_line_with_the_documented_code(args, code, message, tmp_path, capsys, mlab_env):
+    actions, bad = tmp_path / "a.json", tmp_path / "bad.json"
     actions.write_text("[]")
-    assert main([a.replace("ACTIONS", str(actions)) for a in args]) == 2
-    assert message in capsys.readouterr().err
+    bad.write_text("[{")
+    (tmp_path / "runs").mkdir()
+    args = [a.replace("ACTIONS", str(actions)).replace("BAD", str(bad)).replace("RUNS", str(tmp_path / "runs"))
+            for a in args]
+    assert main(args) == code
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
 
 
 def test_mlab_help_does_not_import_heavy_libraries():
