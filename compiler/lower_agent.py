@@ -104,8 +104,10 @@ class AgentResolver:
             elif isinstance(entry, A.Retries):
                 s["retries"] = report.integer(entry.value, "`retries`", minimum=0)
             elif isinstance(entry, A.Prompt):
+                report.string(entry.value, "`prompt`")
                 s["prompt"] = entry.value
             elif isinstance(entry, A.FormatError):
+                report.string(entry.value, "`format_error`")
                 s["format_error"] = entry.value
             elif isinstance(entry, A.Respond):
                 s["reply"] = self._respond(entry)
@@ -193,6 +195,7 @@ class AgentResolver:
             if key in seen:
                 self.report.error("E302", f"prompt `{key}` is given twice in {where}", item.name.span)
             seen.add(key)
+            self.report.string(item.value, f"prompt `{key}`")
             s["prompts"][key] = item.value
 
     def _hook(self, entry: A.Hook, s: dict) -> None:
@@ -240,6 +243,11 @@ def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> bool:
     return len(report.diagnostics) == before
 
 
+def _text(value: A.Value) -> str:
+    """A prompt's text; empty when the prompt was written as another kind of value (an E401)."""
+    return value.value if isinstance(value, A.Str) else ""
+
+
 def _mention_pattern(name: str) -> str:
     return rf"(?<![\w-]){re.escape(name)}(?![\w-])"
 
@@ -281,11 +289,11 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         return None
 
     templates: dict[str, tuple[str, A.Value | None]] = {}
-    templates["prompt"] = (settings["prompt"].value, settings["prompt"])
+    templates["prompt"] = (_text(settings["prompt"]), settings["prompt"])
     fe = settings["format_error"]
-    templates["format_error"] = (fe.value, fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
+    templates["format_error"] = (_text(fe), fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
     for key, value in settings["prompts"].items():
-        templates[key] = (value.value, value)
+        templates[key] = (_text(value), value)
     needed = {"summarize_observation": "summarizing long observations"}
     for action in actions:
         for prompt in action["prompts"]:
@@ -302,7 +310,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
     texts: dict[str, str] = {}
     unusable = sorted(all_action_names - set(names))
     for key, (text, value) in templates.items():
-        if value is not None:
+        if isinstance(value, A.Str):  # another value type was reported as E401 already
             check_template(text, value, key, report, where)
             for other in unusable:
                 if _mentions(text, other):
