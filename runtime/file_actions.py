@@ -7,6 +7,7 @@ Every change an action makes to a file is pushed onto the file's undo stack firs
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from .workspace import PathRefused
 MAX_LISTED = 1000
 UNDO_SHOWN_CHARS = 10000
 BINARY_PROBE = 8192
+MAX_WHOLE_BYTES = 32 << 20  # a file read whole into memory (edits, undo) is at most this big
 
 
 def human_size(size: int) -> str:
@@ -32,11 +34,22 @@ def _lines(text: str) -> str:
     return f"{count} line{'s' if count != 1 else ''}"
 
 
+def _refuse_binary(path: Path, rel: str) -> int:
+    """The file's size; ActionFailed if its first bytes show it is not text."""
+    size = path.stat().st_size
+    with open(path, "rb") as handle:
+        if b"\x00" in handle.read(BINARY_PROBE):
+            raise ActionFailed(f"{rel} is a binary file ({human_size(size)}); it cannot be shown as text")
+    return size
+
+
 def _read_text(path: Path, rel: str) -> str:
-    data = path.read_bytes()
-    if b"\x00" in data[:BINARY_PROBE]:
-        raise ActionFailed(f"{rel} is a binary file ({human_size(len(data))}); it cannot be shown as text")
-    return data.decode("utf-8", errors="replace")
+    """A whole text file (refused when binary or too large to hold)."""
+    size = _refuse_binary(path, rel)
+    if size > MAX_WHOLE_BYTES:
+        raise ActionFailed(f"{rel} is too large ({human_size(size)}) to be taken whole; use Read File for its "
+                           "beginning and end, or Inspect Script Lines for a part")
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def list_files(ctx, inputs, params) -> Observation:
@@ -71,10 +84,21 @@ def list_files(ctx, inputs, params) -> Observation:
 def read_file(ctx, inputs, params) -> Observation:
     ws = ctx.workspace
     real = ws.readable_file(inputs["file_name"], "file_name")
-    text = _read_text(real, ws.relative(real))
-    if not text:
-        return Observation(f"{ws.relative(real)} is empty.")
-    return Observation(bound_text(text, params.get("max_chars")))
+    rel = ws.relative(real)
+    max_chars = params.get("max_chars") or 20000
+    size = _refuse_binary(real, rel)
+    window = 4 * max_chars  # bytes that surely hold max_chars characters of UTF-8
+    if size <= 2 * window:
+        text = real.read_bytes().decode("utf-8", errors="replace")
+        return Observation(bound_text(text, max_chars) if text else f"{rel} is empty.")
+    head_chars = max_chars * 2 // 3
+    tail_chars = max_chars - head_chars
+    with open(real, "rb") as handle:  # a large file: read only its two ends
+        head = handle.read(window).decode("utf-8", errors="replace")[:head_chars]
+        handle.seek(size - window)
+        tail = handle.read(window).decode("utf-8", errors="replace")[-tail_chars:]
+    return Observation(f"{head}\n\n[... the middle of this {human_size(size)} file is omitted: showing the "
+                       f"first {head_chars:,} and the last {tail_chars:,} characters ...]\n\n{tail}")
 
 
 def _write(ctx, name: str, content: str, mode: str) -> tuple[Path, str]:
@@ -119,11 +143,10 @@ def copy_file(ctx, inputs, params) -> Observation:
     except (FileExistsError, NotADirectoryError):
         raise ActionFailed(f"cannot create {rel}: a file is in the way of its folder") from None
     ctx.edits.push(rel, target)
-    data = source.read_bytes()
     if target.is_symlink():
         target.unlink()
-    target.write_bytes(data)
-    return Observation(f"Copied {ws.relative(source)} to {rel} ({human_size(len(data))}).")
+    shutil.copyfile(source, target)
+    return Observation(f"Copied {ws.relative(source)} to {rel} ({human_size(target.stat().st_size)}).")
 
 
 def inspect_lines(ctx, inputs, params) -> Observation:
@@ -132,8 +155,13 @@ def inspect_lines(ctx, inputs, params) -> Observation:
     rel = ws.relative(real)
     start, end = inputs["start_line_number"], inputs["end_line_number"]
     max_lines = params.get("max_lines") or 100
-    lines = _read_text(real, rel).splitlines()
-    total = len(lines)
+    _refuse_binary(real, rel)
+    wanted: dict[int, str] = {}
+    total = 0
+    with open(real, encoding="utf-8", errors="replace") as handle:  # streamed: any size is fine
+        for total, line in enumerate(handle, 1):
+            if start <= total < start + max_lines and total <= end:
+                wanted[total] = line.rstrip("\r\n")
     if total == 0:
         return Observation(f"{rel} is empty.")
     if start < 1:
@@ -149,7 +177,7 @@ def inspect_lines(ctx, inputs, params) -> Observation:
     if last < min(end, total):
         notes.append(f"at most {max_lines} lines are shown per call; continue from line {last + 1}")
     width = len(str(last))
-    body = "\n".join(f"{n:>{width}}: {lines[n - 1]}" for n in range(start, last + 1))
+    body = "\n".join(f"{n:>{width}}: {wanted[n]}" for n in range(start, last + 1))
     header = f"{rel}, lines {start}-{last} of {total}" + (f" ({'; '.join(notes)})" if notes else "") + ":"
     return Observation(header + "\n" + body)
 

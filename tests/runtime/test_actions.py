@@ -183,3 +183,30 @@ def test_only_python_files_are_executed(new_run, stand_in_sandbox):
     run = new_run()
     observation = run.step("Execute Script", {"script_name": "train.csv"})
     assert observation.status == "error" and "not a Python script" in observation.text
+
+
+def test_a_huge_file_is_read_by_its_ends_and_inspected_by_streaming(new_run):
+    run = new_run()
+    big = run.workspace.root / "big.txt"
+    with open(big, "w") as handle:
+        handle.write("FIRST LINE\n")
+        for i in range(400_000):
+            handle.write(f"row {i} " + "x" * 40 + "\n")
+        handle.write("LAST LINE\n")
+    text = run.step("Read File", {"file_name": "big.txt"}).text
+    assert text.startswith("FIRST LINE") and text.rstrip().endswith("LAST LINE")
+    assert "the middle of this" in text and len(text) < 20500
+    lines = run.step("Inspect Script Lines", {"script_name": "big.txt", "start_line_number": 400_001,
+                                              "end_line_number": 400_005}).text
+    assert lines.startswith("big.txt, lines 400001-400002 of 400002 (the file ends at line 400002):")
+    assert lines.endswith("400002: LAST LINE")
+
+
+def test_binary_files_are_not_shown_as_text(new_run):
+    run = new_run()
+    (run.workspace.root / "model.bin").write_bytes(b"\x00\x01\x02" * 100)
+    for action, inputs in [("Read File", {"file_name": "model.bin"}),
+                           ("Inspect Script Lines", {"script_name": "model.bin", "start_line_number": 1,
+                                                     "end_line_number": 2})]:
+        observation = run.step(action, inputs)
+        assert observation.status == "error" and "is a binary file (300 bytes)" in observation.text
