@@ -17,7 +17,7 @@ from .fmt import ast_shape
 from .loader import SUFFIX, YAML_SUFFIX
 from .mlab_print import print_module
 from .parser import parse_text
-from .yaml_build import YamlBuilder, yaml_order
+from .yaml_build import YamlBuilder, tiered_models, yaml_order
 from .yaml_form import parse_yaml_text
 from .yaml_write import ConvertError, emit_document
 
@@ -44,7 +44,7 @@ def _sorted_like_yaml(module: A.Module) -> A.Module:
     """The module with its entries in the order the YAML form writes them (for comparison)."""
     def block(node):
         if isinstance(node, (A.Decl, A.Data, A.Action, A.ExpOverride)):
-            entries = tuple(block(e) for e in (yaml_order(list(node.entries))
+            entries = tuple(block(e) for e in (yaml_order(tiered_models(list(node.entries)))
                                                if not isinstance(node, A.Actions) else node.entries))
             return replace(node, entries=entries)
         return node

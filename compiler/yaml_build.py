@@ -1,6 +1,8 @@
 """AST declarations → the items of the YAML form (the keys that yaml_decls reads back)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import ast as A
 from .comments import CommentMap, Note, children
 from .yaml_write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
@@ -22,6 +24,15 @@ def yaml_key(entry) -> str:
             A.Source: "from", A.IdColumn: "id", A.Tier: "model", A.UsesActions: "actions",
             A.ExpTasks: "tasks", A.ExpTasksCategory: "tasks", A.ExpAgents: "agents", A.ExpRuns: "runs",
             A.ExpData: "data", A.ExpRetries: "retries"}.get(type(entry), entry.keyword)
+
+
+def tiered_models(entries: list) -> list:
+    """Entries with `models [...]` written as `models main [...]` when the block also has a tiered
+    `models`: the YAML form's `models` is a list or a mapping by tier, not both (same IR)."""
+    if not any(isinstance(e, A.ExpModels) and e.tier is not None for e in entries):
+        return entries
+    return [replace(e, tier=A.Ident("main", e.span)) if isinstance(e, A.ExpModels) and e.tier is None else e
+            for e in entries]
 
 
 def yaml_order(units: list) -> list:
@@ -81,7 +92,7 @@ class YamlBuilder(Commented):
                 if not isinstance(action.name, A.Str):
                     raise ConvertError(f"line {action.span.line}: an action name must be a string")
                 actions.append(self.item(action.name.value, self.block(action.entries), action))
-            return Map(actions)
+            return Map(actions, block=True)
         body = self.block(decl.entries)
         if isinstance(decl, A.Agent) and decl.parent is not None:
             body.items.insert(0, Item("extends", Scalar(decl.parent.value)))
@@ -91,7 +102,7 @@ class YamlBuilder(Commented):
         """A block's entries as mapping items; repeated entries gathered, one key each."""
         items: list[Item] = []
         groups: dict[str, Item] = {}
-        for entry in yaml_order(list(entries)):
+        for entry in yaml_order(tiered_models(list(entries))):
             key = yaml_key(entry)
             if type(entry) in GROUPED or (isinstance(entry, A.ExpModels) and entry.tier is not None):
                 sub_key, value = self.grouped(entry)
@@ -112,7 +123,7 @@ class YamlBuilder(Commented):
                 raise ConvertError(f"line {entry.span.line}: `{key}` is given twice in one block; the YAML form "
                                    "has one key each (run `mlabc check` and keep one)")
             items.append(self.item(key, self.single(entry), entry))
-        return Map(items)
+        return Map(items, block=True)
 
     # -- entries --------------------------------------------------------------
     def grouped(self, e) -> tuple[str | None, object]:

@@ -63,6 +63,7 @@ class Seq:
 @dataclass
 class Map:
     items: list[Item]
+    block: bool = False  # always one key per line (the body of a declaration, variant, action, ...)
 
 
 # ---- scalars ----------------------------------------------------------------------
@@ -142,16 +143,22 @@ def value_node(value: A.Value, mode: str, flow: bool = False):
 
 # ---- emitting -----------------------------------------------------------------------
 
-def _flow(node) -> str | None:
-    """The one-line form of a list or mapping of scalars, or None when it needs lines."""
+def _flow(node, depth: int = 0) -> str | None:
+    """The one-line form of a small list or mapping, or None when it needs lines.
+
+    Flow style nests one level at most, and a mapping never holds a mapping there."""
     if isinstance(node, Scalar):
         return node.text if node.flow_ok else None
     if isinstance(node, (Seq, Map)):
+        if depth > 1 or (isinstance(node, Map) and node.block):
+            return None
         parts = []
         for item in node.items:
             if item.leading or item.header or item.trailing or item.closing:
                 return None
-            inner = _flow(item.value)
+            if isinstance(node, Map) and isinstance(item.value, Map):
+                return None
+            inner = _flow(item.value, depth + 1)
             if inner is None:
                 return None
             parts.append(inner if item.key is None else f"{key_text(item.key)}: {inner}")
