@@ -74,7 +74,7 @@ class SandboxPolicy:
     network: bool = False
     env: Mapping[str, str] = field(default_factory=dict)   # extra environment
     read_only: tuple[Path, ...] = ()   # workspace files the script may read but not change
-    max_processes: int = 512        # processes and threads the script may add
+    max_processes: int = 1024       # processes and threads the script may add (RLIMIT_NPROC)
     max_streamed_chars: int = 1_000_000   # bound on what on_output receives
 
 
@@ -258,12 +258,12 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
     if drop and bwrap is None and not _reachable_by(python, uid, gid):
         # Without bubblewrap nothing can make the interpreter reachable for nobody.
         drop, uid, gid = False, os.getuid(), os.getgid()
-    gpu = policy.device != "" and bool(gpu_device_nodes())
-    limits = _limits(policy, uid, gpu)
-    collector = OutputCollector(policy.max_output_chars, on_output, policy.max_streamed_chars)
     if policy.timeout_s <= 0:
         return ScriptResult(None, True, False, _killed_reason("timeout", policy), "", 0, 0.0, 0.0, 0,
                             bwrap is not None)
+    gpu = policy.device != "" and bool(gpu_device_nodes())
+    limits = _limits(policy, uid, gpu)
+    collector = OutputCollector(policy.max_output_chars, on_output, policy.max_streamed_chars)
 
     read_only = {os.path.realpath(p if os.path.isabs(p) else os.path.join(workspace, p))
                  for p in policy.read_only}
