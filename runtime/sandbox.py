@@ -255,8 +255,10 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
     python = os.path.abspath(policy.python)
     drop = os.geteuid() == 0
     uid, gid = (SANDBOX_UID, SANDBOX_GID) if drop else (os.getuid(), os.getgid())
-    if drop and bwrap is None and not _reachable_by(python, uid, gid):
-        # Without bubblewrap nothing can make the interpreter reachable for nobody.
+    if drop and bwrap is None and not (_reachable_by(python, uid, gid)
+                                       and _reachable_by(workspace, uid, gid)):
+        # Without bubblewrap nothing can make the interpreter or the workspace
+        # reachable for the unprivileged uid: the script keeps the harness's uid.
         drop, uid, gid = False, os.getuid(), os.getgid()
     if policy.timeout_s <= 0:
         return ScriptResult(None, True, False, _killed_reason("timeout", policy), "", 0, 0.0, 0.0, 0,

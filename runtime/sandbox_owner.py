@@ -10,8 +10,9 @@ by the script without changing the harness's umask everywhere.
 
 Read-only files are not lent: they stay owned by the harness, so even without
 bubblewrap the script cannot write them in place. Symlinks are changed with
-lchown and never followed, so a link the script planted cannot redirect the
-ownership change to a file outside the workspace.
+lchown and never followed, and hard-linked files are not lent, so nothing the
+script planted can redirect the ownership change to a file outside the
+workspace.
 """
 from __future__ import annotations
 
@@ -45,6 +46,10 @@ class WorkspaceLoan:
                 continue
             try:
                 info = os.lstat(path)
+                if not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1:
+                    # A hard link shares its inode with a file elsewhere: lending it
+                    # would lend that file too (and the script may have planted it).
+                    continue
                 if (info.st_uid, info.st_gid) != (self.uid, self.gid):
                     self.owners[path] = (info.st_uid, info.st_gid)
                     os.chown(path, self.uid, self.gid, follow_symlinks=False)

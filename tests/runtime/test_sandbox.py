@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -310,3 +313,40 @@ def test_output_collector_bounds_memory_and_stream():
     assert "[... 4990 characters of output omitted ...]" in text
     assert "".join(streamed).startswith("0000\n0001\n0002\n0003\n0004\n")
     assert "live output stops here" in streamed[-1]
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK),
+                    reason="needs root and an interpreter that the unprivileged uid can run")
+def test_without_a_sandbox_a_root_harness_still_drops_to_an_unprivileged_uid(monkeypatch):
+    monkeypatch.setenv(sandbox.NO_SANDBOX_VARIABLE, "1")
+    base = Path(tempfile.mkdtemp(prefix="mlab-test-drop-"))
+    try:
+        base.chmod(0o755)   # the unprivileged uid must be able to walk to the workspace
+        workspace = base / "runs" / "r1" / "workspace"
+        workspace.mkdir(parents=True)
+        private = base / "runs" / "r1" / "private"
+        private.mkdir()
+        answers = private / "answers.csv"
+        answers.write_text("SECRET\n")
+        answers.chmod(0o600)
+        os.link(answers, workspace / "linked-answers.csv")   # as if planted earlier
+        (workspace / "script.py").write_text(
+            "import os\n"
+            "print(os.getuid())\n"
+            "open('made-by-script.txt', 'w').write('x')\n"
+            "try:\n"
+            "    print('READ', open('linked-answers.csv').read())\n"
+            "except OSError as error:\n"
+            "    print('refused:', type(error).__name__)\n")
+        policy = SandboxPolicy(workspace=workspace, timeout_s=20, memory_bytes=512 * MiB,
+                               python=SYSTEM_PYTHON)
+        result = run_script([SYSTEM_PYTHON, "script.py"], policy)
+        assert result.output.splitlines() == [str(sandbox.SANDBOX_UID), "refused: PermissionError"]
+        assert not result.sandboxed
+        assert answers.stat().st_uid == 0 and (answers.stat().st_mode & 0o777) == 0o600
+        assert (workspace / "made-by-script.txt").stat().st_uid == 0
+    finally:
+        shutil.rmtree(base)
