@@ -282,3 +282,14 @@ EXPLANATIONS: dict[str, Explanation] = {
                         'section "Action" action "The tool to use."',
                         'section "Action Input" json "Its input as JSON."'))),
 }
+
+
+def _canonical(text: str) -> str:
+    from .fmt import format_text
+
+    return format_text(text, "example.mlab")
+
+
+# Examples are shown as `mlabc fmt` would write them.
+EXPLANATIONS = {code: Explanation(e.text, _canonical(e.wrong), _canonical(e.right), e.encoding)
+                for code, e in EXPLANATIONS.items()}

@@ -186,13 +186,16 @@ def new_task(name: str, folder: Path, template: str | None = None) -> Scaffolded
 # ---- copying a task -----------------------------------------------------------------
 
 def _find_task(name: str, folder: Path):
-    """(file, module, comments, text) of the file declaring task `name`: in `folder`, else bundled."""
+    """(file, module, comments, text) of the file declaring task `name`: in `folder`, ./tasks or
+    the bundled tasks. `name` may also be the path of a file that declares one task."""
     from .parser import parse_text
     from .resources import tasks_dir
     from .yaml_form import parse_yaml_text
 
     candidates = []
-    for base in (folder, tasks_dir()):
+    if name.endswith((SUFFIX, YAML_SUFFIX)) and Path(name).is_file():
+        candidates.append(Path(name))
+    for base in (folder, Path("tasks"), tasks_dir()):
         if base.is_dir():
             candidates += sorted(p for p in base.iterdir() if p.name.endswith((SUFFIX, YAML_SUFFIX)))
     preferred = [p for p in candidates if p.name in (f"{name}{SUFFIX}", f"{name}{YAML_SUFFIX}")]
@@ -204,9 +207,15 @@ def _find_task(name: str, folder: Path):
             module = parse(text, str(path), comments)
         except Exception:  # a file that does not parse cannot be the template
             continue
-        if any(isinstance(d, A.Task) and d.name.value == name for d in module.decls):
+        tasks = [d for d in module.decls if isinstance(d, A.Task)]
+        if any(d.name.value == name for d in tasks) or (path == Path(name) and len(tasks) == 1):
             return path, module, comments, text
-    raise ScaffoldError(f"no task named {name!r} in {folder} or among the bundled tasks")
+    raise ScaffoldError(f"no task named {name!r} in {folder}, tasks/ or the bundled tasks")
+
+
+def _only_task(module: A.Module) -> str | None:
+    tasks = [d.name.value for d in module.decls if isinstance(d, A.Task)]
+    return tasks[0] if len(tasks) == 1 else None
 
 
 def _moved(node, old: str, new: str):
@@ -230,7 +239,8 @@ def _use_from(use: A.Use, source_folder: Path, folder: Path) -> A.Use:
 
 def _copy_task(name: str, folder: Path, template: str) -> Scaffolded:
     source, module, comments, text = _find_task(template, folder)
-    task = next(d for d in module.decls if isinstance(d, A.Task) and d.name.value == template)
+    task = next(d for d in module.decls if isinstance(d, A.Task) and d.name.value in (template, _only_task(module)))
+    template = task.name.value
     starter = next((e.value.value for e in task.entries if isinstance(e, A.Starter) and isinstance(e.value, A.Str)),
                    None)
     old = starter.split("/")[0] if starter and "/" in starter else template

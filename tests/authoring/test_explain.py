@@ -1,0 +1,42 @@
+"""mlabc explain: every code has a long explanation whose wrong example gives it and right one is clean."""
+from __future__ import annotations
+
+import pytest
+
+from mlabc.codes import CODES
+from mlabc.explain import check_example, explanations
+from mlabc.fmt import format_text
+
+
+def test_every_code_is_explained():
+    assert sorted(explanations()) == sorted(CODES)
+
+
+@pytest.mark.parametrize("code", sorted(explanations()))
+def test_the_wrong_example_gives_the_code_and_only_it(code):
+    found = explanations()[code]
+    compiled = check_example(found.wrong, found.encoding)
+    assert {d.code for d in compiled.diagnostics} == {code}, [d.message for d in compiled.diagnostics]
+
+
+@pytest.mark.parametrize("code", sorted(explanations()))
+def test_the_right_example_checks_clean_and_is_formatted(code):
+    found = explanations()[code]
+    compiled = check_example(found.right)
+    assert compiled.diagnostics == []
+    assert format_text(found.right, "example.mlab") == found.right
+
+
+def test_mlabc_explain_prints_the_explanation_and_both_examples(mlabc):
+    code, out, _ = mlabc("explain", "e302")
+    assert code == 0
+    assert out.startswith("E302: duplicate entry\n\nMost entries may appear once in a block")
+    wrong, right = out.split("\nWrong:\n\n")[1].split("\nRight:\n\n")
+    assert wrong.count("\n      runs   ") == 2 and right.count("\n      runs   ") == 1
+
+
+def test_mlabc_explain_lists_codes_and_refuses_unknown_ones(mlabc):
+    code, out, _ = mlabc("explain")
+    assert code == 0 and len(out.splitlines()) == len(CODES) and "E401  wrong value type" in out
+    code, _, err = mlabc("explain", "E999")
+    assert code == 2 and "no diagnostic code 'E999'" in err
