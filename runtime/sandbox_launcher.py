@@ -2,13 +2,12 @@
 
 It is a separate program rather than code run between fork and exec in the
 harness, because the harness has threads, and Python code between fork and
-exec in a threaded process can deadlock. It runs with the harness's privileges
-and knows two modes (its configuration is JSON in $MLAB_SANDBOX_CONFIG, built by
-mlab.sandbox_supervise):
-
-In both it becomes a child subreaper and forks one child, which sets the
-resource limits, drops to the sandbox uid (the supervisor keeps the harness's
-uid, so the script cannot signal it when the harness is root) and execs:
+exec in a threaded process can deadlock. It runs with the harness's privileges;
+its configuration is JSON in $MLAB_SANDBOX_CONFIG, built by mlab.sandbox and
+mlab.sandbox_supervise. It becomes a child subreaper and forks one child,
+which joins the script's cgroup if there is one, sets the resource limits,
+drops to the sandbox uid (the supervisor keeps the harness's uid, so the
+script cannot signal it when the harness is root) and, by mode, execs:
 
 - "bwrap": bubblewrap (after staging the bind sources, see
   stage_bind_sources), whose PID-namespace init kills the tree when it dies;
