@@ -119,7 +119,8 @@ def cmd_new(args) -> int:
         return EXIT_IO
     for path in made.files:
         print(f"created {path}")
-    print(f"next: fill in the TODOs, then run `mlabc check {made.mlab}`", file=sys.stderr)
+    print(f"next: fill in the TODOs, run `mlabc check {made.mlab}`, and try the task with "
+          f"`mlab run {made.mlab} --model mlab/demo`", file=sys.stderr)
     return EXIT_OK
 
 

@@ -222,3 +222,14 @@ def test_a_task_in_yaml_builds_like_its_mlab_twin(tmp_path):
     mlab_build, yaml_build = build_of([tmp_path / "a.mlab"]), build_of([tmp_path / "b.mlab.yaml"])
     assert "diagnostics" not in mlab_build, mlab_build
     assert mlab_build == yaml_build
+
+
+def test_the_example_of_docs_authoring_checks_clean(repo_copy, mlabc):
+    from conftest import REPO
+
+    text = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    example = text.split("```yaml\n# house-price.mlab.yaml\n", 1)[1].split("```", 1)[0]
+    (repo_copy / "tasks" / "example.mlab.yaml").write_text(example)
+    code, out, err = mlabc("check", "tasks/example.mlab.yaml", cwd=repo_copy)
+    assert (code, err) == (0, "")
+    assert out.startswith("ok: 3 files, 1 task, 10 agents, 1 experiment")
