@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import functools
 from typing import NamedTuple
 
@@ -118,6 +119,19 @@ def _literal(name: str) -> str | None:
     return None
 
 
+def _keywords(name: str) -> list[str]:
+    """The keywords a terminal stands for: a plain one, or the words of one like (text|action|json)."""
+    literal = _literal(name)
+    if literal:
+        return [literal]
+    try:
+        pattern = mlab_parser().get_terminal(name).pattern
+    except KeyError:
+        return []
+    words = re.match(r"\(?([a-z_|]+)\)?\(\?!", pattern.value) if pattern.type == "re" else None
+    return words.group(1).split("|") if words else []
+
+
 _VALUE_TERMINALS = {"STRING", "TEXT", "INT", "FLOAT", "DURATION", "SIZE", "PERCENT", "NAME", "LSQB"}
 _DECL_KEYWORDS = {"use", "task", "actions", "agent", "experiment"}
 _DESCRIBE = {"RBRACE": "`}`", "LBRACE": "`{`", "RSQB": "`]`", "LSQB": "`[`", "$END": "end of file",
@@ -130,8 +144,8 @@ _DESCRIBE = {"RBRACE": "`}`", "LBRACE": "`{`", "RSQB": "`]`", "LSQB": "`[`", "$E
 def _describe_expected(expected: set[str]) -> list[str]:
     words = []
     for name in sorted(expected):
-        literal = _literal(name)
-        words.append(f"`{literal}`" if literal else _DESCRIBE.get(name, name.lower()))
+        keywords = _keywords(name)
+        words.extend(f"`{k}`" for k in keywords) if keywords else words.append(_DESCRIBE.get(name, name.lower()))
     return sorted(set(words))
 
 
@@ -217,7 +231,7 @@ def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
     span = Span(path, token.line, token.column, token.end_line or token.line,
                 token.end_column or token.column + 1)
     word = str(token)
-    keywords = sorted(k for k in (_literal(e) for e in expected) if k)
+    keywords = sorted({k for e in expected for k in _keywords(e)})
     wants_value = bool(expected & _VALUE_TERMINALS) and not keywords and token.type != "COMMA"
     if expected >= {"TASK", "AGENT"} and token.type == "NAME":
         guess = difflib.get_close_matches(word, sorted(_DECL_KEYWORDS), n=1)
@@ -240,12 +254,14 @@ def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
         return Diagnostic("E107", f"`{previous}` needs a value here, found {_token_words(token)}", span,
                           hint="values are strings, numbers, durations (30m), sizes (8GiB), "
                                "percentages (10%), names or lists")
-    if keywords and token.type in ("NAME",) or (keywords and _literal(token.type)):
+    if keywords and (token.type == "NAME" or _keywords(token.type)):
         guess = difflib.get_close_matches(word, keywords, n=1, cutoff=0.6)
         hint = f"did you mean `{guess[0]}`?" if guess else "expected one of: " + ", ".join(keywords)
         return Diagnostic("E103", f"unknown keyword `{word}` here", span, hint=hint)
     if token.type == "RBRACE" and "RBRACE" not in expected and keywords:
-        return Diagnostic("E107", f"`{_previous_word(text, token)}` is incomplete before `}}`", span,
+        previous = _previous_word(text, token)
+        what = f"`{previous}`" if previous[:1].isalpha() else "this entry"
+        return Diagnostic("E107", f"{what} is incomplete before `}}`", span,
                           hint="expected " + ", ".join(_describe_expected(expected)))
     return Diagnostic("E100", f"did not expect {_token_words(token)} here", span,
                       hint="expected " + ", ".join(_describe_expected(expected)))
