@@ -132,6 +132,11 @@ def _keywords(name: str) -> list[str]:
     return words.group(1).split("|") if words else []
 
 
+@functools.cache
+def _all_keywords() -> frozenset[str]:
+    return frozenset(k for terminal in mlab_parser().terminals for k in _keywords(terminal.name))
+
+
 _VALUE_TERMINALS = {"STRING", "TEXT", "INT", "FLOAT", "DURATION", "SIZE", "PERCENT", "NAME", "LSQB"}
 _DECL_KEYWORDS = {"use", "task", "actions", "agent", "experiment"}
 _DESCRIBE = {"RBRACE": "`}`", "LBRACE": "`{`", "RSQB": "`]`", "LSQB": "`[`", "$END": "end of file",
@@ -258,9 +263,9 @@ def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
         guess = difflib.get_close_matches(word, keywords, n=1, cutoff=0.6)
         hint = f"did you mean `{guess[0]}`?" if guess else "expected one of: " + ", ".join(keywords)
         return Diagnostic("E103", f"unknown keyword `{word}` here", span, hint=hint)
-    if token.type == "RBRACE" and "RBRACE" not in expected and keywords:
+    if token.type == "RBRACE" and "RBRACE" not in expected:
         previous = _previous_word(text, token)
-        what = f"`{previous}`" if previous[:1].isalpha() else "this entry"
+        what = f"`{previous}`" if previous in _all_keywords() else "this entry"
         return Diagnostic("E107", f"{what} is incomplete before `}}`", span,
                           hint="expected " + ", ".join(_describe_expected(expected)))
     return Diagnostic("E100", f"did not expect {_token_words(token)} here", span,
