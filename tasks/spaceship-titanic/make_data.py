@@ -132,4 +132,4 @@ def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int) -> pd.D
     # Blank out a few values per descriptive column, as in the competition files.
     for column in table.columns[1:-1]:
         table.loc[rng.random(len(table)) < MISSING_RATE, column] = None
-    return table.astype({"Age": float, **{a: float for a in AMENITIES}})
+    return table.astype({"Age": float, **{a: float for a in AMENITIES}, "Transported": bool})
