@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     drive.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
     drive.add_argument("--quiet", action="store_true", help="print only the summary, not each observation")
 
+    from .run_command import add_parsers
+
+    add_parsers(verbs)
+
     checkout = verbs.add_parser("checkout", help="restore the workspace of a step of a run into a folder")
     checkout.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
     checkout.add_argument("--step", type=int, required=True, metavar="N", help="step (0: as prepared)")
@@ -134,7 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.verb is None:
         parser.print_help()
         return EXIT_USAGE
-    commands = {"prepare": cmd_prepare, "drive": cmd_drive, "checkout": cmd_checkout}
+    from .run_command import cmd_list, cmd_run
+
+    commands = {"prepare": cmd_prepare, "drive": cmd_drive, "checkout": cmd_checkout, "run": cmd_run,
+                "list": cmd_list}
     try:
         return commands[args.verb](args)
     except MlabError as problem:

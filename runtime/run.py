@@ -47,6 +47,14 @@ def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def thread_env(cpus: int) -> dict[str, str]:
+    """Thread pools sized to the task's declared CPUs. OpenMP threads that spin while waiting
+    slow a script tenfold on a busy machine, so they wait passively."""
+    count = str(max(int(cpus or 1), 1))
+    return {"OMP_NUM_THREADS": count, "OPENBLAS_NUM_THREADS": count, "MKL_NUM_THREADS": count,
+            "LOKY_MAX_CPU_COUNT": count, "OMP_WAIT_POLICY": "PASSIVE"}
+
+
 def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
     """What a script must not see: other runs, data caches, task sources, mlab itself."""
     import mlabc
@@ -117,7 +125,8 @@ class Run:
             python=meta["python"], device=meta["device"],
             timeout_s=self.limits.script_timeout or 1800.0, memory_bytes=self.limits.memory,
             hidden=hidden_paths(self.dir.parent, task) + (self.private_dir,),
-            env={}, output_dir=self.dir / "output", remaining_s=self.remaining_time)
+            env=thread_env(task.doc["hardware"]["cpus"]), output_dir=self.dir / "output",
+            remaining_s=self.remaining_time)
         self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
         self._trace = TraceWriter(self.dir / TRACE)
 

@@ -67,6 +67,8 @@ def execute_script(ctx, inputs, params) -> Observation:
 
     try:
         result = run_script([settings.python, rel], policy, on_output=stream)
+    except ValueError as problem:  # e.g. the configured interpreter does not exist
+        raise ActionFailed(f"the script could not be started: {problem}") from None
     finally:
         if live is not None:
             live.close()

@@ -1,0 +1,136 @@
+"""Score a run's submission with its task's metric, against the baseline, into result.json.
+
+The submission is validated first: a missing file, wrong columns, missing or
+duplicate ids or empty values give the failure mode `submission format error`
+with what was expected — never a crash and never a made-up score. A `baseline
+run "script"` is measured by running the starter in the sandbox on the run's
+prepared workspace, once per build and data preparation (cached).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cache import cache_root
+from .errors import MlabError
+
+SUBMISSION_FORMAT_ERROR = "submission format error"
+
+
+@dataclass
+class Score:
+    value: float | None
+    submitted: bool
+    failure_mode: str | None = None
+    detail: str | None = None
+
+
+def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
+    """The task's metric on the submission in `workspace`, or why there is none."""
+    from . import metrics
+    from .submission import AnswersError, SubmissionError, load_and_validate, load_answers
+
+    doc = task.doc
+    metric = doc["metric"]
+    if metric["kind"] != "tabular":
+        return Score(None, False, "not scored",
+                     f"the {metric['name']} metric ({metric['kind']}) is not scored by this version of mlab")
+    submission = doc["submission"] or {}
+    variant = task.variant(variant_name)
+    path = Path(workspace) / submission.get("file", "submission.csv")
+    expected = ", ".join(submission.get("columns") or []) or "the declared columns"
+    if not path.is_file():
+        return Score(None, False, SUBMISSION_FORMAT_ERROR,
+                     f"no submission: {submission.get('file')} (columns {expected}) was not found in the workspace")
+    answers_path = Path(private_dir) / variant["private"][0]
+    columns = metric["columns"]
+    try:
+        answers = load_answers(answers_path, variant["id"], columns, metric["name"])
+        aligned = load_and_validate(path, answers_path, variant["id"], columns, metric["name"])
+        value = metrics.score(metric["name"], answers, aligned, [c for c in columns if c != variant["id"]])
+    except SubmissionError as problem:
+        return Score(None, True, SUBMISSION_FORMAT_ERROR, f"{problem} (expected columns: {expected})")
+    except AnswersError as problem:
+        raise MlabError(f"task {task.name}: {problem}") from None
+    except metrics.MetricError as problem:
+        return Score(None, True, SUBMISSION_FORMAT_ERROR, str(problem))
+    return Score(float(value), True)
+
+
+def _baseline_key(run) -> str:
+    import hashlib
+
+    doc = run.task.doc
+    parts = [run.meta["build"]["digest"], run.meta["data"]["key"], json.dumps(doc["baseline"], sort_keys=True),
+             run.meta["python"]]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def measure_baseline(run) -> dict:
+    """The baseline: declared, or measured by running the starter script (cached)."""
+    baseline = run.task.doc["baseline"]
+    if baseline["kind"] == "value":
+        return {"kind": "value", "value": baseline["value"], "reason": baseline["reason"], "measured": False}
+    cache = cache_root() / "baselines" / f"{run.task.name}-{run.meta['data']['variant']}-{_baseline_key(run)}.json"
+    if cache.is_file():
+        try:
+            return json.loads(cache.read_text(encoding="utf-8"))
+        except ValueError:
+            pass
+    result = _run_starter(run, baseline["script"])
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    except OSError:
+        pass  # the cache is an optimisation; the result stands without it
+    return result
+
+
+def _run_starter(run, script: str) -> dict:
+    from .sandbox import SandboxPolicy, run_script
+    from .snapshots import ObjectStore, restore_files
+
+    store = ObjectStore(run.dir / "objects", durable=False)
+    initial = store.get_json(run.meta["initial_snapshot"])
+    folder = Path(tempfile.mkdtemp(prefix="mlab-baseline-"))
+    try:
+        workspace = folder / "workspace"
+        restore_files(store, initial, workspace)
+        settings = run.scripts
+        policy = SandboxPolicy(workspace=workspace, timeout_s=float(settings.timeout_s),
+                               memory_bytes=settings.memory_bytes, python=settings.python,
+                               device=settings.device, hidden=tuple(settings.hidden), env=dict(settings.env))
+        outcome = run_script([settings.python, script], policy)
+        score = score_workspace(run.task, run.meta["data"]["variant"], workspace, run.private_dir)
+        return {"kind": "run", "script": script, "value": score.value, "measured": True,
+                "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 3),
+                "failure": score.detail if score.value is None else None}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None = None) -> dict:
+    """Score the run's final workspace and compare with the baseline (the core of result.json)."""
+    from .metrics import improvement, is_success
+
+    doc = run.task.doc
+    score = score_workspace(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
+    baseline = measure_baseline(run)
+    direction = doc["metric"]["direction"]
+    threshold = doc["success"]["improvement"]
+    gain = None
+    if score.value is not None and baseline.get("value") is not None:
+        gain = improvement(score.value, baseline["value"], direction)
+    success = gain is not None and is_success(gain, threshold)
+    failure, detail = outcome_failure, outcome_detail
+    if failure is None and score.failure_mode:
+        failure, detail = score.failure_mode, score.detail
+    elif failure is None and not success and gain is not None:
+        failure, detail = "small improvement", f"improvement {gain:.1%} is below the threshold {threshold:.0%}"
+    return {"metric": doc["metric"]["name"], "direction": direction, "score": score.value,
+            "baseline": baseline, "improvement": gain, "threshold": threshold, "success": success,
+            "submitted": score.submitted, "failure_mode": failure, "detail": detail,
+            "submission_problem": score.detail if score.failure_mode else None}

@@ -1,0 +1,264 @@
+"""`mlab run` and `mlab list`: an agent drives a model on a task until it submits, then the
+submission is scored into result.json."""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+from .errors import EXIT_FAILED, EXIT_OK, MlabError, UsageError
+
+LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses the same ones
+INTERRUPTED = 130
+
+
+def add_parsers(verbs) -> None:
+    run = verbs.add_parser("run", help="run an agent on a task until it submits, then score it")
+    run.add_argument("task", nargs="?", metavar="TASK", help="task name, .mlab file, or build folder")
+    run.add_argument("--agent", metavar="A", help="agent (default: the task's)")
+    run.add_argument("--model", metavar="M", help="main model, e.g. anthropic/claude-3-opus-20240229 or mlab/demo")
+    run.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions")
+    run.add_argument("--edit-model", metavar="M", help="model for script edits")
+    run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers")
+    run.add_argument("--data", default="lite", choices=("lite", "full"), help="data variant (default lite)")
+    run.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
+    run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
+    run.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
+    run.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
+    run.add_argument("--runs-dir", default="runs", metavar="DIR", help="where run folders go (default runs/)")
+    run.add_argument("--build", metavar="DIR", help="take the task and agent from this build (refused if stale)")
+    run.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
+    run.add_argument("--seed", type=int, default=0, help="replicate number; passed to the model as a sampling seed")
+    run.add_argument("--python", metavar="P", help="interpreter for the agent's scripts")
+    run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts")
+    run.add_argument("--plain", action="store_true", help="plain log lines even on a terminal")
+    verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")
+
+
+# -- models ------------------------------------------------------------------------------
+
+def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None) -> dict:
+    """Per tier: the model and its generation parameters (declared defaults, CLI overrides)."""
+    from .models import is_offline
+
+    declared = agent_doc["models"]
+    chosen = {"main": main, "fast": fast, "edit": edit}
+    tiers = {}
+    for tier in ("main", "fast", "edit"):
+        model = chosen[tier]
+        if model is None and main is not None and is_offline(main):
+            model = main  # an offline run stays offline: helper tiers use the same offline model
+        if model is None:
+            model = declared[tier]["default"] or (main if tier != "main" else None)
+        if model is None:
+            raise UsageError(f"agent {agent_doc['name']} declares no default {tier} model; pass --model")
+        params = {} if is_offline(model) else dict(declared[tier]["params"])
+        tiers[tier] = {"model": model, "params": params}
+    return tiers
+
+
+def _demo_replies(task) -> list[str] | None:
+    demo = task.doc.get("demo")
+    if not demo:
+        return None
+    try:
+        return json.loads((task.root / demo).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as problem:
+        raise MlabError(f"task {task.name}: cannot read its demonstration {demo}: {problem}") from None
+
+
+def _prepare_offline(task, tiers: dict, records: list[dict]) -> None:
+    """Load the demonstration, and on resume move offline models past the replies already used."""
+    from . import offline_models
+
+    offline_models.reset()
+    baseline = task.doc["baseline"]
+    offline_models.configure_demo(_demo_replies(task),
+                                  baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py")
+    used: dict[tuple[str, str], int] = {}
+    for record in records:
+        for call in (record.get("model") or {}).get("calls", []):
+            key = (call.get("model", ""), call.get("tier", "main"))
+            used[key] = used.get(key, 0) + 1
+    for (model, tier), count in used.items():
+        if model.startswith("mlab/") and model != "mlab/human":
+            offline_models.set_position(model, tier, count)
+
+
+# -- the live display ----------------------------------------------------------------------
+
+class Display:
+    """One line per step: a live rich panel on a terminal, plain lines otherwise."""
+
+    def __init__(self, run, plain: bool, demo: bool):
+        self.run = run
+        self.start = time.monotonic()
+        self.live = None
+        self.demo = demo
+        if not plain and sys.stdout.isatty():
+            from rich.console import Console
+            from rich.live import Live
+
+            self.console = Console()
+            self.live = Live(self._panel(None, None), console=self.console, refresh_per_second=4, transient=False)
+            self.live.start()
+
+    def _line(self, record, usage) -> str:
+        action = record.get("action") if isinstance(record.get("action"), str) else "(none)"
+        cost = "unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
+        tokens = 0 if usage is None else usage.total_tokens
+        return (f"step {record['step']:>3}  {action:<28} {time.monotonic() - self.start:7.1f}s  "
+                f"tokens {tokens:>9,}  cost {cost}  [{record['status']}]")
+
+    def _panel(self, record, usage):
+        from rich.panel import Panel
+
+        title = f"mlab run {self.run.id} — {self.run.task.name} / {self.run.agent.name}"
+        if self.demo:
+            title += " — DEMONSTRATION (not an agent result)"
+        body = self._line(record, usage) if record else "starting..."
+        return Panel(body, title=title)
+
+    def step(self, record, observation, usage) -> None:
+        if self.live is not None:
+            self.live.update(self._panel(record, usage))
+            self.live.console.print(self._line(record, usage))
+        else:
+            print(self._line(record, usage), flush=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+# -- run -----------------------------------------------------------------------------------
+
+def _limit_overrides(args) -> dict:
+    from .limits import parse_duration
+
+    limits = {}
+    if args.steps is not None:
+        limits["steps"] = args.steps
+    if args.time is not None:
+        limits["time"] = parse_duration(args.time)
+    if args.tokens is not None:
+        limits["tokens"] = args.tokens
+    if args.cost is not None:
+        limits["cost"] = args.cost
+    return limits
+
+
+def _open_run(args):
+    from .build import load_build, resolve_task
+    from .run import Run
+
+    if args.resume:
+        run = Run.resume(Path(args.resume))
+        try:
+            config = json.loads((run.dir / LOOP_CONFIG).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise MlabError(f"{args.resume} was not started by `mlab run` (no {LOOP_CONFIG}); "
+                            "continue it with `mlab drive --resume`") from None
+        if (run.dir / "result.json").is_file():
+            raise UsageError(f"run {run.id} is finished (it has a result.json); start a new run instead")
+        return run, config
+    if not args.task:
+        raise UsageError("name a task (e.g. `mlab run house-price --model mlab/demo`) or give --resume RUN_DIR")
+    task = resolve_task(args.task, Path(args.build) if args.build else None)
+    agent_name = args.agent or task.doc["agent"]
+    build = load_build(Path(args.build)) if args.build else task.build
+    if agent_name not in build.agent_names:
+        raise UsageError(f"no agent {agent_name!r} in the build of {task.name}; agents: {', '.join(build.agent_names)}")
+    agent = build.agent(agent_name)
+    tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model)
+    from .models import check_keys
+
+    check_keys([t["model"] for t in tiers.values()], args.api_base)
+    run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
+                     limits=_limit_overrides(args), python=args.python, device=args.device)
+    config = {"tiers": tiers, "api_base": args.api_base, "seed": args.seed}
+    (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return run, config
+
+
+def cmd_run(args) -> int:
+    from .agent import AgentLoop
+    from .models import MissingKey, ModelClient, TierConfig
+    from .result import write_result
+
+    try:
+        run, config = _open_run(args)
+    except MissingKey as problem:
+        print(f"mlab: {problem}", file=sys.stderr)
+        return 2
+    tiers = config["tiers"]
+    _prepare_offline(run.task, tiers, run.records)
+    client = ModelClient({t: TierConfig(c["model"], c["params"]) for t, c in tiers.items()},
+                         api_base=config.get("api_base"), seed=config.get("seed"))
+    demo = tiers["main"]["model"] == "mlab/demo"
+    stop = {"asked": False}
+
+    def on_interrupt(signum, frame):
+        if stop["asked"]:
+            raise KeyboardInterrupt
+        stop["asked"] = True
+        print("\nstopping after this step (Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    display = Display(run, args.plain, demo)
+    try:
+        outcome = AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"]).run_until_done()
+    except KeyboardInterrupt:
+        outcome = None
+    finally:
+        display.close()
+        signal.signal(signal.SIGINT, previous)
+        run.close()
+    if outcome is None or outcome.end_reason == "interrupted":
+        print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
+        return INTERRUPTED
+    result = write_result(run, outcome, tiers, config, demo)
+    _print_result(run, result)
+    return EXIT_OK if result["failure_mode"] in (None, "small improvement") else EXIT_FAILED
+
+
+def _print_result(run, result: dict) -> None:
+    label = "DEMONSTRATION by the keyless demo model — not an agent result\n" if result["demo"] else ""
+    score = "none" if result["score"] is None else f"{result['score']:.6g}"
+    base = result["baseline"].get("value")
+    base = "none" if base is None else f"{base:.6g}"
+    gain = "n/a" if result["improvement"] is None else f"{result['improvement']:+.1%}"
+    verdict = "success" if result["success"] else f"no success ({result['failure_mode'] or 'below threshold'})"
+    cost = "unknown" if result["cost"] is None else f"${result['cost']:.4f}"
+    print(f"{label}run: {run.dir}\n{result['metric']}: {score} (baseline {base}, improvement {gain}, "
+          f"threshold {result['threshold']:.0%}) -> {verdict}\nsteps {result['steps']}, "
+          f"{result['wall_time_s']:.1f}s, {result['total_tokens']:,} tokens, cost {cost}")
+    if result.get("detail"):
+        print(f"detail: {result['detail']}")
+
+
+def cmd_list(args) -> int:
+    from .build import compile_into_cache, task_search_dirs
+
+    sources = [p for folder in task_search_dirs() for p in sorted(folder.glob("*.mlab"))]
+    build = compile_into_cache(sources)
+    print("tasks:")
+    for name in build.task_names:
+        doc = build.task(name).doc
+        hardware = doc["hardware"]
+        gpus = f"{hardware['gpus']} gpu{'s' if hardware['gpus'] != 1 else ''}" + \
+            ("" if not hardware["gpus"] else " (required)" if hardware["gpus_required"] else " (optional)")
+        print(f"  {name:<22} {doc['category']:<17} {doc['metric']['name']:<10} data: "
+              f"{', '.join(sorted(doc['data'])):<10} {hardware['cpus']} cpu, {gpus}")
+    print("agents:")
+    for name in build.agent_names:
+        doc = build.agent(name).doc
+        print(f"  {name:<22} {doc['reply']['format']:<9} shows {len(doc['shown'])} actions; "
+              f"main model {doc['models']['main']['default']}")
+    experiments = sorted(build.manifest["experiments"])
+    print("experiments:")
+    for name in experiments:
+        print(f"  {name}")
+    return EXIT_OK
