@@ -247,7 +247,9 @@ class MlabPrinter:
 
     def list_lines(self, value: A.List, indent: str, column: int) -> list[str]:
         placed = self.cmap.of(value)
-        if not self.cmap.has_inside(value):
+        # comments between an entry's keyword and its list (possible in YAML) go after the `[`
+        header = [note.text for note in placed.leading] + placed.header
+        if not self.cmap.has_inside(value) and not header:
             flat = []
             for item in value.items:
                 chunk = self.value(item, indent + INDENT, 0)
@@ -259,14 +261,14 @@ class MlabPrinter:
                 if column + len(text) <= WIDTH:
                     return [text]
         inner = indent + INDENT
-        if not self.cmap.has_inside(value):
+        if not self.cmap.has_inside(value) and not header:
             filled = self._fill(value, inner)
             if filled is not None:
                 return ["["] + filled + [indent + "]"]
         head = "["
-        if placed.header:
-            head += "  " + placed.header[0]
-        lines = [inner + text for text in placed.header[1:]]
+        if header:
+            head += "  " + header[0]
+        lines = [inner + text for text in header[1:]]
         for item in value.items:
             self._leading(item, lines, inner)
             chunk = self.value(item, inner, len(inner))

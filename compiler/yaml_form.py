@@ -285,9 +285,11 @@ def yaml_comments(text: str, root: Node | None) -> list:
             continue
         seen.add(id(node))
         if isinstance(node, ScalarNode):
-            if node.style in ('"', "'", "|", ">"):
+            if node.style in ('"', "'"):
                 inside.append(((node.start_mark.line, node.start_mark.column),
                                (node.end_mark.line, node.end_mark.column)))
+            elif node.style in ("|", ">"):  # the text starts below the indicator, which a comment may follow
+                inside.append(((node.start_mark.line + 1, 0), (node.end_mark.line, node.end_mark.column)))
         elif isinstance(node, SequenceNode):
             stack.extend(node.value)
         elif isinstance(node, MappingNode):

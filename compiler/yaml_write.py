@@ -110,7 +110,8 @@ def literal_block(value: str) -> Block | None:
     if value.endswith("\n") or not value.strip() or any(not (c.isprintable() or c in "\t\n") for c in value):
         return None
     lines = value.split("\n")
-    indicator = "|2-" if lines[0].startswith(" ") else "|-"
+    first = next(line for line in lines if line.strip())
+    indicator = "|2-" if first.startswith(" ") else "|-"  # YAML would take a leading space as indentation
     if any(line != line.rstrip() for line in lines) or "\t" in "".join(l[:1] for l in lines):
         return None
     return Block(indicator, lines)
@@ -212,7 +213,10 @@ def emit_item(item: Item, indent: str) -> list[str]:
             _notes(item.closing, lines, indent + INDENT)
             if item.trailing:
                 extra_trailing = [indent + INDENT + t for t in item.trailing]
-    return lines + extra_trailing
+    lines += extra_trailing
+    if isinstance(node, (Scalar, Block)):  # comments that sat inside a one-line entry go below it
+        _notes(item.closing, lines, indent)
+    return lines
 
 
 def emit_document(items: list[Item], header: list[Note], blank_after_header: bool = True) -> str:
@@ -256,7 +260,7 @@ class Commented:
 
     def _list_comments(self, seq: Seq, value: A.List, item: Item) -> None:
         placed = self.cmap.of(value)
-        item.header += placed.header
+        item.header += [note.text for note in placed.leading] + placed.header
         item.trailing += placed.trailing
         item.closing += placed.closing
         self.consumed.add(id(value))

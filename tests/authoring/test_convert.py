@@ -5,12 +5,17 @@ import json
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 from ruamel.yaml import YAML
 
+from mlabc.convert import mlab_to_yaml, yaml_to_mlab
+from mlabc.diagnostics import DiagnosticError
 from mlabc.fmt import comment_texts
+from mlabc.parser import parse_text
 from mlabc.yaml_form import parse_yaml_text
 
 from conftest import REPO, build_of, copied, source_files, source_id
+from test_fmt import mutated
 
 SCHEMA = json.loads((REPO / "spec" / "yaml-form.schema.json").read_text())
 
@@ -86,3 +91,15 @@ def test_convert_reports_errors_in_the_source(tmp_path, mlabc):
     bad_yaml.write_text("tasks:\n  t:\n    titel: x\n")
     code, _, err = mlabc("convert", str(bad_yaml))
     assert code == 1 and f"{bad_yaml}:3:5: error[E103]" in err
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_any_parsable_mutation_converts_both_ways_with_its_comments(text):
+    try:
+        parse_text(text, "m.mlab")
+    except DiagnosticError:
+        assume(False)
+    yaml_text = mlab_to_yaml(text, "m.mlab")  # reads its output back: same AST, same comments
+    back = yaml_to_mlab(yaml_text, "m.mlab.yaml")
+    assert sorted(comment_texts(back, "m")) == sorted(comment_texts(text, "m"))

@@ -147,10 +147,10 @@ SMALL_SOURCES = [p for p in source_files() if p.stat().st_size < 6000]
 
 
 @st.composite
-def mutated(draw):
+def mutated(draw, changes: int = 8):
     text = draw(st.sampled_from(SMALL_SOURCES)).read_text(encoding="utf-8")
     lines = text.split("\n")
-    for _ in range(draw(st.integers(1, 8))):
+    for _ in range(draw(st.integers(1, changes))):
         where = draw(st.integers(0, len(lines) - 1))
         action = draw(st.sampled_from(["indent", "blank", "comment", "trailing", "spaces", "drop-blank",
                                        "split", "join"]))
