@@ -7,16 +7,13 @@ knowledge of any particular agent.
 """
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
-
-import jinja2
 
 from . import context as C
 from .model_actions import install as install_model_actions
-from .models import ModelCall, ModelClient, ModelError
-from .prompting import stable_prefix
+from .models import ModelCall, ModelClient, ModelError, Usage
+from .prompting import Templates, stable_prefix
 from .replies import ParsedReply, ReplyError, parse_reply
 
 SUMMARY_CHUNK_CHARS = 10000
@@ -31,42 +28,6 @@ class LoopOutcome:
     detail: str | None = None
 
 
-class CompiledTemplates:
-    """The agent's templates as compiled (build/agents/<agent>/templates), StrictUndefined."""
-
-    def __init__(self, texts: dict[str, str]):
-        self.env = jinja2.Environment(loader=jinja2.DictLoader({f"{k}.j2": v for k, v in texts.items()}),
-                                      undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                                      autoescape=False)
-
-    def render(self, name: str, **variables) -> str:
-        return self.env.get_template(f"{name}.j2").render(**variables)
-
-
-@dataclass
-class Usage:
-    """Tokens and cost so far, per tier; cost is None once any call had an unknown price."""
-
-    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
-    cost: float | None = 0.0
-    calls: int = 0
-
-    def add(self, call: dict) -> None:
-        tier = self.tokens.setdefault(call["tier"], {"prompt": 0, "completion": 0, "cached": 0})
-        tier["prompt"] += call.get("prompt_tokens", 0)
-        tier["completion"] += call.get("completion_tokens", 0)
-        tier["cached"] += call.get("cached_tokens", 0)
-        self.calls += 1
-        self.cost = None if self.cost is None or call.get("cost") is None else self.cost + call["cost"]
-
-    @property
-    def total_tokens(self) -> int:
-        return sum(t["prompt"] + t["completion"] for t in self.tokens.values())
-
-    def to_json(self) -> dict:
-        return {"tokens": self.tokens, "total_tokens": self.total_tokens, "cost": self.cost, "calls": self.calls}
-
-
 class AgentLoop:
     """Drives one Run with one ModelClient until the run ends."""
 
@@ -78,7 +39,7 @@ class AgentLoop:
         self.on_step = on_step
         self.should_stop = should_stop or (lambda: False)
         self.doc = run.agent.doc
-        self.templates = CompiledTemplates(run.agent.templates)
+        self.templates = Templates(run.agent.templates)
         actions = run.agent.actions["actions"]
         self.action_names = [a["name"] for a in actions]
         shown = [a for a in actions if a["shown"]]
@@ -86,11 +47,8 @@ class AgentLoop:
         self.tools_text = self.templates.render("tools", **C.tools_context(actions=shown))
         self.reply_format = self.doc["reply"]
         self.reply_format_text = self.templates.render("reply_format", **C.reply_format_context(**self.reply_format))
-        self.usage = Usage()
-        for record in run.records:
-            for call in (record.get("model") or {}).get("calls", []):
-                self.usage.add(call)
-        self._carried_calls: list[dict] = []
+        self.usage = Usage.from_records(run.records)
+        self._prefix: str | None = None
         self.summaries: dict[int, str] = {}
         for record in run.records:
             for number, text in ((record.get("model") or {}).get("summaries") or {}).items():
@@ -141,6 +99,14 @@ class AgentLoop:
         return self.run.task.doc["problem"]
 
     def _hooks_before(self, calls: list[dict]) -> str:
+        """Run the declared per-step hooks before a prompt; returns what retrieval found.
+
+        The after-step summary of the previous step runs here too, at the start of the next
+        step, so that its model call is recorded in a trace record: a run stopped between two
+        steps then loses nothing, and on resume the summary is made exactly once.
+        """
+        if "append_summary" in self.doc["hooks"]["after_step"] and self.run.records:
+            self._append_summary(self.run.records[-1], calls)
         retrieved = ""
         if "retrieve_log" in self.doc["hooks"]["before_step"] and self.run.research_log.text().strip():
             prompt = self.templates.render("retrieve_log", **C.retrieve_log_context(
@@ -150,28 +116,32 @@ class AgentLoop:
             retrieved = call.response.strip()
         return retrieved
 
-    def _hooks_after(self, response: str, parsed: ParsedReply, observation: str) -> None:
-        if "append_summary" not in self.doc["hooks"]["after_step"]:
-            return
-        number = self.run.steps_taken
+    def _append_summary(self, record: dict, calls: list[dict]) -> None:
+        """The research-log entry of a finished step, written by the fast model."""
+        if record.get("action") is None:
+            return  # a record that ended the run has nothing to summarise
         prompt = self.templates.render("append_summary", **C.append_summary_context(
-            step=number, reply=response, action=parsed.action, action_input=parsed.action_input,
-            observation=observation))
+            step=record["step"], reply=(record.get("model") or {}).get("response") or "",
+            action=C.json_text(record["action"]), action_input=record.get("action_input"),
+            observation=record["observation"]))
         call = self.client.complete("fast", prompt, purpose="append_summary")
-        self.usage.add(call.to_json())
-        self._carried_calls.append(dict(call.to_json(), prompt=prompt))  # recorded with the next step
-        self.run.research_log.append(f"Step {number}:\n{call.response.strip()}\n")
+        calls.append(dict(call.to_json(), prompt=prompt))
+        self.run.research_log.append(f"Step {record['step']}:\n{call.response.strip()}\n")
 
     def build_prompt(self, calls: list[dict]) -> tuple[str, str, str]:
         """The prompt of the next step, its stable prefix, and what the hooks retrieved."""
         retrieved = self._hooks_before(calls)
+        history = self.history_text(calls)
+        self.run.services["history_text"] = history  # what the Reflection action shows its model
         variables = C.prompt_context(
             task=self.run.task, tools=self.tools_text, tool_names=self.tool_names,
-            reply_format=self.reply_format_text, history=self.history_text(calls),
+            reply_format=self.reply_format_text, history=history,
             research_log=self.run.research_log.text(), retrieved=retrieved, step=self.run.steps_taken + 1,
             max_steps=self.run.limits.steps or 0)
         prompt = self.templates.render("prompt", **variables)
-        return prompt, stable_prefix(self.templates, variables), retrieved
+        if self._prefix is None:  # depends only on what is fixed for the run
+            self._prefix = stable_prefix(self.templates, variables)
+        return prompt, self._prefix, retrieved
 
     # -- one step ------------------------------------------------------------------------
     def ask(self, prompt: str, prefix: str, calls: list[dict]) -> tuple[ParsedReply | None, str, list[str]]:
@@ -201,25 +171,25 @@ class AgentLoop:
         return None
 
     def step(self) -> LoopOutcome | None:
-        calls: list[dict] = self._carried_calls
-        self._carried_calls = []
+        calls: list[dict] = []
         self.run.services["calls"] = calls  # model-backed actions add their calls to this step's record
+        known = set(self.summaries)
         try:
             prompt, prefix, retrieved = self.build_prompt(calls)
             parsed, response, errors = self.ask(prompt, prefix, calls)
         except ModelError as problem:
             self._account(calls)
-            self.run.finish(f"{problem.failure_mode}", detail=str(problem), model=self._exchange(None, "", calls, []))
+            self.run.finish(problem.failure_mode, detail=str(problem),
+                            model=self._exchange(None, "", calls, [], None, prefix=""))
             return LoopOutcome("failed", problem.failure_mode, str(problem))
-        summaries = {str(k): v for k, v in self.summaries.items()
-                     if any(c.get("purpose") == "summarize_observation" for c in calls)}
+        summaries = {str(k): v for k, v in self.summaries.items() if k not in known}
         if parsed is None:
             self._account(calls)
             detail = f"no usable reply after {len(errors)} attempt(s); last problem: {errors[-1]}"
             self.run.finish("response format error", detail=detail,
-                            model=self._exchange(None, response, calls, errors, prompt, summaries))
+                            model=self._exchange(None, response, calls, errors, prompt, summaries, prefix))
             return LoopOutcome("failed", "response format error", detail)
-        exchange = self._exchange(parsed, response, calls, errors, prompt, summaries)
+        exchange = self._exchange(parsed, response, calls, errors, prompt, summaries, prefix)
         observation = self.run.step(parsed.action, parsed.action_input, model=exchange,
                                      hooks={"retrieved": retrieved} if retrieved else None)
         self._account(calls)
@@ -229,23 +199,20 @@ class AgentLoop:
             return LoopOutcome("failed", failure.failure_mode, str(failure))
         if self.on_step:
             self.on_step(self.run.records[-1], observation, self.usage)
-        if self.run.ended:
-            return None
-        try:
-            self._hooks_after(response, parsed, observation.text)
-        except ModelError as problem:
-            self.run.finish(problem.failure_mode, detail=str(problem))
-            return LoopOutcome("failed", problem.failure_mode, str(problem))
         return None
 
     def _account(self, calls: list[dict]) -> None:
         for call in calls:
-            if call.get("purpose") != "append_summary":  # counted when the hook ran
-                self.usage.add(call)
+            self.usage.add(call)
 
-    def _exchange(self, parsed, response, calls, errors, prompt=None, summaries=None) -> dict:
-        return {"prompt": prompt, "response": response, "reply": dict(parsed.sections) if parsed else {},
-                "calls": calls, "format_errors": errors, "summaries": summaries or {}}
+    @staticmethod
+    def _exchange(parsed, response, calls, errors, prompt, summaries=None, prefix="") -> dict:
+        exchange = {"response": response, "reply": dict(parsed.sections) if parsed else {},
+                    "calls": calls, "format_errors": errors, "summaries": summaries or {},
+                    "stable_prefix_chars": len(prefix)}
+        if prompt is not None:  # none when the model failed before the prompt was made
+            exchange["prompt"] = prompt
+        return exchange
 
     # -- the loop ------------------------------------------------------------------------
     def run_until_done(self) -> LoopOutcome:
@@ -263,7 +230,3 @@ class AgentLoop:
         if reason.endswith("_limit"):
             return LoopOutcome(reason, "limit reached", reason.replace("_", " "))
         return LoopOutcome(reason)
-
-
-def describe_input(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

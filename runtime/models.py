@@ -59,6 +59,36 @@ class ModelCall:
         return asdict(self)
 
 
+@dataclass
+class Usage:
+    """Tokens and cost of a run's model calls so far, per tier; cost is None once any call had no price."""
+
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    cost: float | None = 0.0
+    calls: int = 0
+
+    @classmethod
+    def from_records(cls, records: list[dict]) -> "Usage":
+        """Summed over every model call recorded in a trace."""
+        usage = cls()
+        for record in records:
+            for call in (record.get("model") or {}).get("calls", []):
+                usage.add(call)
+        return usage
+
+    def add(self, call: dict) -> None:
+        tier = self.tokens.setdefault(call.get("tier", "main"), {"prompt": 0, "completion": 0, "cached": 0})
+        tier["prompt"] += call.get("prompt_tokens", 0)
+        tier["completion"] += call.get("completion_tokens", 0)
+        tier["cached"] += call.get("cached_tokens", 0)
+        self.calls += 1
+        self.cost = None if self.cost is None or call.get("cost") is None else self.cost + call["cost"]
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(t["prompt"] + t["completion"] for t in self.tokens.values())
+
+
 def import_litellm():
     """Import litellm without letting it reach the network."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -76,11 +106,26 @@ def is_offline(model: str) -> bool:
     return model.startswith(OFFLINE_PREFIX)
 
 
+KEYLESS_PROVIDERS = ("ollama", "ollama_chat", "hosted_vllm", "lm_studio", "llamafile")
+
+
 def check_keys(models: list[str], api_base: str | None = None) -> None:
-    """Raise MissingKey naming the environment variable a model needs."""
+    """Raise MissingKey naming the environment variable a model needs.
+
+    With --api-base the server decides what it accepts, so only the variable the client
+    library itself insists on is checked: litellm's `openai/` client refuses to start
+    without OPENAI_API_KEY even for a local server that ignores it.
+    """
     litellm = None
-    for model in models:
-        if is_offline(model) or api_base or model.split("/")[0] in ("ollama", "hosted_vllm"):
+    for model in dict.fromkeys(models):
+        provider = model.split("/")[0]
+        if is_offline(model) or provider in KEYLESS_PROVIDERS:
+            continue
+        if api_base:
+            if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
+                raise MissingKey(f"model {model} at {api_base} needs OPENAI_API_KEY in the environment (any value, "
+                                 f"e.g. OPENAI_API_KEY=none, for a server that takes no key); "
+                                 f"for a keyless run use --model mlab/demo")
             continue
         litellm = litellm or import_litellm()
         try:

@@ -2,50 +2,38 @@
 prefix of its prompt so providers can cache it."""
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 import jinja2
 
 
 class Templates:
-    """The templates of one compiled agent (build/agents/<agent>/templates)."""
+    """The templates of one compiled agent (build/agents/<agent>/templates), by name without `.j2`."""
 
-    def __init__(self, folder: Path):
-        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)),
+    def __init__(self, texts: dict[str, str]):
+        self.env = jinja2.Environment(loader=jinja2.DictLoader({f"{k}.j2": v for k, v in texts.items()}),
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                       autoescape=False)
 
     def render(self, name: str, **context) -> str:
         return self.env.get_template(f"{name}.j2").render(**context)
 
-    def has(self, name: str) -> bool:
-        try:
-            self.env.get_template(f"{name}.j2")
-            return True
-        except jinja2.TemplateNotFound:
-            return False
-
-
-DYNAMIC_KEYS = ("history", "research_log", "retrieved", "step")
-
 
 def stable_prefix(templates: Templates, context: dict) -> str:
     """The part of the prompt that does not change from step to step.
 
-    Rendered twice, with the step-dependent values replaced by two different
-    sentinels; what both renderings share from the start is stable.
+    Rendered three times, with the step-dependent values replaced by two different
+    sentinels and by empty values (a first step has no history); what the renderings
+    share from the start is stable. A template that shows the step number early
+    (before its tools and problem) therefore gets a short prefix: the prefix is
+    only as long as the template allows.
     """
-    first = templates.render("prompt", **dict(context, **_sentinels("\x01")))
-    second = templates.render("prompt", **dict(context, **_sentinels("\x02")))
-    length = 0
-    for a, b in zip(first, second):
-        if a != b:
-            break
-        length += 1
-    prefix = first[:length]
+    renderings = [templates.render("prompt", **dict(context, **_sentinels(mark, step)))
+                  for mark, step in (("\x01" * 3, -1), ("\x02" * 3, -2), ("", -3))]
+    prefix = os.path.commonprefix(renderings)
     cut = prefix.rfind("\n")  # end on a line break so the cached block is a whole number of lines
     return prefix[: cut + 1] if cut >= 0 else ""
 
 
-def _sentinels(mark: str) -> dict:
-    return {"history": mark * 3, "research_log": mark * 3, "retrieved": mark * 3, "step": -1 if mark == "\x01" else -2}
+def _sentinels(text: str, step: int) -> dict:
+    return {"history": text, "research_log": text, "retrieved": text, "step": step}

@@ -21,30 +21,14 @@ def _litellm_version() -> str | None:
         return None
 
 
-def usage_from_trace(records: list[dict]) -> dict:
-    """Tokens per tier, calls and cost summed over every model call of the trace."""
-    tokens: dict[str, dict[str, int]] = {}
-    cost: float | None = 0.0
-    calls = 0
-    for record in records:
-        for call in (record.get("model") or {}).get("calls", []):
-            tier = tokens.setdefault(call.get("tier", "main"), {"prompt": 0, "completion": 0, "cached": 0})
-            tier["prompt"] += call.get("prompt_tokens", 0)
-            tier["completion"] += call.get("completion_tokens", 0)
-            tier["cached"] += call.get("cached_tokens", 0)
-            calls += 1
-            cost = None if cost is None or call.get("cost") is None else cost + call["cost"]
-    total = sum(t["prompt"] + t["completion"] for t in tokens.values())
-    return {"tokens": tokens, "total_tokens": total, "cost": cost, "calls": calls}
-
-
 def write_result(run, outcome, tiers: dict, config: dict, demo: bool) -> dict:
     from mlabc.schemas import problems
 
     from .evaluate import evaluate
+    from .models import Usage
 
     scored = evaluate(run, outcome.failure_mode, outcome.detail)
-    usage = usage_from_trace(run.records)
+    usage = Usage.from_records(run.records)
     last = run.records[-1] if run.records else {}
     result = {
         "schema": "https://mlab.dev/spec/result.schema.json", "schema_version": 1,
@@ -53,8 +37,8 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool) -> dict:
         "end_reason": run.end_reason or outcome.end_reason, **scored,
         "steps": sum(1 for r in run.records if r.get("action") is not None),
         "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3),
-        "tokens": usage["tokens"], "total_tokens": usage["total_tokens"], "cost": usage["cost"],
-        "model_calls": usage["calls"], "compute": run.compute_totals(),
+        "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
+        "model_calls": usage.calls, "compute": run.compute_totals(),
         "models": tiers,
         "provenance": {"mlab_version": __version__, "compiler_version": run.meta["compiler_version"],
                        "build_digest": run.meta["build"]["digest"], "litellm_version": _litellm_version(),

@@ -2,7 +2,9 @@
 submission is scored into result.json."""
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -10,12 +12,26 @@ from pathlib import Path
 
 from .errors import EXIT_FAILED, EXIT_OK, MlabError, UsageError
 
+RUN_EPILOG = """\
+model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
+  MLAB_MODEL_TIMEOUT   seconds one call may take before it is abandoned and retried (default 600)
+  MLAB_MODEL_BACKOFF   seconds to wait before the first retry, doubled at each retry up to 60 (default 1)
+  MLAB_MODEL_ATTEMPTS  attempts per call before the run ends with `model API failure` (default 5)
+keyless models: mlab/demo (a labelled demonstration), mlab/scripted:FILE.json, mlab/replay:RUN_DIR, mlab/human
+exit codes: 0 scored, 1 the run failed, 2 usage or a missing API key, 3 I/O, 130 interrupted (resumable)"""
+CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
+    "MLAB_MODEL_TIMEOUT": ("timeout_s", float, 600.0, "a number of seconds above 0"),
+    "MLAB_MODEL_BACKOFF": ("backoff_s", float, 1.0, "a number of seconds, 0 or more"),
+    "MLAB_MODEL_ATTEMPTS": ("max_attempts", int, 5, "a whole number of at least 1"),
+}
 LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses the same ones
 INTERRUPTED = 130
 
 
 def add_parsers(verbs) -> None:
-    run = verbs.add_parser("run", help="run an agent on a task until it submits, then score it")
+    run = verbs.add_parser(
+        "run", help="run an agent on a task until it submits, then score it",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
     run.add_argument("task", nargs="?", metavar="TASK", help="task name, .mlab file, or build folder")
     run.add_argument("--agent", metavar="A", help="agent (default: the task's)")
     run.add_argument("--model", metavar="M", help="main model, e.g. anthropic/claude-3-opus-20240229 or mlab/demo")
@@ -39,8 +55,14 @@ def add_parsers(verbs) -> None:
 
 # -- models ------------------------------------------------------------------------------
 
-def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None) -> dict:
-    """Per tier: the model and its generation parameters (declared defaults, CLI overrides)."""
+def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None,
+                   api_base: str | None = None) -> dict:
+    """Per tier: the model and its generation parameters (declared defaults, CLI overrides).
+
+    An offline main model, or one served at --api-base, also serves the helper tiers not
+    named on the command line: the agent's declared helper models (another provider's)
+    could not be reached through that model's path.
+    """
     from .models import is_offline
 
     declared = agent_doc["models"]
@@ -48,8 +70,8 @@ def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: st
     tiers = {}
     for tier in ("main", "fast", "edit"):
         model = chosen[tier]
-        if model is None and main is not None and is_offline(main):
-            model = main  # an offline run stays offline: helper tiers use the same offline model
+        if model is None and main is not None and (is_offline(main) or api_base):
+            model = main
         if model is None:
             model = declared[tier]["default"] or (main if tier != "main" else None)
         if model is None:
@@ -57,6 +79,25 @@ def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: st
         params = {} if is_offline(model) else dict(declared[tier]["params"])
         tiers[tier] = {"model": model, "params": params}
     return tiers
+
+
+def client_settings(environ=os.environ) -> dict:
+    """The ModelClient's retry settings from the MLAB_MODEL_* environment variables."""
+    settings = {}
+    for variable, (option, kind, default, allowed) in CLIENT_SETTINGS.items():
+        text = environ.get(variable, "").strip()
+        if not text:
+            settings[option] = default
+            continue
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        fits = {"max_attempts": lambda v: v >= 1, "backoff_s": lambda v: v >= 0}.get(option, lambda v: v > 0)
+        if value is None or value != value or not fits(value):  # value != value: NaN
+            raise UsageError(f"{variable}={text!r} is not {allowed}")
+        settings[option] = value
+    return settings
 
 
 def _demo_replies(task) -> list[str] | None:
@@ -104,6 +145,8 @@ class Display:
             self.console = Console()
             self.live = Live(self._panel(None, None), console=self.console, refresh_per_second=4, transient=False)
             self.live.start()
+        else:
+            print(self._title(), flush=True)
 
     def _line(self, record, usage) -> str:
         action = record.get("action") if isinstance(record.get("action"), str) else "(none)"
@@ -115,11 +158,14 @@ class Display:
     def _panel(self, record, usage):
         from rich.panel import Panel
 
+        body = self._line(record, usage) if record else "starting..."
+        return Panel(body, title=self._title())
+
+    def _title(self) -> str:
         title = f"mlab run {self.run.id} — {self.run.task.name} / {self.run.agent.name}"
         if self.demo:
-            title += " — DEMONSTRATION (not an agent result)"
-        body = self._line(record, usage) if record else "starting..."
-        return Panel(body, title=title)
+            title += " — DEMONSTRATION by the keyless demo model (not an agent result)"
+        return title
 
     def step(self, record, observation, usage) -> None:
         if self.live is not None:
@@ -155,6 +201,9 @@ def _open_run(args):
     from .run import Run
 
     if args.resume:
+        from .models import import_litellm
+
+        import_litellm()  # before the run's clock starts again
         run = Run.resume(Path(args.resume))
         try:
             config = json.loads((run.dir / LOOP_CONFIG).read_text(encoding="utf-8"))
@@ -172,10 +221,11 @@ def _open_run(args):
     if agent_name not in build.agent_names:
         raise UsageError(f"no agent {agent_name!r} in the build of {task.name}; agents: {', '.join(build.agent_names)}")
     agent = build.agent(agent_name)
-    tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model)
-    from .models import check_keys
+    tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model, args.api_base)
+    from .models import check_keys, import_litellm
 
     check_keys([t["model"] for t in tiers.values()], args.api_base)
+    import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
                      limits=_limit_overrides(args), python=args.python, device=args.device)
     config = {"tiers": tiers, "api_base": args.api_base, "seed": args.seed}
@@ -188,6 +238,7 @@ def cmd_run(args) -> int:
     from .models import MissingKey, ModelClient, TierConfig
     from .result import write_result
 
+    settings = client_settings()
     try:
         run, config = _open_run(args)
     except MissingKey as problem:
@@ -196,7 +247,7 @@ def cmd_run(args) -> int:
     tiers = config["tiers"]
     _prepare_offline(run.task, tiers, run.records)
     client = ModelClient({t: TierConfig(c["model"], c["params"]) for t, c in tiers.items()},
-                         api_base=config.get("api_base"), seed=config.get("seed"))
+                         api_base=config.get("api_base"), seed=config.get("seed"), **settings)
     demo = tiers["main"]["model"] == "mlab/demo"
     stop = {"asked": False}
 
