@@ -79,9 +79,10 @@ def load_program(files: list[Path]) -> Program:
 
 
 def _load(program: Program, path: Path, stack: list[str], at: Span | None = None) -> None:
-    from .parser import parse_bytes
     if path.name.endswith(YAML_SUFFIX):
         from .yaml_form import parse_yaml_bytes as parse_bytes
+    else:
+        from .parser import parse_bytes
 
     key = display_path(path)
     if key in program.modules or key in program.imports:
