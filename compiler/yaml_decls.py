@@ -9,8 +9,9 @@ from __future__ import annotations
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import ast as A
-from .diagnostics import Span
 from .values import did_you_mean
+from .yaml_agents import agent_handlers, experiment_handlers
+from .yaml_fields import ident_entry, key_values, limits_entry, one_value, parts_of
 from .yaml_form import TOP_KEYS, YamlReader, _tag
 
 
@@ -80,7 +81,7 @@ def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:
         elif kind == "agents":
             parent = None
             if body_node is not None:
-                handlers = _agent_handlers(r)
+                handlers = agent_handlers(r)
                 holder: list = []
                 handlers["extends"] = lambda _n, _k, v, _o: holder.append(r.ident(v, "`extends`"))
                 r.fields(body_node, f"agent `{name}`", handlers, entries)
@@ -88,81 +89,26 @@ def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:
             out.append(A.Agent(ident, tuple(entries), span, parent))
         else:
             if body_node is not None:
-                r.fields(body_node, f"experiment `{name}`", _experiment_handlers(r), entries)
+                r.fields(body_node, f"experiment `{name}`", experiment_handlers(r), entries)
             out.append(A.Experiment(ident, tuple(entries), span))
     return out
-
-
-# ---- helpers that make handlers ----------------------------------------------
-
-def _one(r: YamlReader, cls, mode: str = "str"):
-    """key: value → cls(span, value)."""
-    def handle(name, key, value, out):
-        v = r.value(value, mode, f"`{name}`")
-        if v is not None:
-            out.append(cls(r.entry_span(key, value), v))
-    return handle
-
-
-def _ident_entry(r: YamlReader, cls):
-    def handle(name, key, value, out):
-        ident = r.ident(value, f"`{name}`")
-        if ident is not None:
-            out.append(cls(r.entry_span(key, value), ident))
-    return handle
-
-
-def _parts(r: YamlReader, node: Node, where: str, allowed: dict[str, str], required=()) -> dict | None:
-    """A small mapping of named parts: part name → AST value (mode per part) or Ident (mode 'ident')."""
-    if not isinstance(node, MappingNode):
-        return None
-    parts: dict = {}
-    for name, key, value in r.mapping(node, where):
-        mode = allowed.get(name)
-        if mode is None:
-            r.error("E103", f"unknown keyword `{name}` in {where}", key, did_you_mean(name, allowed, "keywords"))
-        elif r.present(key, value, where):
-            parts[name] = r.ident(value, f"`{name}`") if mode == "ident" else r.value(value, mode)
-    for name in required:
-        if name not in parts:
-            r.error("E308", f"{where} needs `{name}`", node)
-            return None
-    return parts
-
-
-def _key_values(r: YamlReader, node: Node, where: str) -> list[A.Limit]:
-    items = []
-    for name, key, value in r.mapping(node, where):
-        if not r.present(key, value, where):
-            continue
-        ident = r.key_ident(name, key, f"a setting of {where}")
-        v = r.value(value, "auto")
-        if ident is not None and v is not None:
-            items.append(A.Limit(ident, v, r.entry_span(key, value)))
-    return items
-
-
-def _limits(r: YamlReader):
-    def handle(name, key, value, out):
-        out.append(A.Limits(r.entry_span(key, value), tuple(_key_values(r, value, "`limits`"))))
-    return handle
 
 
 # ---- tasks --------------------------------------------------------------------
 
 def _task_handlers(r: YamlReader) -> dict:
     return {
-        "title": _one(r, A.Title), "category": _one(r, A.Category, "name"), "problem": _one(r, A.Problem),
-        "starter": _one(r, A.Starter), "read_only": _one(r, A.ReadOnly), "requires": _one(r, A.Requires),
+        "title": one_value(r, A.Title), "category": one_value(r, A.Category, "name"), "problem": one_value(r, A.Problem),
+        "starter": one_value(r, A.Starter), "read_only": one_value(r, A.ReadOnly), "requires": one_value(r, A.Requires),
         "data": lambda n, k, v, out: _data(r, v, out),
         "submission": lambda n, k, v, out: _submission(r, k, v, out),
         "metric": lambda n, k, v, out: _metric(r, k, v, out),
         "baseline": lambda n, k, v, out: _baseline(r, k, v, out),
         "success": lambda n, k, v, out: _success(r, k, v, out),
-        "agent": _ident_entry(r, A.DefaultAgent),
-        "limits": _limits(r),
+        "agent": ident_entry(r, A.DefaultAgent),
+        "limits": limits_entry(r),
         "hardware": lambda n, k, v, out: _hardware(r, k, v, out),
-        "demo": _one(r, A.Demo),
+        "demo": one_value(r, A.Demo),
         "evaluator": lambda n, k, v, out: _evaluator(r, k, v, out),
     }
 
@@ -174,7 +120,7 @@ def _submission(r, key, value, out):
         if file is not None:
             out.append(A.Submission(span, file, None))
         return
-    parts = _parts(r, value, "`submission`", {"file": "str", "columns": "str"}, required=("file",))
+    parts = parts_of(r, value, "`submission`", {"file": "str", "columns": "str"}, required=("file",))
     if parts is None:
         r.wrong(value, "`submission`", "a file name or a mapping with `file` and `columns`") \
             if not isinstance(value, MappingNode) else None
@@ -189,7 +135,7 @@ def _metric(r, key, value, out):
         if name is not None:
             out.append(A.Metric(span, name, None, None))
         return
-    parts = _parts(r, value, "`metric`", {"name": "ident", "on": "str", "direction": "ident"}, required=("name",))
+    parts = parts_of(r, value, "`metric`", {"name": "ident", "on": "str", "direction": "ident"}, required=("name",))
     if parts is None:
         if not isinstance(value, MappingNode):
             r.wrong(value, "`metric`", "a metric name or a mapping with `name`, `on` and `direction`")
@@ -204,7 +150,7 @@ def _metric(r, key, value, out):
 
 def _baseline(r, key, value, out):
     span = r.entry_span(key, value)
-    parts = _parts(r, value, "`baseline`", {"run": "str", "value": "auto", "because": "str"})
+    parts = parts_of(r, value, "`baseline`", {"run": "str", "value": "auto", "because": "str"})
     if parts is None:
         r.wrong(value, "`baseline`", "a mapping: `{run: train.py}` or `{value: 0.5, because: ...}`")
     elif "run" in parts and len(parts) == 1:
@@ -218,7 +164,7 @@ def _baseline(r, key, value, out):
 
 
 def _success(r, key, value, out):
-    parts = _parts(r, value, "`success`", {"improvement": "auto"}, required=("improvement",))
+    parts = parts_of(r, value, "`success`", {"improvement": "auto"}, required=("improvement",))
     if parts is None:
         if not isinstance(value, MappingNode):
             r.wrong(value, "`success`", "a mapping `{improvement: 10%}`")
@@ -234,7 +180,7 @@ def _hardware(r, key, value, out):
         ident = r.key_ident(name, item_key, "a hardware entry")
         need = None
         if isinstance(item, MappingNode):
-            parts = _parts(r, item, f"hardware `{name}`", {"value": "auto", "need": "ident"}, required=("value",))
+            parts = parts_of(r, item, f"hardware `{name}`", {"value": "auto", "need": "ident"}, required=("value",))
             if parts is None:
                 continue
             v, need = parts["value"], parts.get("need")
@@ -248,7 +194,7 @@ def _hardware(r, key, value, out):
 
 
 def _evaluator(r, key, value, out):
-    parts = _parts(r, value, "`evaluator`", {"function": "str", "because": "str"}, required=("function", "because"))
+    parts = parts_of(r, value, "`evaluator`", {"function": "str", "because": "str"}, required=("function", "because"))
     if parts is None:
         if not isinstance(value, MappingNode):
             r.wrong(value, "`evaluator`", 'a mapping `{function: "evaluate.py:score", because: ...}`')
@@ -270,10 +216,10 @@ def _data_handlers(r: YamlReader) -> dict:
     return {
         "from": lambda n, k, v, out: _source(r, k, v, out),
         "split": lambda n, k, v, out: _split(r, k, v, out),
-        "id": _one(r, A.IdColumn), "answers": _one(r, A.Answers),
-        "public": _one(r, A.Public), "private": _one(r, A.Private),
+        "id": one_value(r, A.IdColumn), "answers": one_value(r, A.Answers),
+        "public": one_value(r, A.Public), "private": one_value(r, A.Private),
         "checksum": lambda n, k, v, out: _checksums(r, v, out),
-        "limits": _limits(r),
+        "limits": limits_entry(r),
     }
 
 
@@ -297,7 +243,7 @@ def _split(r, key, value, out):
         if method is not None:
             out.append(A.Split(span, method, (), None))
         return
-    parts = _parts(r, value, "`split`", {"method": "ident", "column": "str", "fraction": "auto", "seed": "auto"},
+    parts = parts_of(r, value, "`split`", {"method": "ident", "column": "str", "fraction": "auto", "seed": "auto"},
                    required=("method",))
     if parts is None:
         if not isinstance(value, MappingNode):
@@ -330,17 +276,17 @@ def _actions(r: YamlReader, node: Node, set_name: str) -> list[A.Action]:
 
 def _action_handlers(r: YamlReader) -> dict:
     return {
-        "describe": _one(r, A.Describe), "returns": _one(r, A.Returns),
+        "describe": one_value(r, A.Describe), "returns": one_value(r, A.Returns),
         "input": lambda n, k, v, out: _inputs(r, v, out),
         "does": lambda n, k, v, out: _does(r, k, v, out),
-        "model": _ident_entry(r, A.Tier),
+        "model": ident_entry(r, A.Tier),
     }
 
 
 def _inputs(r, node, out):
     for name, key, body in r.mapping(node, "`input`"):
         ident = r.key_ident(name, key, "an input")
-        parts = _parts(r, body, f"input `{name}`", {"type": "ident", "default": "auto", "describe": "str"},
+        parts = parts_of(r, body, f"input `{name}`", {"type": "ident", "default": "auto", "describe": "str"},
                        required=("type", "describe"))
         if parts is None:
             if not isinstance(body, MappingNode):
@@ -366,170 +312,7 @@ def _does(r, key, value, out):
     primitive = r.key_ident(name, name_key, "a primitive")
     params = []
     if _tag(params_node) != "null":
-        for item in _key_values(r, params_node, f"the parameters of `{name}`"):
+        for item in key_values(r, params_node, f"the parameters of `{name}`"):
             params.append(A.Param(item.key, item.value, item.span))
     if primitive is not None:
         out.append(A.Does(span, primitive, tuple(params)))
-
-
-# ---- agents -------------------------------------------------------------------
-
-def _agent_handlers(r: YamlReader) -> dict:
-    return {
-        "actions": _ident_entry(r, A.UsesActions),
-        "show": _one(r, A.Show), "hide": _one(r, A.Hide),
-        "model": lambda n, k, v, out: _models(r, v, out),
-        "history": _one(r, A.History, "auto"), "summarize": _one(r, A.Summarize, "auto"),
-        "retries": _one(r, A.Retries, "auto"),
-        "prompt": _one(r, A.Prompt), "format_error": _one(r, A.FormatError),
-        "respond": lambda n, k, v, out: _respond(r, k, v, out),
-        "drop": lambda n, k, v, out: _drops(r, v, out),
-        "prompts": lambda n, k, v, out: _prompts(r, k, v, out),
-        "before_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
-        "after_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
-    }
-
-
-def _models(r, node, out):
-    for tier, key, body in r.mapping(node, "`model`"):
-        ident = r.key_ident(tier, key, "a model tier")
-        if not r.present(key, body, "`model`"):
-            continue
-        span = r.entry_span(key, body)
-        if isinstance(body, MappingNode):
-            default, params = None, []
-            for name, item_key, item in r.mapping(body, f"model `{tier}`"):
-                if not r.present(item_key, item, f"model `{tier}`"):
-                    continue
-                if name == "default":
-                    default = r.value(item)
-                else:
-                    setting = r.key_ident(name, item_key, "a model setting")
-                    v = r.value(item, "auto")
-                    if setting is not None and v is not None:
-                        params.append(A.Limit(setting, v, r.entry_span(item_key, item)))
-            if default is None:
-                r.error("E308", f"model `{tier}` needs `default`", key, "add `default: provider/model`")
-                continue
-        else:
-            default, params = r.value(body), []
-        if ident is not None and default is not None:
-            out.append(A.Model(span, ident, default, tuple(params)))
-
-
-def _respond(r, key, value, out):
-    one = r.single(value, "`respond`")
-    if one is None:
-        if not isinstance(value, MappingNode):
-            r.wrong(value, "`respond`", "a mapping with one key, the reply format (`sections` or `json`)")
-        return
-    fmt, fmt_key, body = one
-    ident = r.key_ident(fmt, fmt_key, "a reply format")
-    word = "field" if fmt == "json" else "section"
-    sections = []
-    if r.present(fmt_key, body, "`respond`"):
-        for name, name_key, item in r.mapping(body, f"`respond {fmt}`"):
-            if not r.present(name_key, item, f"`respond {fmt}`"):
-                continue
-            span = r.entry_span(name_key, item)
-            name_value = A.Str(r.span(name_key), name)
-            if isinstance(item, MappingNode):
-                parts = _parts(r, item, f"{word} {name!r}", {"role": "ident", "kind": "ident", "instruction": "str"},
-                               required=("instruction",))
-                if parts is None or parts["instruction"] is None:
-                    continue
-                kind = parts.get("kind")
-                if kind is not None and kind.value not in ("text", "action", "json"):
-                    r.error("E405", f"`kind` cannot be `{kind.value}`", kind.span, "kinds: text, action, json")
-                sections.append(A.Section(word, name_value, parts.get("role"), kind, parts["instruction"], span))
-            else:
-                instruction = r.value(item)
-                if instruction is not None:
-                    sections.append(A.Section(word, name_value, None, None, instruction, span))
-    if ident is not None:
-        out.append(A.Respond(r.entry_span(key, value), ident, tuple(sections)))
-
-
-def _drops(r, node, out):
-    items = node.value if isinstance(node, SequenceNode) else [node]
-    for item in items:
-        v = r.value(item)
-        if v is not None:
-            out.append(A.DropSection(r.span(item), v))
-
-
-def _prompts(r, key, node, out):
-    items = []
-    for name, item_key, item in r.mapping(node, "`prompts`"):
-        ident = r.key_ident(name, item_key, "a prompt")
-        v = r.value(item) if r.present(item_key, item, "`prompts`") else None
-        if ident is not None and v is not None:
-            items.append(A.NamedPrompt(ident, v, r.entry_span(item_key, item)))
-    out.append(A.Prompts(r.entry_span(key, node), tuple(items)))
-
-
-def _hooks(r, when, key, node, out):
-    time = A.Ident(when, r.span(key))
-    for name in r.names(node, f"`{when}`"):
-        out.append(A.Hook(Span(r.path, name.span.line, name.span.column, name.span.end_line, name.span.end_column),
-                          time, name))
-
-
-# ---- experiments --------------------------------------------------------------
-
-def _experiment_handlers(r: YamlReader, override: bool = False) -> dict:
-    handlers = {
-        "agents": _one(r, A.ExpAgents, "name"),
-        "models": lambda n, k, v, out: _exp_models(r, k, v, out),
-        "runs": _one(r, A.ExpRuns, "auto"), "data": _one(r, A.ExpData, "name"),
-        "limits": _limits(r),
-    }
-    if not override:
-        handlers.update({
-            "tasks": lambda n, k, v, out: _exp_tasks(r, k, v, out),
-            "retries": _one(r, A.ExpRetries, "auto"),
-            "override": lambda n, k, v, out: _overrides(r, v, out),
-        })
-    return handlers
-
-
-def _exp_tasks(r, key, value, out):
-    span = r.entry_span(key, value)
-    if isinstance(value, MappingNode):
-        one = r.single(value, "`tasks`")
-        if one is None:
-            return
-        name, name_key, category = one
-        if name != "category":
-            r.error("E103", f"unknown keyword `{name}` in `tasks`", name_key, "write `tasks: {category: NAME}`")
-            return
-        ident = r.ident(category, "`category`")
-        if ident is not None:
-            out.append(A.ExpTasksCategory(span, ident))
-        return
-    v = r.value(value, "name")
-    if v is not None:
-        out.append(A.ExpTasks(span, v))
-
-
-def _exp_models(r, key, value, out):
-    if not isinstance(value, MappingNode):
-        v = r.value(value)
-        if v is not None:
-            out.append(A.ExpModels(r.entry_span(key, value), None, v))
-        return
-    for tier, tier_key, models in r.mapping(value, "`models`"):
-        ident = r.key_ident(tier, tier_key, "a model tier")
-        v = r.value(models) if r.present(tier_key, models, "`models`") else None
-        if ident is not None and v is not None:
-            out.append(A.ExpModels(r.entry_span(tier_key, models), ident, v))
-
-
-def _overrides(r, node, out):
-    for name, key, body in r.mapping(node, "`override`"):
-        ident = r.key_ident(name, key, "a task")
-        entries: list = []
-        if _tag(body) != "null":
-            r.fields(body, f"override `{name}`", _experiment_handlers(r, override=True), entries)
-        if ident is not None:
-            out.append(A.ExpOverride(r.entry_span(key, body), ident, tuple(entries)))

@@ -14,8 +14,7 @@ from mlabc.fmt import comment_texts
 from mlabc.parser import parse_text
 from mlabc.yaml_form import parse_yaml_text
 
-from conftest import REPO, build_of, copied, source_files, source_id
-from test_fmt import mutated
+from authoring_cases import REPO, build_of, copied, mutated, source_files, source_id
 
 SCHEMA = json.loads((REPO / "spec" / "yaml-form.schema.json").read_text())
 

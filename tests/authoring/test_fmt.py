@@ -5,13 +5,12 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 from mlabc.diagnostics import DiagnosticError
 from mlabc.fmt import ast_shape, comment_texts, format_text
 from mlabc.parser import parse_text
 
-from conftest import build_of, copied, source_files, source_id
+from authoring_cases import SMALL_SOURCES, build_of, copied, mutated, source_files, source_id
 
 
 @pytest.mark.parametrize("source", source_files(), ids=source_id)
@@ -142,39 +141,6 @@ def test_fmt_usage_errors(tmp_path, mlabc):
 
 
 # ---- property: mutations of real files that still parse ---------------------------
-
-SMALL_SOURCES = [p for p in source_files() if p.stat().st_size < 6000]
-
-
-@st.composite
-def mutated(draw, changes: int = 8):
-    text = draw(st.sampled_from(SMALL_SOURCES)).read_text(encoding="utf-8")
-    lines = text.split("\n")
-    for _ in range(draw(st.integers(1, changes))):
-        where = draw(st.integers(0, len(lines) - 1))
-        action = draw(st.sampled_from(["indent", "blank", "comment", "trailing", "spaces", "drop-blank",
-                                       "split", "join"]))
-        line = lines[where]
-        if action == "indent":
-            lines[where] = " " * draw(st.integers(0, 9)) + line.lstrip(" ")
-        elif action == "blank":
-            lines.insert(where, "")
-        elif action == "comment":
-            lines.insert(where, " " * draw(st.integers(0, 6)) + "# note " + str(where))
-        elif action == "trailing":
-            lines[where] = line + draw(st.sampled_from(["  # why", " #x", "\t# tab"]))
-        elif action == "spaces":
-            lines[where] = line.replace(" ", "   ", 1)
-        elif action == "drop-blank" and not line.strip():
-            del lines[where]
-        elif action == "split" and " " in line.strip():
-            spaces = [i for i, c in enumerate(line) if c == " " and line[:i].strip()]
-            cut = draw(st.sampled_from(spaces))
-            lines[where:where + 1] = [line[:cut], line[cut + 1:]]
-        elif action == "join" and where + 1 < len(lines):
-            lines[where:where + 2] = [line + " " + lines[where + 1].strip()]
-    return "\n".join(lines)
-
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())

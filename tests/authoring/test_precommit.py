@@ -6,7 +6,7 @@ import shlex
 
 from ruamel.yaml import YAML
 
-from conftest import REPO
+from authoring_cases import REPO
 
 HOOKS = {hook["id"]: hook for hook in YAML(typ="safe").load((REPO / ".pre-commit-hooks.yaml").read_text())}
 

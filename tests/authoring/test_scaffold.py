@@ -9,7 +9,7 @@ import sys
 
 import pandas as pd
 
-from conftest import TASKS
+from authoring_cases import TASKS
 
 
 def test_new_task_checks_clean_and_is_formatted(tmp_path, mlabc):

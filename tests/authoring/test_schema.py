@@ -8,7 +8,7 @@ from ruamel.yaml import YAML
 
 from mlabc.yaml_schema import schema_text, yaml_form_schema
 
-from conftest import REPO
+from authoring_cases import REPO
 
 
 def test_spec_file_is_what_the_compiler_makes():

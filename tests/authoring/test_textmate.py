@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN, REPO, TASKS
+from authoring_cases import GOLDEN, REPO, TASKS
 
 HARNESS = REPO / "tests" / "authoring" / "textmate"
 GRAMMAR = REPO / "grammars" / "mlab.tmLanguage.json"

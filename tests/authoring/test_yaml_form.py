@@ -10,7 +10,7 @@ from mlabc.fmt import ast_shape
 from mlabc.parser import parse_text
 from mlabc.yaml_form import parse_yaml_text
 
-from conftest import build_of
+from authoring_cases import REPO, build_of
 
 
 def check_file(tmp_path, mlabc, name: str, text: str):
@@ -225,8 +225,6 @@ def test_a_task_in_yaml_builds_like_its_mlab_twin(tmp_path):
 
 
 def test_the_example_of_docs_authoring_checks_clean(repo_copy, mlabc):
-    from conftest import REPO
-
     text = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
     example = text.split("```yaml\n# house-price.mlab.yaml\n", 1)[1].split("```", 1)[0]
     (repo_copy / "tasks" / "example.mlab.yaml").write_text(example)

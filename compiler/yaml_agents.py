@@ -1,0 +1,170 @@
+"""The agents and experiments of the YAML form (yaml_decls reads the rest)."""
+from __future__ import annotations
+
+from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+from . import ast as A
+from .yaml_fields import ident_entry, limits_entry, one_value, parts_of
+from .yaml_form import YamlReader, _tag
+
+
+# ---- agents -------------------------------------------------------------------
+
+def agent_handlers(r: YamlReader) -> dict:
+    return {
+        "actions": ident_entry(r, A.UsesActions),
+        "show": one_value(r, A.Show), "hide": one_value(r, A.Hide),
+        "model": lambda n, k, v, out: _models(r, v, out),
+        "history": one_value(r, A.History, "auto"), "summarize": one_value(r, A.Summarize, "auto"),
+        "retries": one_value(r, A.Retries, "auto"),
+        "prompt": one_value(r, A.Prompt), "format_error": one_value(r, A.FormatError),
+        "respond": lambda n, k, v, out: _respond(r, k, v, out),
+        "drop": lambda n, k, v, out: _drops(r, v, out),
+        "prompts": lambda n, k, v, out: _prompts(r, k, v, out),
+        "before_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
+        "after_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
+    }
+
+
+def _models(r, node, out):
+    for tier, key, body in r.mapping(node, "`model`"):
+        ident = r.key_ident(tier, key, "a model tier")
+        if not r.present(key, body, "`model`"):
+            continue
+        span = r.entry_span(key, body)
+        if isinstance(body, MappingNode):
+            default, params = None, []
+            for name, item_key, item in r.mapping(body, f"model `{tier}`"):
+                if not r.present(item_key, item, f"model `{tier}`"):
+                    continue
+                if name == "default":
+                    default = r.value(item)
+                else:
+                    setting = r.key_ident(name, item_key, "a model setting")
+                    v = r.value(item, "auto")
+                    if setting is not None and v is not None:
+                        params.append(A.Limit(setting, v, r.entry_span(item_key, item)))
+            if default is None:
+                r.error("E308", f"model `{tier}` needs `default`", key, "add `default: provider/model`")
+                continue
+        else:
+            default, params = r.value(body), []
+        if ident is not None and default is not None:
+            out.append(A.Model(span, ident, default, tuple(params)))
+
+
+def _respond(r, key, value, out):
+    one = r.single(value, "`respond`")
+    if one is None:
+        if not isinstance(value, MappingNode):
+            r.wrong(value, "`respond`", "a mapping with one key, the reply format (`sections` or `json`)")
+        return
+    fmt, fmt_key, body = one
+    ident = r.key_ident(fmt, fmt_key, "a reply format")
+    word = "field" if fmt == "json" else "section"
+    sections = []
+    if r.present(fmt_key, body, "`respond`"):
+        for name, name_key, item in r.mapping(body, f"`respond {fmt}`"):
+            if not r.present(name_key, item, f"`respond {fmt}`"):
+                continue
+            span = r.entry_span(name_key, item)
+            name_value = A.Str(r.span(name_key), name)
+            if isinstance(item, MappingNode):
+                parts = parts_of(r, item, f"{word} {name!r}", {"role": "ident", "kind": "ident", "instruction": "str"},
+                               required=("instruction",))
+                if parts is None or parts["instruction"] is None:
+                    continue
+                kind = parts.get("kind")
+                if kind is not None and kind.value not in ("text", "action", "json"):
+                    r.error("E405", f"`kind` cannot be `{kind.value}`", kind.span, "kinds: text, action, json")
+                sections.append(A.Section(word, name_value, parts.get("role"), kind, parts["instruction"], span))
+            else:
+                instruction = r.value(item)
+                if instruction is not None:
+                    sections.append(A.Section(word, name_value, None, None, instruction, span))
+    if ident is not None:
+        out.append(A.Respond(r.entry_span(key, value), ident, tuple(sections)))
+
+
+def _drops(r, node, out):
+    items = node.value if isinstance(node, SequenceNode) else [node]
+    for item in items:
+        v = r.value(item)
+        if v is not None:
+            out.append(A.DropSection(r.span(item), v))
+
+
+def _prompts(r, key, node, out):
+    items = []
+    for name, item_key, item in r.mapping(node, "`prompts`"):
+        ident = r.key_ident(name, item_key, "a prompt")
+        v = r.value(item) if r.present(item_key, item, "`prompts`") else None
+        if ident is not None and v is not None:
+            items.append(A.NamedPrompt(ident, v, r.entry_span(item_key, item)))
+    out.append(A.Prompts(r.entry_span(key, node), tuple(items)))
+
+
+def _hooks(r, when, key, node, out):
+    time = A.Ident(when, r.span(key))
+    for name in r.names(node, f"`{when}`"):
+        out.append(A.Hook(name.span, time, name))
+
+
+# ---- experiments --------------------------------------------------------------
+
+def experiment_handlers(r: YamlReader, override: bool = False) -> dict:
+    handlers = {
+        "agents": one_value(r, A.ExpAgents, "name"),
+        "models": lambda n, k, v, out: _exp_models(r, k, v, out),
+        "runs": one_value(r, A.ExpRuns, "auto"), "data": one_value(r, A.ExpData, "name"),
+        "limits": limits_entry(r),
+    }
+    if not override:
+        handlers.update({
+            "tasks": lambda n, k, v, out: _exp_tasks(r, k, v, out),
+            "retries": one_value(r, A.ExpRetries, "auto"),
+            "override": lambda n, k, v, out: _overrides(r, v, out),
+        })
+    return handlers
+
+
+def _exp_tasks(r, key, value, out):
+    span = r.entry_span(key, value)
+    if isinstance(value, MappingNode):
+        one = r.single(value, "`tasks`")
+        if one is None:
+            return
+        name, name_key, category = one
+        if name != "category":
+            r.error("E103", f"unknown keyword `{name}` in `tasks`", name_key, "write `tasks: {category: NAME}`")
+            return
+        ident = r.ident(category, "`category`")
+        if ident is not None:
+            out.append(A.ExpTasksCategory(span, ident))
+        return
+    v = r.value(value, "name")
+    if v is not None:
+        out.append(A.ExpTasks(span, v))
+
+
+def _exp_models(r, key, value, out):
+    if not isinstance(value, MappingNode):
+        v = r.value(value)
+        if v is not None:
+            out.append(A.ExpModels(r.entry_span(key, value), None, v))
+        return
+    for tier, tier_key, models in r.mapping(value, "`models`"):
+        ident = r.key_ident(tier, tier_key, "a model tier")
+        v = r.value(models) if r.present(tier_key, models, "`models`") else None
+        if ident is not None and v is not None:
+            out.append(A.ExpModels(r.entry_span(tier_key, models), ident, v))
+
+
+def _overrides(r, node, out):
+    for name, key, body in r.mapping(node, "`override`"):
+        ident = r.key_ident(name, key, "a task")
+        entries: list = []
+        if _tag(body) != "null":
+            r.fields(body, f"override `{name}`", experiment_handlers(r, override=True), entries)
+        if ident is not None:
+            out.append(A.ExpOverride(r.entry_span(key, body), ident, tuple(entries)))
