@@ -15,7 +15,7 @@ from .comments import CommentMap, source_comments
 from .diagnostics import DiagnosticError
 from .fmt import ast_shape
 from .loader import SUFFIX, YAML_SUFFIX
-from .mlab_print import print_module
+from .mlab_print import Unprintable, print_module
 from .parser import parse_text
 from .yaml_build import YamlBuilder, tiered_models, yaml_order
 from .yaml_form import parse_yaml_text
@@ -77,7 +77,10 @@ def yaml_to_mlab(text: str, path: str) -> str:
     comments: list = []
     module = parse_yaml_text(text, path, comments)
     cmap = CommentMap(module, source_comments(comments, text), text, _group_keys_after_blank(text))
-    out = print_module(module, cmap)
+    try:
+        out = print_module(module, cmap)
+    except Unprintable as error:
+        raise ConvertError(str(error)) from None
     again: list = []
     try:
         back = parse_text(out, path)

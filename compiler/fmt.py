@@ -14,7 +14,7 @@ from pathlib import Path
 from . import ast as A
 from .comments import CommentMap, source_comments
 from .diagnostics import Diagnostic, DiagnosticError
-from .mlab_print import print_module
+from .mlab_print import Unprintable, print_module
 from .parser import parse_bytes, parse_text
 
 SUFFIX = ".mlab"
@@ -59,7 +59,10 @@ class FormatterBug(Exception):
 
 def _print_checked(module: A.Module, comments: list, text: str, path: str) -> str:
     cmap = CommentMap(module, source_comments(comments, text), text)
-    out = print_module(module, cmap)
+    try:
+        out = print_module(module, cmap)
+    except Unprintable as error:
+        raise FormatterBug(f"{path}: {error}") from None
     again: list = []
     try:
         reparsed = parse_text(out, path, again)

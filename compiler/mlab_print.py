@@ -56,6 +56,10 @@ def _scalar(value: A.Value) -> str:
     raise TypeError(type(value).__name__)
 
 
+class Unprintable(Exception):
+    """The AST holds a node the printer does not know (a bug to report, never a user's mistake)."""
+
+
 @dataclass(frozen=True)
 class Glue:
     """Text printed right after the previous part, without a space (e.g. `(` or `, `)."""
@@ -317,7 +321,10 @@ class MlabPrinter:
             return node.name.value, [node.value], None, False
         if isinstance(node, A.Section):
             return self._section(node)
-        return _ENTRY_LAYOUT[type(node)](node)
+        layout = _ENTRY_LAYOUT.get(type(node))
+        if layout is None:  # an entry added to the language but not yet to the printer
+            raise Unprintable(f"mlabc cannot print `{getattr(node, 'keyword', type(node).__name__)}` entries yet")
+        return layout(node)
 
     @staticmethod
     def _section(node: A.Section) -> tuple[str, list, None, bool]:

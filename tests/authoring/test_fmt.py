@@ -158,3 +158,16 @@ def test_formatting_any_parsable_mutation_keeps_its_meaning_and_comments(text):
 def test_sources_exist():
     assert any(p.name == "house-price.mlab" for p in source_files())
     assert all(isinstance(p, Path) for p in SMALL_SOURCES) and SMALL_SOURCES
+
+
+def test_the_printer_knows_every_entry_of_the_language():
+    from mlabc import ast as A
+    from mlabc.mlab_print import _ENTRY_LAYOUT
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    missing = sorted(c.__name__ for c in subclasses(A.Entry) if c not in _ENTRY_LAYOUT)
+    assert missing == [], "add them to mlab_print._ENTRY_LAYOUT and to the YAML form"
