@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_parsers(verbs)
 
+    from .eval_command import add_parsers as add_report_parsers
+
+    add_report_parsers(verbs)
+
     checkout = verbs.add_parser("checkout", help="restore the workspace of a step of a run into a folder")
     checkout.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
     checkout.add_argument("--step", type=int, required=True, metavar="N", help="step (0: as prepared)")
@@ -140,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from .run_command import cmd_list, cmd_run
 
+    from .eval_command import cmd_eval, cmd_report, cmd_view
+
     commands = {"prepare": cmd_prepare, "drive": cmd_drive, "checkout": cmd_checkout, "run": cmd_run,
-                "list": cmd_list}
+                "list": cmd_list, "eval": cmd_eval, "report": cmd_report, "view": cmd_view}
     try:
         return commands[args.verb](args)
     except MlabError as problem:

@@ -1,0 +1,248 @@
+"""Failure taxonomy: why a run did not succeed, computed from its trace and result.
+
+Every unsuccessful run gets one or more labels (a successful run gets none):
+
+- response format error   the model's replies did not parse, retries exhausted
+- submission format error a submission file exists but cannot be scored (columns, ids, values)
+- no submission           no submission file at the end of the run
+- small improvement       a valid submission below the task's success threshold
+- limit reached           the run hit its step, time, token or cost limit (detail says which)
+- script failure          a script of the agent was killed by the memory limit or the script
+                          time-out anywhere in the run, or the last script it ran crashed
+- model API failure       a model call failed for good (or an offline model ran out of replies)
+- hallucinated claim      see below
+- not scored / unfinished the task's metric is not scored here / the run has no result.json
+- other                   unsuccessful, and none of the above applies
+
+Hallucinated claims are found the same way for every run (a successful run can make them
+too; they are reported as findings, and as a label only for unsuccessful runs). A claim is a
+number the agent states as confirmed in a reply section whose declared ROLE (from the agent
+declaration, so any section names work) is fact-check or plan:
+
+- fact-check sections: every number in a sentence that does not hedge;
+- plan sections: numbers in a sentence that does not hedge and that says it reports a result
+  (confirmed, achieved, result, measured, obtained, observed, reached, scored, improved).
+
+A sentence hedges when it contains a word such as guess(ed), unconfirmed, "not yet", expected,
+estimate(d), about, approximately, roughly, around, should, could, might, may, will, would,
+target, goal, computed, calculated or derived, or the sign ~. Numbers that are bare integers
+below 10, follow "step" or "line", number a list item ("12.") or are part of a name (v2,
+train_3.py, 1e-3) are not claims. A claim is hallucinated when its number appeared in none of
+the earlier sources: the task's problem text, the observations of earlier steps, and the
+agent's own earlier action inputs. Numbers match after dropping thousands separators and sign,
+when the observed number rounded or truncated to the claimed number's decimals gives the
+claimed number; percentages also match fractions (87.3% matches 0.873).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
+
+RESPONSE_FORMAT_ERROR = "response format error"
+SUBMISSION_FORMAT_ERROR = "submission format error"
+NO_SUBMISSION = "no submission"
+SMALL_IMPROVEMENT = "small improvement"
+LIMIT_REACHED = "limit reached"
+SCRIPT_FAILURE = "script failure"
+MODEL_API_FAILURE = "model API failure"
+HALLUCINATED_CLAIM = "hallucinated claim"
+NOT_SCORED = "not scored"
+UNFINISHED = "unfinished"
+OTHER = "other"
+
+LABELS = (RESPONSE_FORMAT_ERROR, SUBMISSION_FORMAT_ERROR, NO_SUBMISSION, SMALL_IMPROVEMENT, LIMIT_REACHED,
+          SCRIPT_FAILURE, MODEL_API_FAILURE, HALLUCINATED_CLAIM, NOT_SCORED, UNFINISHED, OTHER)
+
+CLAIM_ROLES = ("fact-check", "plan")
+MAX_DECIMALS = 6
+MAX_NUMBERS_PER_SOURCE = 20000  # keeps a huge observation (a printed table) from dominating time
+
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w])")
+_HEDGES = re.compile(
+    r"\b(guess\w*|unconfirmed|not confirmed|not yet|unverified|expect\w*|hope\w*|estimat\w*|about|"
+    r"approx\w*|roughly|around|should|could|might|may|will|would|target\w*|goal|aim\w*|"
+    r"comput\w*|calculat\w*|derived?)\b|~|≈", re.I)
+_RESULT_WORDS = re.compile(r"\b(confirm\w*|achiev\w*|results?|measured|obtain\w*|observed|reached|scored|"
+                           r"improved)\b", re.I)
+_POSITION_WORD = re.compile(r"\b(steps?|lines?)\s*$", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+@dataclass(frozen=True)
+class Label:
+    name: str
+    detail: str = ""
+
+    def text(self) -> str:
+        return f"{self.name} ({self.detail})" if self.detail and self.name == LIMIT_REACHED else self.name
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A number stated as confirmed that no earlier source showed."""
+
+    step: int
+    section: str
+    number: str
+    sentence: str
+
+
+# -- numbers ---------------------------------------------------------------------------
+
+def _parse(match: re.Match) -> tuple[str, str, bool]:
+    """(integer part, fraction digits, is a percentage) of a matched number."""
+    return match.group(1).replace(",", ""), (match.group(2) or "")[1:], bool(match.group(3))
+
+
+def _rounded(value: Decimal, decimals: int) -> str:
+    return format(value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP), "f")
+
+
+def _truncated(value: Decimal, decimals: int) -> str:
+    return format(value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_DOWN), "f")
+
+
+def _forms(integer: str, fraction: str, percent: bool) -> set[str]:
+    """Every text the number may be quoted as: rounded and truncated to 0..6 decimals."""
+    value = Decimal(f"{integer}.{fraction or 0}")
+    values = [value, value.scaleb(-2)] if percent else [value]
+    forms = set()
+    for number in values:
+        for decimals in range(MAX_DECIMALS + 1):
+            forms.add(_rounded(number, decimals))
+            forms.add(_truncated(number, decimals))
+    return forms
+
+
+def _claim_keys(integer: str, fraction: str, percent: bool) -> list[str]:
+    """How a claimed number is looked up: itself, and as a fraction when it is a percentage."""
+    decimals = min(len(fraction), MAX_DECIMALS)
+    value = Decimal(f"{integer}.{fraction or 0}")
+    keys = [_rounded(value, decimals)]
+    if percent:
+        keys.append(_rounded(value.scaleb(-2), min(decimals + 2, MAX_DECIMALS)))
+    return keys
+
+
+class NumberIndex:
+    """The numbers seen so far, in every form they may be quoted in."""
+
+    def __init__(self):
+        self.forms: set[str] = set()
+        self._seen: set[str] = set()
+
+    def add_text(self, text: str) -> None:
+        for index, match in enumerate(_NUMBER.finditer(text or "")):
+            if index >= MAX_NUMBERS_PER_SOURCE:
+                break
+            raw = match.group(0)
+            if raw not in self._seen:
+                self._seen.add(raw)
+                self.forms |= _forms(*_parse(match))
+
+    def knows(self, integer: str, fraction: str, percent: bool) -> bool:
+        return any(key in self.forms for key in _claim_keys(integer, fraction, percent))
+
+
+def _is_claim_number(sentence: str, match: re.Match) -> bool:
+    integer, fraction, percent = _parse(match)
+    if not fraction and not percent and int(integer) < 10:
+        return False
+    before, after = sentence[:match.start()], sentence[match.end():match.end() + 1]
+    if after in (".", ")") and not before.strip(" \t-*#("):
+        return False  # a list marker: "12." or "(3)"
+    return not _POSITION_WORD.search(before)
+
+
+def claimed_numbers(text: str, role: str) -> list[tuple[str, re.Match, str]]:
+    """(sentence, number match, matched text) of each number `text` states as confirmed."""
+    found = []
+    for sentence in _SENTENCE_END.split(text or ""):
+        if not sentence.strip() or _HEDGES.search(sentence):
+            continue
+        if role == "plan" and not _RESULT_WORDS.search(sentence):
+            continue
+        for match in _NUMBER.finditer(sentence):
+            if _is_claim_number(sentence, match):
+                found.append((sentence.strip(), match, match.group(0)))
+    return found
+
+
+def hallucinated_claims(run) -> list[Claim]:
+    """Claims in fact-check and plan sections whose numbers no earlier source showed."""
+    roles = {s.name: s.role for s in run.sections if s.role in CLAIM_ROLES}
+    if not roles:
+        return []
+    sources = NumberIndex()
+    sources.add_text(run.problem)
+    claims: list[Claim] = []
+    for record in run.records:
+        reply = (record.get("model") or {}).get("reply") or {}
+        for name, role in roles.items():
+            for sentence, match, text in claimed_numbers(reply.get(name) or "", role):
+                if not sources.knows(*_parse(match)):
+                    claims.append(Claim(record["step"], name, text, sentence[:300]))
+        sources.add_text(record.get("observation") or "")
+        action_input = record.get("action_input")
+        sources.add_text(action_input if isinstance(action_input, str) else json.dumps(action_input))
+    return claims
+
+
+# -- labels ----------------------------------------------------------------------------
+
+def _script_failure(records: list[dict]) -> str | None:
+    """Why the scripts count as a failure (see the module docstring), or None."""
+    runs = [r["compute"] for r in records if r.get("compute")]
+    if not runs:
+        return None
+    ooms = sum(1 for c in runs if c.get("out_of_memory"))
+    timeouts = sum(1 for c in runs if c.get("timed_out"))
+    crashes = sum(1 for c in runs if not c.get("out_of_memory") and not c.get("timed_out")
+                  and c.get("exit_code") not in (0, None))
+    last = runs[-1]
+    last_failed = last.get("out_of_memory") or last.get("timed_out") or last.get("exit_code") not in (0, None)
+    if not (ooms or timeouts or last_failed):
+        return None
+    parts = [f"{n} {what}" for n, what in ((crashes, "crash"), (ooms, "out of memory"), (timeouts, "time-out")) if n]
+    return ", ".join(parts) + f" in {len(runs)} script run(s)"
+
+
+def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
+    """The failure labels of a run (empty when it succeeded)."""
+    result = run.result
+    if result is None:
+        return [Label(UNFINISHED, "the run has no result.json")]
+    if result.get("success"):
+        return []
+    labels: list[Label] = []
+    mode = result.get("failure_mode")
+    records = run.records
+    last = records[-1] if records else {}
+    if mode == RESPONSE_FORMAT_ERROR or last.get("end_reason") == RESPONSE_FORMAT_ERROR:
+        labels.append(Label(RESPONSE_FORMAT_ERROR, result.get("detail") or ""))
+    if mode in (MODEL_API_FAILURE, "model replies exhausted"):
+        labels.append(Label(MODEL_API_FAILURE, result.get("detail") or mode))
+    end_reason = result.get("end_reason") or ""
+    if mode == LIMIT_REACHED or end_reason.endswith("_limit"):
+        labels.append(Label(LIMIT_REACHED, end_reason.replace("_limit", "") or "limit"))
+    script = _script_failure(records)
+    if script:
+        labels.append(Label(SCRIPT_FAILURE, script))
+    if mode == NOT_SCORED:
+        labels.append(Label(NOT_SCORED, result.get("detail") or ""))
+    elif not result.get("submitted"):
+        labels.append(Label(NO_SUBMISSION, result.get("submission_problem") or ""))
+    elif result.get("score") is None:
+        labels.append(Label(SUBMISSION_FORMAT_ERROR, result.get("submission_problem") or result.get("detail") or ""))
+    elif result.get("improvement") is not None:
+        labels.append(Label(SMALL_IMPROVEMENT, f"improvement {result['improvement']:.1%} below "
+                                               f"{result.get('threshold', 0):.0%}"))
+    claims = hallucinated_claims(run) if claims is None else claims
+    if claims:
+        labels.append(Label(HALLUCINATED_CLAIM, f"{len(claims)} claim(s), first at step {claims[0].step}: "
+                                                f"{claims[0].number}"))
+    if not labels:
+        labels.append(Label(OTHER, result.get("detail") or mode or ""))
+    return labels
