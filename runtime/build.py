@@ -241,18 +241,37 @@ def _declares_task(path: Path, mtime: float, name: str) -> bool:
     return re.search(rf"^\s*task\s+{re.escape(name)}\s*\{{", text, re.MULTILINE) is not None
 
 
+SOURCE_SUFFIXES = (".mlab", ".mlab.yaml")
+
+
+def source_name(path: Path) -> str:
+    """`house-price` for house-price.mlab and house-price.mlab.yaml."""
+    name = path.name
+    for suffix in SOURCE_SUFFIXES[::-1]:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def source_files(folder: Path, recursive: bool = False) -> list[Path]:
+    """The .mlab and .mlab.yaml files of a folder."""
+    pattern = folder.rglob if recursive else folder.glob
+    return sorted(p for suffix in SOURCE_SUFFIXES for p in pattern(f"*{suffix}") if p.is_file())
+
+
 def find_task_source(name: str) -> Path:
     """The .mlab file that declares task `name`: <dir>/<name>.mlab first, else any file declaring it."""
     dirs = task_search_dirs()
     for folder in dirs:
-        candidate = folder / f"{name}.mlab"
-        if candidate.is_file():
-            return candidate
+        for suffix in SOURCE_SUFFIXES:
+            candidate = folder / f"{name}{suffix}"
+            if candidate.is_file():
+                return candidate
     for folder in dirs:
-        for candidate in sorted(folder.rglob("*.mlab")):
+        for candidate in source_files(folder, recursive=True):
             if _declares_task(candidate, candidate.stat().st_mtime, name):
                 return candidate
-    known = sorted({p.stem for folder in dirs for p in folder.glob("*.mlab")} - {"experiments"})
+    known = sorted({source_name(p) for folder in dirs for p in source_files(folder)} - {"experiments"})
     raise BuildError(f"no task named {name!r} in {', '.join(map(str, dirs))}; "
                      f"known: {', '.join(known) or 'none'} (or give a .mlab path or a build folder)")
 
@@ -317,7 +336,7 @@ def resolve_task(spec: str, build_dir: Path | None = None) -> TaskBuild:
     """
     if build_dir is not None:
         build = load_build(build_dir)
-        name = Path(spec).stem if spec.endswith(".mlab") else spec
+        name = source_name(Path(spec)) if spec.endswith(SOURCE_SUFFIXES) else spec
         return build.task(name)
     path = Path(spec)
     if path.is_dir():
@@ -326,7 +345,7 @@ def resolve_task(spec: str, build_dir: Path | None = None) -> TaskBuild:
         if (path / "task.yaml").is_file() and (path.parent.parent / MANIFEST).is_file():
             return load_build(path.parent.parent).task(path.name)
         raise BuildError(f"{path} is a folder but holds no mlab build (no {MANIFEST})")
-    if spec.endswith(".mlab") or os.sep in spec:
+    if spec.endswith(SOURCE_SUFFIXES) or os.sep in spec:
         if not path.is_file():
             raise BuildError(f"no such .mlab file: {spec}")
         return _only_task(compile_into_cache([path]), str(path))
