@@ -69,7 +69,8 @@ def _background(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         else:                    # a blurred disc
             yy, xx = np.mgrid[0:SIZE, 0:SIZE]
             cy, cx, radius = rng.uniform(0, SIZE), rng.uniform(0, SIZE), rng.uniform(3, 9)
-            weight = CLUTTER_OPACITY * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * radius ** 2))[..., None]
+            distance2 = (yy - cy) ** 2 + (xx - cx) ** 2
+            weight = CLUTTER_OPACITY * np.exp(-distance2 / (2 * radius ** 2))[..., None]
             canvas = canvas * (1 - weight) + colour * weight
     return canvas, base
 
@@ -79,7 +80,7 @@ def _luminance(colour: np.ndarray) -> float:
 
 
 def _foreground_colour(base: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A random colour whose brightness differs enough from the background's for the object to stay visible."""
+    """A random colour bright or dark enough against the background's base colour to stay visible."""
     while True:
         colour = _random_colour(rng)
         if abs(_luminance(colour) - _luminance(base)) >= MIN_CONTRAST:

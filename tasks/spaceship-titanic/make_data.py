@@ -98,7 +98,9 @@ def _passengers(rng: np.random.Generator) -> pd.DataFrame:
                 used = rng.random(len(AMENITIES)) < 0.45
                 amounts = np.array(SPEND_SCALE[planet]) * rng.lognormal(0.0, 1.0, size=len(AMENITIES))
                 spend = np.where(used, np.round(amounts * (3 if vip else 1)), 0.0)
-            own_destination = destination if rng.random() < 0.85 else DESTINATIONS[rng.choice(3, p=DESTINATION_SHARE[planet])]
+            own_destination = destination
+            if rng.random() >= 0.85:   # a few members travel on to somewhere else
+                own_destination = DESTINATIONS[rng.choice(3, p=DESTINATION_SHARE[planet])]
             last = surname if rng.random() < 0.85 else _surname(rng)
             rows.append({
                 "PassengerId": f"{group:04d}_{place:02d}", "HomePlanet": planet, "CryoSleep": asleep,

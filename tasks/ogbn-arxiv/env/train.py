@@ -27,7 +27,8 @@ row_of = pd.Series(np.arange(len(nodes)), index=nodes.index)
 # Undirected adjacency: citing and cited papers both count as neighbours.
 src, dst = row_of[edges["source"]].to_numpy(), row_of[edges["target"]].to_numpy()
 n = len(nodes)
-adjacency = sparse.coo_matrix((np.ones(2 * len(src)), (np.r_[src, dst], np.r_[dst, src])), shape=(n, n)).tocsr()
+both_ways = (np.r_[src, dst], np.r_[dst, src])
+adjacency = sparse.coo_matrix((np.ones(2 * len(src)), both_ways), shape=(n, n)).tocsr()
 degree = np.asarray(adjacency.sum(axis=1)).ravel()
 neighbour_mean = adjacency @ features / np.maximum(degree, 1)[:, None]
 X_all = np.hstack([features, neighbour_mean])
