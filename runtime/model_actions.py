@@ -100,7 +100,7 @@ def edit_script_segment(ctx, inputs, params) -> Observation:
         raise ActionFailed(f"at most {max_lines} lines can be edited at once; the range {start}-{end} has "
                            f"{end - start + 1}")
     segment = "".join(lines[start - 1:end])
-    reply = _call(ctx, "edit_script_segment", "edit_script", script_name=rel, segment=segment,
+    reply = _call(ctx, "edit_script_segment", "edit_script_segment", script_name=rel, segment=segment,
                   start_line=start, end_line=min(end, len(lines)), instruction=inputs["edit_instruction"])
     replacement = extract_code(reply)
     if replacement and not replacement.endswith("\n"):

@@ -68,17 +68,18 @@ class Replay(OfflineModel):
 
     def __init__(self, name: str, run_dir: str):
         super().__init__(name)
-        trace = Path(run_dir) / "trace.jsonl"
-        self.by_tier: dict[str, list[str]] = {}
+        from .errors import RunError
+        from .trace import TRACE, read_trace
+
+        trace = Path(run_dir) / TRACE
+        if not trace.is_file():
+            raise RepliesExhausted(f"cannot replay {run_dir}: it has no {TRACE}")
         try:
-            lines = trace.read_text(encoding="utf-8").splitlines()
-        except OSError as error:
-            raise RepliesExhausted(f"cannot replay {run_dir}: {error.strerror}") from None
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
+            records = read_trace(trace).records  # lines end at b"\n" only: replies may hold other line breaks
+        except RunError as error:
+            raise RepliesExhausted(f"cannot replay {run_dir}: {error}") from None
+        self.by_tier: dict[str, list[str]] = {}
+        for record in records:
             for call in (record.get("model") or {}).get("calls", []):
                 self.by_tier.setdefault(call.get("tier", "main"), []).append(call.get("response", ""))
 
