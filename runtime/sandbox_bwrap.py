@@ -176,7 +176,8 @@ def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: li
     installed = [os.path.join(d, name) for d in layout.package_dirs for name in PACKAGE_NAMES]
     # The run folder and the runs folder: were they ever under a bound path,
     # private/ and the other runs would show; the workspace is bound over them.
-    run_folders = [os.path.dirname(workspace), os.path.dirname(os.path.dirname(workspace))]
+    run_folders = [p for p in (os.path.dirname(workspace), os.path.dirname(os.path.dirname(workspace)))
+                   if p != "/"]  # masking / would swallow every other mask
     to_mask = sorted({p for p in [*hidden, *installed, *run_folders] if os.path.lexists(p)})
     outside = [p for p in to_mask if not is_within(p, workspace)]
     inside = [p for p in to_mask if is_within(p, workspace) and p != workspace]

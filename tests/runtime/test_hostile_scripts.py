@@ -341,3 +341,23 @@ def test_private_stays_hidden_when_the_interpreter_folder_holds_the_runs(tmp_pat
     assert "SECRET" not in result.output
     assert result.output.splitlines() == ["['workspace'] ['r1']", "refused: FileNotFoundError",
                                           "refused: FileNotFoundError"]
+
+
+def test_datasets_bundled_in_packages_are_hidden_in_runs(folders, sandboxed):
+    # Lite tasks are built from data that ships inside packages (the Ames houses in dabl, the
+    # digits in scikit-learn); a script able to load it could look the answers up.
+    from mlab.run import bundled_datasets
+
+    hidden = tuple(bundled_datasets())
+    assert any(p.parts[-3:] == ("sklearn", "datasets", "data") for p in hidden)
+    result = folders.run("""
+        try:
+            from sklearn.datasets import load_digits
+            print("LOADED", load_digits().data.shape)
+        except OSError as error:
+            print("refused:", type(error).__name__)
+        import sklearn.linear_model  # the library itself still works
+        print("sklearn usable")
+    """, hidden=hidden)
+    assert "LOADED" not in result.output
+    assert "sklearn usable" in result.output
