@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_report_parsers(verbs)
 
+    from .sweep_command import add_parsers as add_sweep_parsers
+
+    add_sweep_parsers(verbs)
+
     checkout = verbs.add_parser("checkout", help="restore the workspace of a step of a run into a folder")
     checkout.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
     checkout.add_argument("--step", type=int, required=True, metavar="N", help="step (0: as prepared)")
@@ -145,9 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     from .run_command import cmd_list, cmd_run
 
     from .eval_command import cmd_eval, cmd_report, cmd_view
+    from .sweep_command import cmd_sweep
 
     commands = {"prepare": cmd_prepare, "drive": cmd_drive, "checkout": cmd_checkout, "run": cmd_run,
-                "list": cmd_list, "eval": cmd_eval, "report": cmd_report, "view": cmd_view}
+                "list": cmd_list, "eval": cmd_eval, "report": cmd_report, "view": cmd_view, "sweep": cmd_sweep}
     try:
         return commands[args.verb](args)
     except MlabError as problem:
