@@ -1,0 +1,110 @@
+"""The CSS and JavaScript inlined into every page `mlab view` writes (no file or network is fetched)."""
+from __future__ import annotations
+
+CSS = """
+:root { --ink: #1d2330; --muted: #5d6778; --line: #d9dee7; --paper: #ffffff; --back: #f4f6f9;
+        --ok: #1c7c3c; --bad: #b3261e; --warn: #9a6700; --add: #e6ffec; --del: #ffebe9; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
+       background: var(--back); }
+header.run, main { max-width: 1100px; margin: 0 auto; padding: 12px 20px; }
+.index { max-width: 1500px; margin: 0 auto; padding: 12px 20px; }
+h1 { font-size: 22px; margin: 8px 0 4px; }
+h2 { font-size: 16px; margin: 0 0 8px; display: flex; gap: 10px; align-items: baseline; flex-wrap: wrap; }
+h3 { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 10px 0 4px; }
+pre, code { font: 12.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+pre { white-space: pre-wrap; word-break: break-word; margin: 0; padding: 8px 10px; background: #f7f8fa;
+      border: 1px solid var(--line); border-radius: 4px; max-height: 640px; overflow: auto; }
+.demo-banner { background: #fff4ce; border: 2px solid #e0b400; color: #5c4400; padding: 8px 12px;
+               border-radius: 6px; font-weight: 600; margin: 8px 0; }
+.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(230px, 1fr)); gap: 4px 16px; margin: 8px 0; }
+.facts div { background: var(--paper); border: 1px solid var(--line); border-radius: 4px; padding: 6px 8px; }
+.facts dt { font-size: 11px; color: var(--muted); text-transform: uppercase; }
+.facts dd { margin: 0; font-weight: 600; word-break: break-word; }
+.verdict.ok { color: var(--ok); } .verdict.bad { color: var(--bad); }
+.chart { background: var(--paper); border: 1px solid var(--line); border-radius: 4px; padding: 6px; margin: 8px 0; }
+.chart svg text { font: 11px system-ui, sans-serif; fill: var(--muted); }
+.toolbar { margin: 8px 0; display: flex; gap: 8px; flex-wrap: wrap; align-items: center; }
+.toolbar button { font: inherit; padding: 3px 10px; border: 1px solid var(--line); background: var(--paper);
+                  border-radius: 4px; cursor: pointer; }
+nav.steps { display: flex; flex-wrap: wrap; gap: 3px; margin: 6px 0; }
+nav.steps a { font-size: 11px; padding: 1px 5px; border-radius: 3px; background: #e8ecf2; color: var(--ink);
+              text-decoration: none; }
+nav.steps a.error, nav.steps a.ended, nav.steps a.shutdown { background: #fde2e0; }
+nav.steps a.final { background: #d7f2df; }
+article.step { background: var(--paper); border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px;
+               margin: 12px 0; }
+.status { font-size: 11px; padding: 1px 7px; border-radius: 10px; background: #e8ecf2; font-weight: 600; }
+.status.ok { background: #d7f2df; color: var(--ok); } .status.final { background: #cfe8ff; color: #0b4f8a; }
+.status.error, .status.ended, .status.shutdown { background: #fde2e0; color: var(--bad); }
+.meta { color: var(--muted); font-size: 12px; font-weight: normal; }
+.section { border-left: 4px solid #b7c0cf; padding: 2px 10px; margin: 6px 0; }
+.section .text { white-space: pre-wrap; word-break: break-word; }
+.role-reflection { border-color: #8aa4d6; } .role-plan { border-color: #3f8f5a; }
+.role-fact-check { border-color: #d08a1e; background: #fffaf0; } .role-thought { border-color: #8a63c7; }
+.role-criticism { border-color: #c7636e; }
+mark.claim { background: #ffd7d2; color: #8a1010; padding: 0 2px; border-radius: 2px; }
+.claims { background: #fff1f0; border: 1px solid #f3b8b3; border-radius: 4px; padding: 6px 10px; margin: 8px 0; }
+.format-errors { background: #fff8e6; border: 1px solid #f0d48a; border-radius: 4px; padding: 6px 10px; }
+.action code.name { font-weight: 700; font-size: 13.5px; }
+.compute { font-size: 12px; color: var(--muted); }
+pre.diff .add { background: var(--add); display: block; } pre.diff .del { background: var(--del); display: block; }
+pre.diff .hunk { color: #0b4f8a; display: block; }
+details > summary { cursor: pointer; color: #0b4f8a; margin: 4px 0; }
+table.runs { border-collapse: collapse; width: 100%; background: var(--paper); font-size: 13px; }
+table.runs th, table.runs td { border-bottom: 1px solid var(--line); padding: 4px 6px; text-align: left; }
+table.runs th { cursor: pointer; background: #eef1f6; position: sticky; top: 0; user-select: none; }
+table.runs th[data-dir="asc"]::after { content: " ▲"; } table.runs th[data-dir="desc"]::after { content: " ▼"; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.badge { font-size: 10.5px; background: #fff4ce; border: 1px solid #e0b400; border-radius: 3px; padding: 0 4px; }
+"""
+
+# The run page: a step navigation built from the steps, and buttons that open or close every fold.
+RUN_JS = """
+(function () {
+  var nav = document.querySelector('nav.steps');
+  document.querySelectorAll('article.step').forEach(function (step) {
+    var link = document.createElement('a');
+    link.href = '#' + step.id;
+    link.textContent = step.dataset.step;
+    link.className = step.dataset.status;
+    link.title = step.dataset.action;
+    nav.appendChild(link);
+  });
+  function fold(open) { document.querySelectorAll('main details').forEach(function (d) { d.open = open; }); }
+  document.getElementById('open-all').addEventListener('click', function () { fold(true); });
+  document.getElementById('close-all').addEventListener('click', function () { fold(false); });
+  document.body.dataset.ready = 'yes';
+})();
+"""
+
+# The index page: click a column header to sort by it (numbers as numbers, missing values last).
+INDEX_JS = """
+(function () {
+  function key(row, column) {
+    var cell = row.cells[column];
+    var value = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
+    var number = parseFloat(value);
+    return isNaN(number) ? value : number;
+  }
+  document.querySelectorAll('table.runs th').forEach(function (header, column) {
+    header.addEventListener('click', function () {
+      var table = header.closest('table'), body = table.tBodies[0];
+      var ascending = header.dataset.dir !== 'asc';
+      table.querySelectorAll('th').forEach(function (h) { delete h.dataset.dir; });
+      header.dataset.dir = ascending ? 'asc' : 'desc';
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = key(a, column), y = key(b, column), order;
+        if (typeof x === 'number' && typeof y === 'number') { order = x - y; }
+        else if (typeof x === 'number') { return -1; }
+        else if (typeof y === 'number') { return 1; }
+        else { order = String(x).localeCompare(String(y)); }
+        return ascending ? order : -order;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+  document.body.dataset.ready = 'yes';
+})();
+"""
