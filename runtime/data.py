@@ -58,8 +58,10 @@ def _source_path(task: TaskBuild, rel: str, where: str) -> Path:
 
 
 def _folder_digest(folder: Path) -> str:
+    """SHA-256 over the names and contents of a folder's files (compiled Python caches left out)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    files = (p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.relative_to(folder).parts)
+    for path in sorted(files):
         digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode())
     return digest.hexdigest()
 
@@ -84,7 +86,8 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
     elif kind == "folder":
         content = _folder_digest(_source_path(task, source["value"], where))
     elif kind == "generate":
-        content = file_sha256(_source_path(task, source["file"], where))
+        # The whole folder of the generator: it may read word lists or helpers beside it.
+        content = _folder_digest(_source_path(task, source["file"], where).parent)
     elif kind == "sklearn":
         content = "scikit-learn " + _package_version("scikit-learn")
     else:

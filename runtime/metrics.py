@@ -36,6 +36,7 @@ ARRAY_RTOL = 1e-4
 ARRAY_ATOL = 1e-6
 
 _NUMBER_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
 
 
 class MetricError(MlabError, ValueError):
@@ -55,7 +56,9 @@ def label_key(value: Any) -> str:
     """The canonical text of a label or id, so that 1, 1.0, "1" and " 1 " compare equal.
 
     Booleans compare case-insensitively ("true" == True); other text is compared as
-    written, after trimming spaces. Missing values become "".
+    written, after trimming spaces. Missing values become "". Whole numbers written as
+    digits are compared as exact integers, never through a float, so two 19-digit ids
+    that differ in their last digit stay apart.
     """
     if is_missing(value):
         return ""
@@ -68,6 +71,8 @@ def label_key(value: Any) -> str:
     text = str(value).strip()
     if text.lower() in ("true", "false"):
         return text.capitalize()
+    if _INTEGER_TEXT.fullmatch(text):
+        return str(int(text))
     if _NUMBER_TEXT.fullmatch(text):
         number = float(text)
         if math.isfinite(number):
