@@ -255,6 +255,12 @@ class Checksum(Entry):
 
 
 @dataclass(frozen=True)
+class Prepare(Entry):
+    value: Value
+    keyword: ClassVar[str] = "prepare"
+
+
+@dataclass(frozen=True)
 class Data(Entry):
     name: Ident
     entries: tuple[Entry, ...]

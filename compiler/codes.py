@@ -53,7 +53,7 @@ CODES: dict[str, Code] = {
     "E501": Code("starter folder missing", "The task's starter folder does not exist."),
     "E502": Code("data file missing", "A bundled data file or folder named by a data variant does not exist."),
     "E503": Code("read-only pattern matches nothing", "A read-only pattern matches neither a starter file nor a declared public file, so it protects nothing."),
-    "E504": Code("escape-hatch file missing", "A Python file named by `evaluator` or `from generate` does not exist."),
+    "E504": Code("escape-hatch file missing", "A Python file named by `evaluator`, `from generate` or `prepare` does not exist."),
     "E505": Code("escape-hatch function missing", "The Python file exists but defines no top-level function of that name."),
     "E506": Code("escape-hatch file does not parse", "The Python file named by the task has a syntax error."),
     "E507": Code("demonstration file invalid", "The demo file must exist and hold a JSON list of strings."),

@@ -67,6 +67,9 @@ def task_inputs(ir: dict) -> list[Path]:
             paths.append(target)
         elif source.get("kind") == "folder" and target.is_dir():
             paths += [p for p in target.rglob("*") if p.is_file()]
+        prepare = (variant.get("prepare") or {}).get("file")
+        if prepare and (root / prepare).is_file():
+            paths.append(root / prepare)
     for extra in (ir["demo"], (ir["evaluator"] or {}).get("file")):
         if extra and (root / extra).is_file():
             paths.append(root / extra)

@@ -17,6 +17,7 @@ DIRECTIONS = ("lower_is_better", "higher_is_better")
 LOCAL_SOURCES = ("csv", "parquet", "folder")
 REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
 SOURCE_KINDS = LOCAL_SOURCES + REMOTE_SOURCES + ("sklearn", "generate")
+PREPARED_SOURCES = REMOTE_SOURCES + ("folder",)  # sources a `prepare` function may convert
 SPLITS = ("random", "group", "time", "none")
 DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
                   "memory": None, "tokens": None, "cost": None}
@@ -251,6 +252,7 @@ class TaskLowerer:
         duplicate_entries(e.entries, self.report, f"data `{name}`")
         variant: dict = {"source": None, "split": {"method": "none"}, "id": None, "answers": [],
                          "public": [], "private": [], "checksums": {}, "limits": {}}
+        prepare_entry = None
         for entry in e.entries:
             if isinstance(entry, A.Source):
                 variant["source"] = self._source(entry)
@@ -270,8 +272,12 @@ class TaskLowerer:
                                       entry.digest.span)
                 elif file is not None:
                     variant["checksums"][file] = digest
+            elif isinstance(entry, A.Prepare):
+                prepare_entry = entry
             elif isinstance(entry, A.Limits):
                 variant["limits"] = lower_limits(entry, self.report, f"data `{name}` limits")
+        if prepare_entry is not None:
+            self._prepare(prepare_entry, variant)
         if variant["source"] is None:
             self.report.error("E308", f"data `{name}` has no source", e.name.span,
                               hint='add e.g. `from csv "task/lite/data.csv"`')
@@ -303,6 +309,19 @@ class TaskLowerer:
             file, function = self.python_target(value, e.value)
             source.update(file=file, function=function)
         return source
+
+    def _prepare(self, e: A.Prepare, variant: dict) -> None:
+        """`prepare "file.py:function"`: the task's own conversion of a downloaded (or folder) source."""
+        target = self.report.string(e.value, "`prepare`")
+        if target is None:
+            return
+        kind = (variant["source"] or {}).get("kind")
+        if kind is not None and kind not in PREPARED_SOURCES:
+            self.report.error("E405", f"`prepare` applies to a downloaded or folder source, not `from {kind}`",
+                              e.span, hint="a generator writes its files itself; a table is split by `split`")
+            return
+        file, function = self.python_target(target, e.value)
+        variant["prepare"] = {"file": file, "function": function}
 
     def _split(self, e: A.Split) -> dict:
         method = e.method.value

@@ -138,6 +138,7 @@ class ToAst(Transformer):
     answers = _one(A.Answers)
     public = _one(A.Public)
     private = _one(A.Private)
+    prepare = _one(A.Prepare)
     describe = _one(A.Describe)
     returns = _one(A.Returns)
     show = _one(A.Show)

@@ -219,6 +219,7 @@ def _data_handlers(r: YamlReader) -> dict:
         "id": one_value(r, A.IdColumn), "answers": one_value(r, A.Answers),
         "public": one_value(r, A.Public), "private": one_value(r, A.Private),
         "checksum": lambda n, k, v, out: _checksums(r, v, out),
+        "prepare": one_value(r, A.Prepare),
         "limits": limits_entry(r),
     }
 

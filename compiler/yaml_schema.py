@@ -98,6 +98,8 @@ def _defs() -> dict:
             "private": _ref("strings"),
             "checksum": {"type": "object", "description": "file → SHA-256 digest",
                          "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]{64}$"}},
+            "prepare": {"type": "string",
+                        "description": "file.py:function that turns a downloaded or folder source into the files"},
             "limits": _ref("limits"),
         }, required=("from", "public")),
         "action": _object({
