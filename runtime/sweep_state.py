@@ -115,7 +115,10 @@ class SweepFolder:
         source = self.runs / name
         if source.is_dir():
             (self.runs / RETIRED).mkdir(exist_ok=True)
-            shutil.move(str(source), str(self.runs / RETIRED / name))
+            target = self.runs / RETIRED / name
+            while target.exists():
+                target = target.with_name(target.name + "+")
+            shutil.move(str(source), str(target))
 
     def log_path(self, spec: RunSpec) -> Path:
         return self.logs / (re.sub(r"[^A-Za-z0-9._=-]+", "_", spec.key) + ".log")
@@ -228,7 +231,8 @@ def reconcile(folder: SweepFolder, state: dict, specs: list[RunSpec], retries: i
         name = entry.get("run")
         if name and not folder.run_dir(name).is_dir():
             entry["run"] = name = None
-        if retry_failed and entry["status"] == FAILED:
+        again = retry_failed and entry["status"] == FAILED
+        if again:
             entry["failures"] = 0
         if folder.finished(name):
             entry["status"] = DONE
@@ -239,5 +243,5 @@ def reconcile(folder: SweepFolder, state: dict, specs: list[RunSpec], retries: i
             entry["status"] = FAILED
         else:
             entry["status"] = PENDING
-            work.append(Work(spec, retry=entry["failures"] > 0))
+            work.append(Work(spec, retry=again or entry["failures"] > 0))
     return work

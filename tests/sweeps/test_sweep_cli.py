@@ -1,0 +1,77 @@
+"""What `mlab sweep` says when it is given something it cannot do."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from sweep_helpers import compile_build, write_tiny_task
+
+from mlab.cli import main
+
+
+@pytest.fixture
+def gpu_experiment(tmp_path, sweep_env) -> str:
+    write_tiny_task(tmp_path)
+    text = (tmp_path / "tiny.mlab").read_text().replace("gpus 0", "gpus 2 required")
+    (tmp_path / "tiny.mlab").write_text(text)
+    (tmp_path / "exp.mlab").write_text(textwrap.dedent("""\
+        use "tiny.mlab"
+        experiment gpu-grid {
+          tasks [tiny]
+          agents [research]
+          models ["mlab/demo"]
+        }
+        """))
+    return str(compile_build(tmp_path / "exp.mlab", tmp_path / "build") / "experiments" / "gpu-grid.yaml")
+
+
+def _fails(capsys, *argv: str) -> tuple[int, str]:
+    code = main(["sweep", *argv])
+    captured = capsys.readouterr()
+    return code, captured.err
+
+
+def test_an_unknown_experiment_names_the_known_ones(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = _fails(capsys, "no-such-experiment", "--plan")
+    assert code == 2
+    assert "mlab: no experiment named 'no-such-experiment' in " in err and "known: paper-table, smoke" in err
+
+
+def test_an_experiment_file_outside_a_build_is_refused(capsys, tmp_path):
+    (tmp_path / "grid.yaml").write_text("name: grid\n")
+    code, err = _fails(capsys, str(tmp_path / "grid.yaml"))
+    assert code == 2 and "is not an experiment inside a build; expected BUILD/experiments/<name>.yaml" in err
+    code, err = _fails(capsys, str(tmp_path / "missing.yaml"))
+    assert code == 2 and "no such experiment file" in err
+
+
+def test_required_gpus_need_devices(capsys, gpu_experiment):
+    code, err = _fails(capsys, gpu_experiment, "--plan")
+    assert code == 2 and "task tiny requires 2 GPU(s); give them with --devices 0,1,..." in err
+    code, err = _fails(capsys, gpu_experiment, "--plan", "--devices", "0")
+    assert code == 2 and "task tiny requires 2 GPU(s); only 1 given" in err
+    assert main(["sweep", gpu_experiment, "--plan", "--devices", "0,1", "--runs-dir", "x"]) == 0
+    assert " 2! " in capsys.readouterr().out  # the plan marks required GPUs
+
+
+def test_options_of_the_other_executor_are_refused(capsys, gpu_experiment):
+    code, err = _fails(capsys, gpu_experiment, "--address", "auto")
+    assert code == 2 and "--address names a Ray cluster; use it with --executor ray" in err
+    code, err = _fails(capsys, gpu_experiment, "--executor", "ray", "--devices", "0,1")
+    assert code == 2 and "--devices is for the local executor" in err
+    code, err = _fails(capsys, gpu_experiment, "--workers", "0", "--devices", "0,1")
+    assert code == 2 and "--workers must be 1 or more" in err
+
+
+def test_a_second_sweep_of_the_same_folder_is_refused(capsys, gpu_experiment, tmp_path):
+    from mlab.sweep_state import SweepFolder
+
+    holder = SweepFolder(tmp_path / "runs" / "gpu-grid")
+    holder.create()
+    holder.lock()
+    try:
+        code, err = _fails(capsys, gpu_experiment, "--devices", "0,1", "--runs-dir", str(tmp_path / "runs"))
+    finally:
+        holder.unlock()
+    assert code == 1 and "another `mlab sweep` is working in" in err
