@@ -71,7 +71,7 @@ def compare(frame: pd.DataFrame, comparison: Comparison, seed: int = 0) -> tuple
     other = "model" if column == "agent" else "agent"
     key = ["data_variant", "task", "seed", other]
     means = [side.groupby(key, sort=True)[list(MEASURES)].mean() for side in sides]
-    paired = means[0].join(means[1], how="inner", lsuffix="_a", rsuffix="_b").reset_index()
+    paired = means[0].merge(means[1], left_index=True, right_index=True, suffixes=("_a", "_b")).reset_index()
     info = {"pairs": len(paired), "runs_a": len(sides[0]), "runs_b": len(sides[1]),
             "unpaired_a": int(len(means[0]) - len(paired)), "unpaired_b": int(len(means[1]) - len(paired))}
     rows = []

@@ -151,7 +151,8 @@ def run_row(run: LoadedRun) -> dict:
         "improvement": result.get("improvement"),
         "best_improvement": best["improvement"] if best else None,
         "threshold": result.get("threshold"), "success": bool(result.get("success")),
-        "best_success": (bool(best["success"]) or bool(result.get("success"))) if best else None,
+        "best_success": None if run.scores is None else
+        any(r.get("success") for r in run.scores) or bool(result.get("success")),
         "submitted": bool(result.get("submitted")), "valid_submission": result.get("score") is not None,
         "steps": result.get("steps", sum(1 for r in run.records if r.get("action") is not None)),
         "wall_time_s": result.get("wall_time_s", run.records[-1].get("elapsed_s") if run.records else 0.0),

@@ -185,12 +185,24 @@ def _action(record: dict) -> str:
     if action is None:
         return ""
     name = action if isinstance(action, str) else json.dumps(action)
-    given = record.get("action_input")
-    text = given if isinstance(given, str) else json.dumps(given, indent=2, ensure_ascii=False)
+    text = input_text(record.get("action_input"))
     body = f"<pre>{escape(clip(text))}</pre>"
     if len(text) > FOLD_CHARS:
         body = f"<details><summary>input ({len(text):,} characters)</summary>{body}</details>"
     return f"<div class='action'><h3>Action</h3><code class='name'>{escape(name)}</code>{body}</div>"
+
+
+def input_text(given) -> str:
+    """An action input as a reader wants it: one field per line, multi-line text as a block."""
+    if not isinstance(given, dict):
+        return given if isinstance(given, str) else json.dumps(given, indent=2, ensure_ascii=False)
+    lines = []
+    for name, value in given.items():
+        if isinstance(value, str) and "\n" in value:
+            lines.append(f"{name}:\n" + "".join(f"    {line}\n" for line in value.splitlines()))
+        else:
+            lines.append(f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}\n")
+    return "".join(lines).rstrip("\n")
 
 
 def _compute(compute: dict | None) -> str:

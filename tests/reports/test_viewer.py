@@ -1,0 +1,146 @@
+"""`mlab view`: the run page and the index, read as HTML and opened in headless Chromium."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import environment, mlab
+from mlab.viewer import MAX_PROMPT_CHARS, MAX_SHOWN_CHARS
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium); the browser checks are skipped")
+
+
+def chromium(page: Path, profile: Path, *options: str) -> subprocess.CompletedProcess:
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+               *options, page.resolve().as_uri()]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def research_page(run_of, tmp_path_factory) -> Path:
+    page = tmp_path_factory.mktemp("view") / "research-0.html"
+    code, out, err = mlab("view", run_of("research-0"), "-o", page)
+    assert code == 0 and f"wrote {page}" in out, err
+    return page
+
+
+def test_the_page_shows_task_result_steps_sections_and_diffs(research_page, run_of):
+    html = research_page.read_text()
+    result = json.loads((run_of("research-0") / "result.json").read_text())
+    trace = (run_of("research-0") / "trace.jsonl").read_text().splitlines()
+    assert html.count("<article class='step'") == len(trace) == 3
+    assert "<h1>tiny · research · mlab/scripted</h1>" in html
+    assert f"<span class='final-score'>{result['score']:.6g}</span>" in html
+    for name, role in [("Reflection", "reflection"), ("Research Plan and Status", "plan"),
+                       ("Fact Check", "fact-check"), ("Thought", "thought")]:
+        assert f"<div class='section role-{role}' data-role='{role}'><h3>{name}</h3>" in html
+    assert "<span class='add'>+W = 0.6</span>" in html  # the diff of blend.py
+    assert "blend.py (added, +" in html and "submission.csv (added" in html
+    assert "id='score-chart'" in html and "<svg" in html and "best at step 2" in html
+    assert "DEMONSTRATION" not in html
+    assert not re.search(r"""(src|href)=['"]?(https?:)?//""", html)  # nothing fetched from a network
+
+
+def test_agents_with_other_sections_show_their_own_names(run_of, tmp_path):
+    mlab("view", run_of("react-0"), "-o", tmp_path / "react.html")
+    html = (tmp_path / "react.html").read_text()
+    assert "<h3>Thought</h3>" in html and "<h3>Fact Check</h3>" not in html
+    mlab("view", run_of("autogpt-claim"), "-o", tmp_path / "autogpt.html")
+    html = (tmp_path / "autogpt.html").read_text()
+    assert "data-role='plan'><h3>thoughts.plan</h3>" in html
+    assert "<mark class='claim'" in html and ">0.0377</mark>" in html
+
+
+def test_demonstrations_failures_and_claims_are_marked(run_of, tmp_path):
+    mlab("view", run_of("demo"), "-o", tmp_path / "demo.html")
+    demo = (tmp_path / "demo.html").read_text()
+    assert "<div class='demo-banner'>DEMONSTRATION" in demo and "— DEMONSTRATION</title>" in demo
+    mlab("view", run_of("claim"), "-o", tmp_path / "claim.html")
+    claim = (tmp_path / "claim.html").read_text()
+    assert "small improvement; hallucinated claim" in claim
+    assert "<div class='claims'><h3>hallucinated claims</h3><ul><li><b>0.0815</b> in Research Plan and Status" in claim
+    mlab("view", run_of("timeout"), "-o", tmp_path / "timeout.html")
+    assert "TIMED OUT" in (tmp_path / "timeout.html").read_text()
+
+
+@needs_chromium
+def test_the_page_in_chromium_shows_steps_score_and_diff(research_page, tmp_path):
+    done = chromium(research_page, tmp_path / "profile", "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    assert 'data-ready="yes"' in dom  # the page's script ran
+    assert len(re.findall(r'<nav class="steps">(.*?)</nav>', dom, re.S)[0].split("</a>")) - 1 == 3
+    assert dom.count('<article class="step"') == 3
+    assert re.search(r'<span class="final-score">[\d.]+</span>', dom)
+    assert '<span class="add">+W = 0.6</span>' in dom
+    assert "<polyline" in dom
+
+
+@needs_chromium
+def test_a_screenshot_of_the_page(research_page, tmp_path):
+    shot = tmp_path / "page.png"
+    done = chromium(research_page, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1200,2000")
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", data[16:24]) == (1200, 2000)
+    assert len(data) > 20000  # a rendered page, not a blank one
+
+
+def test_the_index_links_every_run_with_key_figures(runs_dir, tmp_path):
+    index = tmp_path / "index.html"
+    code, out, err = mlab("view", runs_dir, "-o", index)
+    assert code == 0 and "an index of 16 run page(s)" in out, err
+    html = index.read_text()
+    links = re.findall(r"<a href='([^']+)'>", html)
+    assert len(links) == 16 and all((tmp_path / link).resolve().is_file() for link in links)
+    assert "<span class='badge'>demonstration</span>" in html and "1 run(s) were played by the keyless demo" in html
+    assert "limit reached (steps)" in html and "model API failure" in html
+
+
+@needs_chromium
+def test_the_index_in_chromium(runs_dir, tmp_path):
+    index = tmp_path / "index.html"
+    mlab("view", runs_dir, "-o", index)
+    done = chromium(index, tmp_path / "profile", "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'data-ready="yes"' in done.stdout and done.stdout.count("<tr>") == 17
+
+
+def test_long_runs_stay_bounded(task_source, tmp_path):
+    """200 steps, each showing a 60,000-character observation: every step is shown, each text is cut."""
+    long_text = "".join(f"line {i}: " + "x" * 50 + "\n" for i in range(1000))
+    actions = [{"action": "Write File", "input": {"file_name": "notes.txt", "content": long_text}}]
+    actions += [{"action": "Read File", "input": {"file_name": "notes.txt"}}] * 199
+    (tmp_path / "actions.json").write_text(json.dumps(actions))
+    with environment(MLAB_CACHE=str(tmp_path / "cache")):
+        code, out, err = mlab("drive", task_source, "--actions", tmp_path / "actions.json", "--steps", "250",
+                              "--runs-dir", tmp_path / "runs", "--quiet")
+    assert code == 0, err
+    (run,) = (tmp_path / "runs").iterdir()
+    code, out, err = mlab("view", run, "-o", tmp_path / "long.html")
+    assert code == 0, err
+    html = (tmp_path / "long.html").read_text()
+    assert html.count("<article class='step'") == 200
+    assert html.count("<details class='long'>") == 199  # every long observation is folded
+    assert "characters not shown" in html
+    bound = 200 * (MAX_SHOWN_CHARS * 1.3 + MAX_PROMPT_CHARS + 20000)
+    assert len(html) < bound
+
+
+@pytest.mark.parametrize("verb", ["view", "eval"])
+def test_paths_that_are_not_runs_are_explained(verb, tmp_path):
+    code, _, stderr = mlab(verb, tmp_path / "nowhere")
+    assert code == 2 and "is not a folder" in stderr and "Traceback" not in stderr
+    (tmp_path / "empty").mkdir()
+    code, _, stderr = mlab(verb, tmp_path / "empty")
+    assert code == 2 and "no run folders" in stderr
