@@ -1,8 +1,9 @@
 """Prepare a task's data variant once into the cache, then install it into run folders.
 
 Preparation materialises the variant from its declared source (a bundled CSV or Parquet
-file, a scikit-learn bundled dataset, a folder of files, or a `generate` function), applies
-the declared split and writes public files (for the workspace) and private files (answers,
+file, a scikit-learn bundled dataset, a folder of files, a `generate` function, or a remote
+source downloaded once by mlab.loaders), applies the declared split (or the task's
+`prepare` function) and writes public files (for the workspace) and private files (answers,
 for the evaluator) into a cache folder named by the hash of everything that determines
 them. A second run finds the folder and only copies.
 """
@@ -21,10 +22,10 @@ from pathlib import Path
 from .build import TaskBuild
 from .cache import data_cache, file_sha256
 from .errors import DataError
+from .loaders import REMOTE_SOURCES, convert, fetch_source
 from .splits import write_split
 
 DATA_CODE_VERSION = 1  # bump when preparation changes what it writes
-REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
 TABULAR_SOURCES = ("csv", "parquet", "sklearn")
 READY = "prepared.json"
 
@@ -80,8 +81,8 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
     source = variant["source"]
     kind = source["kind"]
     if kind in REMOTE_SOURCES:
-        raise DataError(f"{where} needs {kind} {source['value']!r} (not available offline); use --data lite")
-    if kind in ("csv", "parquet"):
+        content = fetch_source(kind, source["value"], variant["checksums"], where).digest
+    elif kind in ("csv", "parquet"):
         content = file_sha256(_source_path(task, source["value"], where))
     elif kind == "folder":
         content = _folder_digest(_source_path(task, source["value"], where))
@@ -92,10 +93,14 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
         content = "scikit-learn " + _package_version("scikit-learn")
     else:
         raise DataError(f"{where}: unknown source kind {kind!r}")
+    hook = variant.get("prepare")
+    if hook:
+        content += " prepare " + _folder_digest(_source_path(task, hook["file"], where).parent)
+    seeded = kind == "generate" or kind in REMOTE_SOURCES or bool(hook)
     fields = {"code": DATA_CODE_VERSION, "source": source, "content": content,
               "split": variant["split"], "id": variant["id"], "answers": variant["answers"],
               "public": variant["public"], "private": variant["private"], "checksums": variant["checksums"],
-              "seed": _generate_seed(variant) if kind == "generate" else None,
+              "seed": _generate_seed(variant) if seeded else None, "prepare": hook,
               "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
@@ -157,8 +162,16 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
                     variant, public, private, where)
     elif kind == "sklearn":
         write_split(_sklearn_frame(source["value"], variant, where), variant, public, private, where)
+    elif kind == "folder" and variant.get("prepare"):
+        _call_prepare(task, variant, _source_path(task, source["value"], where), public, private, where)
     elif kind == "folder":
         _copy_folder(_source_path(task, source["value"], where), variant, public, private)
+    elif kind in REMOTE_SOURCES:
+        download = fetch_source(kind, source["value"], variant["checksums"], where)
+        if variant.get("prepare"):
+            _call_prepare(task, variant, download.folder, public, private, where)
+        else:
+            convert(kind, download, variant, public, private, _generate_seed(variant), where)
     elif kind == "generate":
         frame = _call_generator(task, variant, public, private, where)
         if frame is not None:
@@ -212,17 +225,35 @@ def _copy_folder(folder: Path, variant: dict, public: Path, private: Path) -> No
         shutil.copy2(path, target)
 
 
-def _call_generator(task: TaskBuild, variant: dict, public: Path, private: Path, where: str):
-    source = variant["source"]
-    path = _source_path(task, source["file"], where)
-    spec = importlib.util.spec_from_file_location(f"_mlab_generate_{task.name.replace('-', '_')}", path)
+def _task_function(task: TaskBuild, target: dict, where: str):
+    """The function a task names as "file.py:function", loaded from the task's folder."""
+    path = _source_path(task, target["file"], where)
+    spec = importlib.util.spec_from_file_location(f"_mlab_task_{task.name.replace('-', '_')}", path)
     try:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        function = getattr(module, source["function"])
+        return getattr(module, target["function"])
     except Exception as error:  # the task's own code: any failure is the task author's to see
-        raise DataError(f"{where}: cannot load {source['file']}:{source['function']}: "
+        raise DataError(f"{where}: cannot load {target['file']}:{target['function']}: "
                         f"{type(error).__name__}: {error}") from None
+
+
+def _call_prepare(task: TaskBuild, variant: dict, raw: Path, public: Path, private: Path, where: str) -> None:
+    """The task's `prepare` function: raw (downloaded) files in, the variant's files out."""
+    hook = variant["prepare"]
+    function = _task_function(task, hook, where)
+    try:
+        function(raw, public, private, _generate_seed(variant))
+    except DataError:
+        raise
+    except Exception as error:
+        raise DataError(f"{where}: {hook['file']}:{hook['function']} failed: "
+                        f"{type(error).__name__}: {error}") from None
+
+
+def _call_generator(task: TaskBuild, variant: dict, public: Path, private: Path, where: str):
+    source = variant["source"]
+    function = _task_function(task, source, where)
     try:
         result = function(public, private, _generate_seed(variant))
     except Exception as error:
@@ -245,7 +276,14 @@ def _check_declared_files(variant: dict, public: Path, private: Path, where: str
 
 def _verify_checksums(task: TaskBuild, variant_name: str, staging: Path) -> None:
     where = _where(task, variant_name)
-    for name, expected in task.variant(variant_name)["checksums"].items():
+    variant = task.variant(variant_name)
+    source = variant["source"]
+    downloaded = {}
+    if source["kind"] in REMOTE_SOURCES:  # checked against the download when it was fetched
+        downloaded = fetch_source(source["kind"], source["value"], variant["checksums"], where).files
+    for name, expected in variant["checksums"].items():
+        if name in downloaded:
+            continue
         candidates = [task.root / name, staging / "public" / name, staging / "private" / name]
         path = next((p for p in candidates if p.is_file()), None)
         if path is None:
