@@ -44,7 +44,8 @@ class BwrapFeatures:
 def bwrap_features(bwrap: str) -> BwrapFeatures:
     """Read the supported options from `bwrap --help`."""
     try:
-        text = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10).stdout
+        text = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10,
+                              start_new_session=True).stdout  # a Ctrl-C for the harness must not kill it
     except (OSError, subprocess.SubprocessError):
         text = ""
     return BwrapFeatures(size="--size" in text, disable_userns="--disable-userns" in text,
@@ -71,7 +72,7 @@ def interpreter_layout(python: str) -> InterpreterLayout:
     """Ask python where it is installed (once per interpreter and process)."""
     try:
         done = subprocess.run([python, "-I", "-c", _LAYOUT_PROBE], capture_output=True,
-                              text=True, timeout=60)
+                              text=True, timeout=60, start_new_session=True)  # out of reach of a Ctrl-C
         facts = json.loads(done.stdout)
     except (OSError, subprocess.SubprocessError, ValueError) as error:
         raise ValueError(f"cannot run the interpreter {python!r}: {error}") from None
