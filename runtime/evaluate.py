@@ -52,7 +52,10 @@ def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path)
         aligned = load_and_validate(path, answers_path, variant["id"], columns, metric["name"])
         value = metrics.score(metric["name"], answers, aligned, [c for c in columns if c != variant["id"]])
     except SubmissionError as problem:
-        return Score(None, True, SUBMISSION_FORMAT_ERROR, f"{problem} (expected columns: {expected})")
+        text = str(problem)
+        if "expected columns" not in text:
+            text += f" (expected columns: {expected})"
+        return Score(None, True, SUBMISSION_FORMAT_ERROR, text)
     except AnswersError as problem:
         raise MlabError(f"task {task.name}: {problem}") from None
     except metrics.MetricError as problem:

@@ -35,7 +35,7 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool) -> dict:
         "run_id": run.id, "task": run.task.name, "agent": run.agent.name,
         "data_variant": run.meta["data"]["variant"], "seed": run.meta["seed"], "demo": demo,
         "end_reason": run.end_reason or outcome.end_reason, **scored,
-        "steps": sum(1 for r in run.records if r.get("action") is not None),
+        "steps": sum(1 for r in run.records if r.get("status") in ("ok", "error", "final")),
         "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3),
         "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
         "model_calls": usage.calls, "compute": run.compute_totals(),

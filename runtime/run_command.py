@@ -138,6 +138,7 @@ class Display:
         self.start = time.monotonic()
         self.live = None
         self.demo = demo
+        self.warned = False
         if not plain and sys.stdout.isatty():
             from rich.console import Console
             from rich.live import Live
@@ -173,6 +174,10 @@ class Display:
             self.live.console.print(self._line(record, usage))
         else:
             print(self._line(record, usage), flush=True)
+        if usage.cost is None and self.run.limits.cost is not None and not self.warned:
+            self.warned = True  # said once: the limit cannot be enforced from here on
+            print(f"mlab: warning: the cost limit (${self.run.limits.cost:g}) cannot be applied: a model of this run "
+                  "has no price in litellm's price map; use --tokens to bound the run", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.live is not None:

@@ -51,6 +51,7 @@ class FakeOpenAI:
                     pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True  # a 'hang' still sleeping must not hold up the test's end
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
