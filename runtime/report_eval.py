@@ -5,7 +5,9 @@ the run reported). With intermediate scoring, each step's workspace is restored 
 run's snapshots and scored with the task's metric; the scores go into runs/<id>/scores.jsonl
 for the viewer, anytime curves and best-step success. A tabular metric reads only the
 submission file, so only that file is restored, and a step whose submission did not change
-reuses the score of the step before (a 200-step run scores each distinct submission once).
+reuses the score of the step before (a 200-step run scores each distinct submission once);
+any other metric gets the whole workspace, restored with `checkout`, for every step that
+changed it.
 """
 from __future__ import annotations
 
@@ -40,20 +42,21 @@ def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
     return baseline.get("value") if baseline.get("kind") == "value" else None
 
 
-def _score_submission(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
-                      folder: Path) -> tuple[float | None, str | None]:
-    """(score, why there is none) of one step's submission, restored alone into `folder`."""
+def _score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
+                    whole: bool, folder: Path) -> tuple[float | None, str | None]:
+    """(score, why there is none) of one step: its submission restored alone, or the whole
+    workspace (`whole`: a metric that may read more than the submission, or a linked submission)."""
     from .checkout import checkout
     from .evaluate import score_workspace
-    from .snapshots import SYMLINK_PREFIX, restore_files
+    from .snapshots import restore_files
 
-    if digest is not None and not digest.startswith(SYMLINK_PREFIX) and not store.has(digest):
+    if not whole and digest is not None and not store.has(digest):
         return None, f"the snapshot object of {file} at step {step} is missing from {run.dir / 'objects'}"
     try:
-        if digest is None:
+        if whole:
+            checkout(run.dir, step, folder)
+        elif digest is None:
             folder.mkdir()
-        elif digest.startswith(SYMLINK_PREFIX):
-            checkout(run.dir, step, folder)  # a link may point anywhere in the workspace
         else:
             restore_files(store, {file: digest}, folder)
         score = score_workspace(task, run.variant, folder, run.dir / "private")
@@ -76,6 +79,7 @@ def score_steps(run: LoadedRun) -> list[dict]:
     file = (doc.get("submission") or {}).get("file", "submission.csv")
     baseline = _baseline_value(run, doc)
     direction, threshold = doc["metric"]["direction"], doc["success"]["improvement"]
+    tabular = doc["metric"]["kind"] == "tabular"
     store = ObjectStore(run.dir / "objects", durable=False)
     manifest = dict(store.get_json(run.meta["initial_snapshot"]))
     scored: dict = {}
@@ -91,10 +95,12 @@ def score_steps(run: LoadedRun) -> list[dict]:
                 tokens += used
                 cost = None if cost is None or spent is None else cost + spent
             digest = manifest.get(file)
-            # a link's target can change while the link stays the same, so links are scored anew
-            key = (digest, step) if digest and digest.startswith(SYMLINK_PREFIX) else digest
+            # A tabular metric reads the submission alone: score each distinct one once. Other
+            # metrics, and a linked submission, need the whole workspace of every changed step.
+            whole = not tabular or bool(digest and digest.startswith(SYMLINK_PREFIX))
+            key = json.dumps(manifest, sort_keys=True) if whole else digest
             if key not in scored:
-                scored[key] = _score_submission(run, task, store, step, file, digest, scratch / f"step-{step}")
+                scored[key] = _score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
             value, problem = scored[key]
             gain = None
             if value is not None and baseline is not None:

@@ -47,7 +47,9 @@ def success_heatmap(per_task: pd.DataFrame, path: Path) -> Path:
         axis.set_xticks(range(len(groups)), [g.replace(" · ", "\n") for g in groups], fontsize=8)
         axis.set_yticks(range(len(grid.index)), grid.index, fontsize=9)
         for (i, j), value in np.ndenumerate(grid.to_numpy(float)):
-            if not np.isnan(value):
+            if np.isnan(value):
+                axis.text(j, i, "no runs", ha="center", va="center", fontsize=8, color="grey")
+            else:
                 axis.text(j, i, f"{value:.0%}\nn={int(runs.iloc[i, j])}", ha="center", va="center", fontsize=8,
                           color="black" if value > 0.6 else "white")
         axis.set_title(f"success rate{_variant_title(variant, len(variants) > 1)}", fontsize=10)
