@@ -81,8 +81,8 @@ def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None) -> tu
                                                                    digits=0))],
             f"{info['pairs']} pairs (same data variant, task, seed and "
             f"{'model' if comparison.factor == 'agent' else 'agent'}); differences are first minus second; "
-            f"unpaired runs left out: {info['unpaired_a']} of {comparison.first}, "
-            f"{info['unpaired_b']} of {comparison.second}. pp: percentage points."))
+            f"task and seed combinations without a partner, left out: {info['unpaired_a']} of "
+            f"{comparison.first}, {info['unpaired_b']} of {comparison.second}. pp: percentage points."))
     best = best_versus_last(frame, seed)
     extra["best_versus_last"] = best
     if not best.empty:
