@@ -53,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_sweep_parsers(verbs)
 
+    from .baseline_command import add_parsers as add_baseline_parsers
+
+    add_baseline_parsers(verbs)
+
     checkout = verbs.add_parser("checkout", help="restore the workspace of a step of a run into a folder")
     checkout.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
     checkout.add_argument("--step", type=int, required=True, metavar="N", help="step (0: as prepared)")
@@ -150,9 +154,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from .eval_command import cmd_eval, cmd_report, cmd_view
     from .sweep_command import cmd_sweep
+    from .baseline_command import cmd_audit, cmd_baseline
 
     commands = {"prepare": cmd_prepare, "drive": cmd_drive, "checkout": cmd_checkout, "run": cmd_run,
-                "list": cmd_list, "eval": cmd_eval, "report": cmd_report, "view": cmd_view, "sweep": cmd_sweep}
+                "list": cmd_list, "eval": cmd_eval, "report": cmd_report, "view": cmd_view, "sweep": cmd_sweep,
+                "baseline": cmd_baseline, "audit": cmd_audit}
     try:
         return commands[args.verb](args)
     except MlabError as problem:

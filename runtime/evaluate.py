@@ -3,8 +3,11 @@
 The submission is validated first: a missing file, wrong columns, missing or
 duplicate ids or empty values give the failure mode `submission format error`
 with what was expected — never a crash and never a made-up score. A `baseline
-run "script"` is measured by running the starter in the sandbox on the run's
-prepared workspace, once per build and data preparation (cached).
+run "script"` comes from the task's recorded baselines (tasks/baselines.json, see
+mlab.baseline) when their code hash matches, else it is measured by running the
+starter in the sandbox on the run's prepared workspace, once per build and data
+preparation (cached). Timed metrics (mlab.timed) time the starter side by side with the
+submission instead; evaluator metrics run the task's evaluator (mlab.task_evaluator).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ class Score:
     submitted: bool
     failure_mode: str | None = None
     detail: str | None = None
+    baseline: dict | None = None  # timed metrics: the starter timed side by side
 
 
 def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
@@ -35,6 +39,14 @@ def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path)
 
     doc = task.doc
     metric = doc["metric"]
+    if metric["kind"] == "timed":
+        from .timed import score_timed
+
+        return score_timed(task, variant_name, workspace, private_dir)
+    if metric["kind"] == "evaluator":
+        from .task_evaluator import score_with_evaluator
+
+        return score_with_evaluator(task, variant_name, workspace, private_dir)
     if metric["kind"] != "tabular":
         return Score(None, False, "not scored",
                      f"the {metric['name']} metric ({metric['kind']}) is not scored by this version of mlab")
@@ -77,6 +89,14 @@ def measure_baseline(run) -> dict:
     baseline = run.task.doc["baseline"]
     if baseline["kind"] == "value":
         return {"kind": "value", "value": baseline["value"], "reason": baseline["reason"], "measured": False}
+    if run.task.doc["metric"]["kind"] == "timed":
+        return {"kind": "run", "script": baseline["script"], "value": None, "measured": True,
+                "timed": "measured side by side with the submission at evaluation"}
+    from .baseline import recorded_baseline
+
+    recorded = recorded_baseline(run.task, run.meta["data"]["variant"])
+    if recorded is not None:
+        return recorded
     cache = cache_root() / "baselines" / f"{run.task.name}-{run.meta['data']['variant']}-{_baseline_key(run)}.json"
     if cache.is_file():
         try:
@@ -120,8 +140,14 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
     from .metrics import improvement, is_success
 
     doc = run.task.doc
-    score = score_workspace(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
-    baseline = measure_baseline(run)
+    if doc["metric"]["kind"] == "timed":
+        from .timed import score_run_timed
+
+        score = score_run_timed(run)
+        baseline = score.baseline or measure_baseline(run)
+    else:
+        score = score_workspace(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
+        baseline = measure_baseline(run)
     direction = doc["metric"]["direction"]
     threshold = doc["success"]["improvement"]
     gain = None

@@ -1,0 +1,152 @@
+"""Score a timed metric (`metric runtime on "output file"`): starter and submission timed side by side.
+
+The task's starter script (from the run's initial workspace, or the task's starter folder
+with the prepared data) and the submitted script run alternately in the sandbox, TIMED_RUNS
+times each, each run in a fresh copy of its workspace without the output file. The output
+the submission writes must match the starter's (mlab.metrics.compare_outputs: arrays close,
+text equal), and the task's private expected output when it has one; otherwise the submission
+scores nothing and the reason says what differed. The score is the submission's median wall
+time, the baseline the starter's median, so the improvement is 1 - 1/speed-up. A starter
+that fails or disagrees with the expected output is a fault of the task, reported as such.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from .errors import MlabError
+from .timed_sandbox import fresh_copy, how_it_ended, output_tail, scoring_sandbox
+
+TIMED_RUNS = 3
+SUBMISSION_FORMAT_ERROR = "submission format error"
+
+
+def expected_output(task, variant_name: str, private_dir: Path, output: str) -> Path | None:
+    """The task's private reference output: `expected_<output>`, else its only private file of that kind."""
+    private = list(task.variant(variant_name).get("private") or [])
+    named = f"expected_{Path(output).name}"
+    if named in private:
+        return Path(private_dir) / named
+    same_kind = [name for name in private if Path(name).suffix == Path(output).suffix]
+    return Path(private_dir) / same_kind[0] if len(same_kind) == 1 else None
+
+
+def starter_folder(task, variant_name: str, into: Path) -> Path:
+    """The workspace a run starts from: the task's starter files and the prepared public data."""
+    from .data import copy_tree, install_starter, prepare_data
+
+    into.mkdir(parents=True, exist_ok=True)
+    install_starter(task, into)
+    copy_tree(prepare_data(task, variant_name).public, into)
+    return into
+
+
+def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, starter: Path | None = None,
+                runs: int = TIMED_RUNS, python: str | None = None, device: str | None = None):
+    """The Score of the submitted script in workspace, with the side-by-side baseline in Score.baseline."""
+    from .evaluate import Score
+
+    doc = task.doc
+    script = doc["submission"]["file"]
+    output = doc["metric"]["columns"][0]
+    reference_script = doc["baseline"]["script"] if doc["baseline"]["kind"] == "run" else script
+    workspace = Path(workspace)
+    if not (workspace / script).is_file():
+        return Score(None, False, SUBMISSION_FORMAT_ERROR,
+                     f"no submission: {script} (the script to time) was not found in the workspace")
+    sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
+    expected = expected_output(task, variant_name, private_dir, output)
+    scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-"))
+    try:
+        base = starter if starter is not None else starter_folder(task, variant_name, scratch / "starter")
+        candidate_base = fresh_copy(base, scratch / "candidate-base", leave_out=(output,))
+        from .timed_sandbox import copy_files
+
+        copy_files(workspace, candidate_base)
+        times: dict[str, list[float]] = {"starter": [], "submission": []}
+        reference = scratch / f"reference-{Path(output).name}"
+        for round_number in range(1, max(1, runs) + 1):
+            folder = fresh_copy(base, scratch / "run", leave_out=(output,))
+            result = sandbox.run(folder, [reference_script])
+            _check_starter(task, result, folder / output, expected, reference_script, output)
+            times["starter"].append(max(result.wall_s, 1e-6))
+            if round_number == 1:
+                shutil.copyfile(folder / output, reference)
+            folder = fresh_copy(candidate_base, scratch / "run", leave_out=(output,))
+            result = sandbox.run(folder, [script])
+            failure = how_it_ended(result)
+            if failure:
+                return _invalid(f"{script} {failure}; its last output:\n{output_tail(result)}", times, reference_script)
+            problem = _output_problem(folder / output, reference, expected)
+            if problem:
+                return _invalid(f"{script} wrote a wrong {output}, so its time does not count: {problem}",
+                                times, reference_script)
+            times["submission"].append(max(result.wall_s, 1e-6))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    from .metrics import timed_score
+
+    timing = timed_score(times["starter"], times["submission"])
+    baseline = _baseline(reference_script, times)
+    baseline["speedup"] = round(timing["speedup"], 4)
+    return Score(timing["score"], True, baseline=baseline)
+
+
+def _check_starter(task, result, written: Path, expected: Path | None, script: str, output: str) -> None:
+    """A starter that fails or writes a wrong output makes every score meaningless: the task's fault."""
+    from .metrics import compare_outputs
+
+    failure = how_it_ended(result)
+    if failure:
+        raise MlabError(f"task {task.name}: its starter {script} {failure} while being timed; "
+                        f"its last output:\n{output_tail(result)}")
+    if not written.is_file():
+        raise MlabError(f"task {task.name}: its starter {script} did not write {output}")
+    if expected is not None:
+        same, why = compare_outputs(expected, written)
+        if not same:
+            raise MlabError(f"task {task.name}: its starter's {output} differs from the task's expected "
+                            f"output {expected.name}: {why}")
+
+
+def _output_problem(written: Path, reference: Path, expected: Path | None) -> str | None:
+    from .metrics import compare_outputs
+
+    for target, what in ((reference, "the starter's output"), (expected, "the expected output")):
+        if target is None:
+            continue
+        same, why = compare_outputs(target, written)
+        if not same:
+            return f"{why} (compared with {what})"
+    return None
+
+
+def _baseline(script: str, times: dict[str, list[float]]) -> dict:
+    from statistics import median
+
+    starter = times["starter"]
+    return {"kind": "run", "script": script, "value": float(median(starter)) if starter else None,
+            "measured": True, "timed": "side by side with the submission, median wall seconds",
+            "runs": len(starter), "starter_times_s": [round(t, 4) for t in starter],
+            "submission_times_s": [round(t, 4) for t in times["submission"]]}
+
+
+def _invalid(detail: str, times: dict[str, list[float]], script: str):
+    from .evaluate import Score
+
+    return Score(None, True, SUBMISSION_FORMAT_ERROR, detail, baseline=_baseline(script, times))
+
+
+def score_run_timed(run, workspace: Path | None = None):
+    """score_timed for a run: the starter from the run's initial snapshot, the run's interpreter."""
+    from .snapshots import ObjectStore, restore_files
+
+    store = ObjectStore(run.dir / "objects", durable=False)
+    scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-starter-"))
+    try:
+        restore_files(store, store.get_json(run.meta["initial_snapshot"]), scratch / "starter")
+        return score_timed(run.task, run.meta["data"]["variant"], workspace or run.workspace.root, run.private_dir,
+                           starter=scratch / "starter", python=run.scripts.python, device=run.scripts.device)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,100 @@
+"""The sandbox settings for scripts that scoring runs (timed metrics, task evaluators, baselines).
+
+Scoring runs scripts outside the agent loop, in scratch copies of a workspace, under the
+same policy as the agent's own scripts: the task's limits for its data variant, threads
+sized to the task's CPUs, and everything that holds answers hidden (the run folder with its
+private/, the caches, the task sources, mlab itself).
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .limits import resolve_limits
+
+
+@dataclass(frozen=True)
+class ScoringSandbox:
+    """How scoring runs one script: interpreter, limits, environment and hidden paths."""
+
+    python: str = sys.executable
+    device: str | None = None
+    timeout_s: float = 1800.0
+    memory_bytes: int | None = None
+    hidden: tuple[Path, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+    def policy(self, workspace: Path, read_only: tuple[Path, ...] = ()):
+        from .sandbox import SandboxPolicy
+
+        return SandboxPolicy(workspace=Path(workspace), timeout_s=self.timeout_s, memory_bytes=self.memory_bytes,
+                             python=self.python, device=self.device, hidden=self.hidden, env=dict(self.env),
+                             read_only=read_only)
+
+    def run(self, workspace: Path, argv: list[str], read_only: tuple[Path, ...] = ()):
+        """Run `python argv...` in workspace; the sandbox's ScriptResult."""
+        from .sandbox import run_script
+
+        return run_script([self.python, *argv], self.policy(workspace, read_only))
+
+
+def scoring_sandbox(task, variant_name: str, workspace: Path, private_dir: Path, *, python: str | None = None,
+                    device: str | None = None) -> ScoringSandbox:
+    """The settings for scoring a submission of `task` found in `workspace`."""
+    from .run import hidden_paths, thread_env
+
+    limits = resolve_limits(task.doc["limits"], task.variant(variant_name).get("limits"))
+    # The workspace's parent is the run folder (or a scratch folder): hidden with all it holds.
+    hidden = hidden_paths(Path(workspace).resolve().parent, task) + (Path(private_dir).resolve(),)
+    return ScoringSandbox(python=python or sys.executable, device=device,
+                          timeout_s=float(limits.script_timeout or 1800.0), memory_bytes=limits.memory,
+                          hidden=hidden, env=thread_env(task.doc["hardware"]["cpus"]))
+
+
+def copy_files(source: Path, target: Path) -> None:
+    """Copy a workspace's plain files and folders into target, merging.
+
+    Symbolic links are left out: followed by the harness, a link could bring a file the
+    script may not see (the run's private answers) into its copy.
+    """
+    for path in sorted(Path(source).rglob("*")):
+        rel = path.relative_to(source)
+        if "__pycache__" in rel.parts or any(p.is_symlink() for p in [path, *path.parents][:len(rel.parts)]):
+            continue
+        if path.is_dir():
+            (target / rel).mkdir(parents=True, exist_ok=True)
+        elif path.is_file():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target / rel)
+
+
+def fresh_copy(source: Path, target: Path, leave_out: tuple[str, ...] = ()) -> Path:
+    """A copy of a workspace (see copy_files) without the named files."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    copy_files(source, target)
+    for name in leave_out:
+        path = target / name
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+    return target
+
+
+def output_tail(result, limit: int = 600) -> str:
+    """The last lines of a script's output, for a message."""
+    text = (result.output or "").strip()
+    return text[-limit:] if text else "(no output)"
+
+
+def how_it_ended(result) -> str | None:
+    """Why a script run failed, in words; None when it exited with code 0."""
+    if result.killed_reason:
+        return f"was stopped: {result.killed_reason}"
+    if result.exit_code != 0:
+        return f"ended with exit code {result.exit_code}"
+    return None
