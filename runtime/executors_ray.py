@@ -134,7 +134,12 @@ class RayExecutor(Executor):
         return wanted
 
     def check_fits(self, specs: list[RunSpec]) -> None:
-        """Refuse a sweep with a run no node of the cluster can ever hold (it would wait forever)."""
+        """Refuse a sweep with a run no node of the cluster can ever hold (it would wait forever);
+        without --workers, keep as many runs in flight as the cluster's CPUs hold."""
+        if self.workers is None:
+            cpus = sum(node.get("CPU", 0) for node in self.nodes)
+            widest = max((self.resources(spec)["num_cpus"] for spec in specs), default=1)
+            self.workers = max(1, int(cpus // widest))
         for spec in specs:
             wanted = self.resources(spec)
             if any(node.get("CPU", 0) >= wanted["num_cpus"] and node.get("GPU", 0) >= wanted["num_gpus"]

@@ -32,6 +32,8 @@ def add_parsers(verbs) -> None:
                        help="print the runs, their resources and an estimate of model calls; run nothing")
     sweep.add_argument("--retry-failed", action="store_true",
                        help="give runs that used up their retries another round of attempts")
+    sweep.add_argument("--no-report", action="store_true",
+                       help="write only the run table, not the report (make it later with `mlab report DIR/runs`)")
     sweep.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
 
 
@@ -135,13 +137,22 @@ def _executor(args, experiment: Experiment, folder: SweepFolder, specs: list[Run
     return LocalExecutor(folder, experiment.build.dir, args.workers or default_workers(specs), devices)
 
 
-def _check_keys(specs: list[RunSpec]) -> None:
+def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
+    """Before any run starts: every model the runs will call (the agents' defaults for tiers the
+    experiment leaves open) has its key, so a missing key is one message, not a failed sweep."""
     from .models import MissingKey, check_keys
+    from .run_command import resolve_models
 
+    models = set()
+    for spec in specs:
+        given = dict(spec.models)
+        tiers = resolve_models(experiment.build.agent(spec.agent).doc, given.get("main"), given.get("fast"),
+                               given.get("edit"))
+        models.update(tier["model"] for tier in tiers.values())
     try:
-        check_keys(sorted({model for spec in specs for _, model in spec.models}))
+        check_keys(sorted(models))
     except MissingKey as problem:
-        raise UsageError(str(problem)) from None
+        raise UsageError(f"{problem} (needed by the runs of experiment {experiment.name})") from None
 
 
 def cmd_sweep(args) -> int:
@@ -159,7 +170,7 @@ def cmd_sweep(args) -> int:
     if args.plan:
         print_plan(experiment, specs, folder, experiment.retries, args.retry_failed)
         return 0
-    _check_keys(specs)
+    _check_keys(experiment, specs)
     _warn_limits(specs)
     folder.create()
     folder.lock()
@@ -176,7 +187,7 @@ def cmd_sweep(args) -> int:
             finally:
                 executor.close()
         progress.close()
-        for note in report_sweep(experiment.name, specs, sweep.state, folder):
+        for note in report_sweep(experiment.name, specs, sweep.state, folder, with_report=not args.no_report):
             print(note)
     finally:
         folder.unlock()

@@ -220,7 +220,7 @@ def expand(experiment: Experiment) -> list[RunSpec]:
         override = doc["overrides"].get(name, {})
         data = override.get("data", doc["data"])
         variant = task.variant(data)
-        agents = override.get("agents", doc["agents"])
+        agents = list(dict.fromkeys(override.get("agents", doc["agents"])))
         missing = [a for a in agents if a not in build.agent_names]
         if missing:
             raise BuildError(f"experiment {experiment.name} uses agent(s) {', '.join(missing)} that its build "

@@ -57,7 +57,8 @@ def run_table(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder)
     return "\n".join(lines) + "\n"
 
 
-def report_sweep(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder) -> list[str]:
+def report_sweep(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder,
+                 with_report: bool = True) -> list[str]:
     """Write runs.md and `mlab report`'s report of the finished runs; returns what to tell the user."""
     from .errors import MlabError
     from .report import write_report
@@ -65,6 +66,8 @@ def report_sweep(name: str, specs: list[RunSpec], state: dict, folder: SweepFold
     table = folder.root / RUN_TABLE
     table.write_text(run_table(name, specs, state, folder), encoding="utf-8")
     notes = [f"run table: {table}"]
+    if not with_report:
+        return notes
     if not any(folder.finished(e.get("run")) for e in state["runs"].values()):
         return notes + ["no run has finished yet: no report"]
     try:

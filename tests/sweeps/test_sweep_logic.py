@@ -215,3 +215,25 @@ def test_bad_device_lists_are_refused(text):
 
     with pytest.raises(UsageError, match="--devices takes distinct device numbers"):
         parse_devices(text)
+
+
+def test_progress_counts_tokens_of_running_and_finished_runs_on_one_rewritten_line(tmp_path):
+    finished, running = tmp_path / "a", tmp_path / "b"
+    finished.mkdir()
+    running.mkdir()
+    (finished / "result.json").write_text(json.dumps({"total_tokens": 1000, "cost": 0.25}))
+    call = {"prompt_tokens": 100, "completion_tokens": 20, "cost": 0.01}
+    (running / "trace.jsonl").write_text(json.dumps({"model": {"calls": [call, call]}}) + "\n" + '{"model": ')
+    screen = io.StringIO()
+    progress = Progress("grid", stream=screen, live=True)
+    progress.measure([finished, running])
+    progress.update({"total": 5, "done": 1, "running": 1, "failed": 1, "waiting": 2}, force=True)
+    progress.event("done   t/a/lite/main=mlab/demo/seed=0: finished")
+    progress.close()
+    text = screen.getvalue()
+    assert text.startswith("\rsweep grid: 1/5 done, 1 running, 1 failed, 2 waiting | 0:00:00 | 1,240 tokens | "
+                           "cost $0.2700\x1b[K")
+    assert "\r\x1b[Kdone   t/a/lite/main=mlab/demo/seed=0: finished\n" in text and text.endswith("\n")
+    plain = io.StringIO()
+    Progress("grid", stream=plain, live=False).event("start  x")
+    assert plain.getvalue().startswith("start  x  [sweep grid: 0/0 done")

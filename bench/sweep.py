@@ -1,0 +1,138 @@
+"""Benchmark of the sweep executors: 8 short runs on 2 workers, against the ideal 8/2 × one run.
+
+A small task (the offline demo model lists the files, runs a starter that sleeps --sleep seconds
+and writes a submission, then submits) is run once alone with `mlab run` to time one run; then
+the same experiment of 8 runs goes through `mlab sweep --workers 2` with each executor. Printed:
+wall time of each sweep, the ideal (8 / 2 × one run) and their ratio; targets: <= 1.15 for the
+local executor, <= 1.3 for Ray on a local instance. The Ray instance is started before the clock
+starts (its start-up, printed separately, is a one-off cost of a session, not of a sweep).
+
+The ratio counts everything a sweep adds to its runs: starting processes, finding run folders,
+state writes and, for Ray, scheduling, shipping the build and bringing run folders home. Two
+concurrent runs also share the machine's CPUs, so on a busy machine the ratio rises.
+
+    python bench/sweep.py [--runs 8] [--workers 2] [--sleep 2] [--executors local,ray]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+TARGETS = {"local": 1.15, "ray": 1.3}
+
+
+def make_project(folder: Path, runs: int, sleep: float) -> Path:
+    """The task and an experiment of `runs` runs; returns the compiled experiment's .yaml."""
+    from mlabc.api import compile_paths
+
+    (folder / "quick" / "env").mkdir(parents=True)
+    (folder / "quick" / "env" / "train.py").write_text(textwrap.dedent(f"""\
+        import csv, time
+        time.sleep({sleep})
+        rows = list(csv.DictReader(open("train.csv")))
+        mean = sum(float(r["y"]) for r in rows) / len(rows)
+        with open("submission.csv", "w") as out:
+            out.write("Id,y\\n")
+            for r in csv.DictReader(open("test.csv")):
+                out.write(f"{{r['Id']}},{{mean}}\\n")
+        """))
+    draw = random.Random(0)
+    rows = ["Id,x,y"] + [f"{i},{i % 5},{(i % 5) * 3 + draw.random():.3f}" for i in range(80)]
+    (folder / "quick" / "rows.csv").write_text("\n".join(rows) + "\n")
+    (folder / "quick.mlab").write_text(textwrap.dedent(f"""\
+        use std "agents"
+        task quick {{
+          title "A short task for the sweep benchmark"
+          category canonical
+          problem "Predict y; write submission.csv with Id and y."
+          starter "quick/env"
+          data lite {{ from csv "quick/rows.csv" split random 0.25 seed 1 id "Id" answers ["y"]
+                      public ["train.csv", "test.csv"] private ["answers.csv"] }}
+          submission "submission.csv" columns ["Id", "y"]
+          metric mae on "y" lower_is_better
+          baseline run "train.py"
+          hardware {{ cpus 1 gpus 0 memory 1GiB }}
+        }}
+        experiment bench {{
+          tasks [quick]
+          agents [research]
+          models ["mlab/demo"]
+          runs {runs}
+          data lite
+          limits {{ steps 4 }}
+        }}
+        """))
+    compiled, manifest = compile_paths([str(folder / "quick.mlab")], folder / "build")
+    if manifest is None:
+        sys.exit("the benchmark task does not compile:\n" + "\n".join(d.message for d in compiled.diagnostics))
+    return folder / "build" / "experiments" / "bench.yaml"
+
+
+def mlab(*args: str, cwd: Path) -> float:
+    """Run an mlab command; its wall time in seconds (exit on failure)."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "mlab.cli", *args], cwd=cwd, capture_output=True, text=True)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"mlab {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return took
+
+
+def one_run(folder: Path, build: Path) -> float:
+    return mlab("run", "quick", "--build", str(build), "--model", "mlab/demo", "--steps", "4",
+                "--runs-dir", str(folder / "single"), "--plain", cwd=folder)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sleep", type=float, default=2.0, help="seconds the starter script sleeps")
+    parser.add_argument("--executors", default="local,ray")
+    args = parser.parse_args()
+    executors = [e for e in args.executors.split(",") if e]
+    with tempfile.TemporaryDirectory(prefix="mlab-bench-sweep-") as temp:
+        folder = Path(temp)
+        os.environ["MLAB_CACHE"] = str(folder / "cache")
+        os.environ["SCIKIT_LEARN_DATA"] = str(folder / "sklearn")
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        experiment = make_project(folder, args.runs, args.sleep)
+        build = experiment.parent.parent
+        one_run(folder, build)  # prepares the data and measures the baseline, once
+        single = min(one_run(folder, build) for _ in range(2))
+        ideal = args.runs / args.workers * single
+        print(f"one run alone: {single:.2f} s; ideal for {args.runs} runs on {args.workers} workers: {ideal:.2f} s")
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start")
+        for executor in executors:
+            extra: list[str] = []
+            if executor == "ray":
+                try:
+                    import ray
+                except ImportError:
+                    print("ray: skipped (Ray is not installed: pip install 'mlab[ray]')")
+                    continue
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                started = time.perf_counter()
+                ray.init(include_dashboard=False, log_to_driver=False)
+                print(f"ray: local instance started in {time.perf_counter() - started:.1f} s (not counted)")
+                extra = ["--address", ray.get_runtime_context().gcs_address]
+            wall = mlab("sweep", str(experiment), "--executor", executor, "--workers", str(args.workers),
+                        "--runs-dir", str(folder / f"sweep-{executor}"), "--plain", "--no-report", *extra,
+                        cwd=folder)
+            ratio = wall / ideal
+            verdict = "ok" if ratio <= TARGETS[executor] else "over target"
+            print(f"{executor}: {wall:.2f} s for {args.runs} runs; ratio to ideal {ratio:.3f} "
+                  f"(target <= {TARGETS[executor]}) {verdict}")
+            if executor == "ray":
+                ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()
