@@ -50,8 +50,10 @@ class Scripted(OfflineModel):
         super().__init__(name)
         try:
             replies = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise RepliesExhausted(f"cannot read scripted replies from {path}: {error}") from None
+        except OSError as error:
+            raise RepliesExhausted(f"cannot read scripted replies from {path}: {error.strerror or error}") from None
+        except ValueError as error:
+            raise RepliesExhausted(f"{path} is not valid JSON: {error}") from None
         if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
             raise RepliesExhausted(f"{path} must hold a JSON list of strings")
         self.replies = replies

@@ -100,6 +100,21 @@ def client_settings(environ=os.environ) -> dict:
     return settings
 
 
+def _check_offline_models(models: list[str]) -> None:
+    """Refuse an offline model that cannot play (a missing scripted file, a folder without a trace,
+    an unknown name) before a run folder is made for it."""
+    from . import offline_models
+    from .models import ModelError, is_offline
+
+    for model in dict.fromkeys(models):
+        if is_offline(model):
+            try:
+                offline_models.model_state(model)
+            except ModelError as problem:
+                raise UsageError(f"--model {model}: {problem}") from None
+    offline_models.reset()
+
+
 def _demo_replies(task) -> list[str] | None:
     demo = task.doc.get("demo")
     if not demo:
@@ -206,18 +221,29 @@ def _open_run(args):
     from .run import Run
 
     if args.resume:
+        given = [flag for flag, value in (("TASK", args.task), ("--agent", args.agent), ("--model", args.model),
+                                          ("--fast-model", args.fast_model), ("--edit-model", args.edit_model),
+                                          ("--api-base", args.api_base), ("--build", args.build)) if value]
+        if given:
+            raise UsageError(f"--resume continues a run with the task, agent and models it was started with; "
+                             f"do not give {', '.join(given)}")
+        folder = Path(args.resume)
+        if (folder / "result.json").is_file():
+            raise UsageError(f"{folder} is finished (it has a result.json); start a new run instead")
+        try:
+            config = json.loads((folder / LOOP_CONFIG).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            if not folder.is_dir():
+                raise UsageError(f"--resume {folder}: no such run folder") from None
+            raise MlabError(f"{folder} was not started by `mlab run` (no {LOOP_CONFIG}); "
+                            "continue it with `mlab drive --resume`") from None
+        except (OSError, ValueError) as problem:
+            raise MlabError(f"cannot read {folder / LOOP_CONFIG}: {problem}") from None
+        _check_offline_models([t["model"] for t in config["tiers"].values()])
         from .models import import_litellm
 
         import_litellm()  # before the run's clock starts again
-        run = Run.resume(Path(args.resume))
-        try:
-            config = json.loads((run.dir / LOOP_CONFIG).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise MlabError(f"{args.resume} was not started by `mlab run` (no {LOOP_CONFIG}); "
-                            "continue it with `mlab drive --resume`") from None
-        if (run.dir / "result.json").is_file():
-            raise UsageError(f"run {run.id} is finished (it has a result.json); start a new run instead")
-        return run, config
+        return Run.resume(folder), config
     if not args.task:
         raise UsageError("name a task (e.g. `mlab run house-price --model mlab/demo`) or give --resume RUN_DIR")
     task = resolve_task(args.task, Path(args.build) if args.build else None)
@@ -230,6 +256,7 @@ def _open_run(args):
     from .models import check_keys, import_litellm
 
     check_keys([t["model"] for t in tiers.values()], args.api_base)
+    _check_offline_models([t["model"] for t in tiers.values()])
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
                      limits=_limit_overrides(args), python=args.python, device=args.device)

@@ -10,10 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class FakeOpenAI:
     """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500 or 'hang'."""
 
-    def __init__(self, replies: list[str], faults: list | None = None, usage=(11, 7)):
+    def __init__(self, replies: list[str], faults: list | None = None, usage=(11, 7), cached: int = 0):
         self.replies = list(replies)
         self.faults = list(faults or [])
         self.usage = usage
+        self.cached = cached  # prompt tokens the server says it served from its prompt cache
         self.requests: list[dict] = []
         server = self
 
@@ -37,7 +38,8 @@ class FakeOpenAI:
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": server.usage[0], "completion_tokens": server.usage[1],
-                              "total_tokens": sum(server.usage)}})
+                              "total_tokens": sum(server.usage),
+                              "prompt_tokens_details": {"cached_tokens": server.cached}}})
 
             def _send(self, status, payload):
                 data = json.dumps(payload).encode()

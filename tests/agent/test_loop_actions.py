@@ -108,3 +108,31 @@ def test_replay_of_a_finished_run_takes_the_same_actions(all_actions_run, tiny_t
     assert actions_taken(replayed) == actions_taken(run_dir)
     assert [r["observation"] for r in trace(replayed)] == [r["observation"] for r in trace(run_dir)]
     assert result(replayed)["score"] == result(run_dir)["score"]
+
+
+def test_understand_file_reads_a_long_file_in_chunks_and_merges_the_answers(tiny_task, tmp_path):
+    long_text = "".join(f"line {i}: {'y' * 90}\n" for i in range(150))  # about 15,000 characters: two chunks
+    replies = [research_reply("Write File", {"file_name": "long.txt", "content": long_text}),
+               research_reply("Understand File", {"file_name": "long.txt", "things_to_look_for": "the last line"}),
+               "PART ONE: lines 0 to 99.", "PART TWO: the last line is line 149.",
+               "MERGED: the file ends with line 149.",
+               research_reply("Execute Script", {"script_name": "fit.py"}),
+               research_reply("Final Answer", {"final_answer": "done"})]
+    code, _, err = mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")
+    assert code == 0, err
+    understood = trace(only_run(tmp_path / "runs"))[1]
+    assert understood["observation"] == "MERGED: the file ends with line 149."
+    calls = [c for c in understood["model"]["calls"] if c["purpose"] == "understand_file"]
+    assert len(calls) == 3
+    assert "part 1\nof 2" in calls[0]["prompt"] and "line 0:" in calls[0]["prompt"]
+    assert "part 2\nof 2" in calls[1]["prompt"] and "line 149:" in calls[1]["prompt"]
+    assert "PART ONE: lines 0 to 99." in calls[2]["prompt"] and "PART TWO" in calls[2]["prompt"]
+
+
+def test_mlab_list_shows_tasks_agents_and_experiments():
+    code, out, err = mlab("list")
+    assert code == 0, err
+    assert "tasks:" in out and "agents:" in out and "experiments:" in out
+    house = next(line for line in out.splitlines() if line.strip().startswith("house-price"))
+    assert "mae" in house and "lite" in house and "2 cpu" in house
+    assert "autogpt-style          json" in out and "research-retrieval     sections  shows 10 actions" in out

@@ -81,3 +81,26 @@ def test_long_observations_are_summarised_by_the_fast_model_for_the_history(tiny
         assert "row 99: xxx" not in record["model"]["prompt"]
     assert records[2]["model"]["summaries"] == {}
     assert [c["purpose"] for c in records[2]["model"]["calls"]] == ["step"]
+
+
+def test_an_offline_model_that_cannot_play_is_refused_before_a_run_is_made(tiny_task, tmp_path):
+    for model, message in [(f"mlab/scripted:{tmp_path}/missing.json",
+                            f"cannot read scripted replies from {tmp_path}/missing.json: No such file or directory"),
+                           (f"mlab/replay:{tmp_path}", f"cannot replay {tmp_path}: it has no trace.jsonl"),
+                           ("mlab/oracle", "unknown offline model 'mlab/oracle'")]:
+        code, out, err = mlab("run", tiny_task, "--model", model, "--runs-dir", tmp_path / "runs")
+        assert (code, out) == (2, "")
+        assert err.startswith(f"mlab: --model {model}: {message}") and len(err.splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_resume_refuses_what_would_change_the_run(tiny_task, tmp_path):
+    code, _, err = mlab("run", tiny_task, "--resume", tmp_path, "--model", "mlab/demo")
+    assert code == 2 and "do not give TASK, --model" in err
+    code, _, err = mlab("run", "--resume", tmp_path / "nowhere")
+    assert code == 2 and "no such run folder" in err
+    replies = [research_reply("Execute Script", {"script_name": "fit.py"}),
+               research_reply("Final Answer", {"final_answer": "done"})]
+    assert mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")[0] == 0
+    code, _, err = mlab("run", "--resume", only_run(tmp_path / "runs"))
+    assert code == 2 and "is finished (it has a result.json)" in err

@@ -25,7 +25,7 @@ def run_against(server, tiny_task, folder, *extra):
 
 
 def test_a_run_through_the_server_records_usage_and_cost(quick_retries, tiny_task, tmp_path):
-    with FakeOpenAI(REPLIES, usage=(1000, 100)) as server:
+    with FakeOpenAI(REPLIES, usage=(1000, 100), cached=600) as server:
         code, out, err, run_dir = run_against(server, tiny_task, tmp_path, "--seed", "7")
     assert code == 0, err
     request = server.requests[0]
@@ -35,7 +35,7 @@ def test_a_run_through_the_server_records_usage_and_cost(quick_retries, tiny_tas
     calls = [c for r in trace(run_dir) for c in r["model"]["calls"]]
     assert [(c["prompt_tokens"], c["completion_tokens"], c["usage_reported"]) for c in calls] == [(1000, 100, True)] * 2
     document = result(run_dir)
-    assert document["tokens"]["main"] == {"prompt": 2000, "completion": 200, "cached": 0}
+    assert document["tokens"]["main"] == {"prompt": 2000, "completion": 200, "cached": 1200}
     assert document["cost"] == pytest.approx(sum(c["cost"] for c in calls)) and document["cost"] > 0
     assert document["models"]["fast"]["model"] == MODEL  # helper tiers stay on the server
     assert document["provenance"]["api_base"] == server.base and document["success"] is True

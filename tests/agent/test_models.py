@@ -129,3 +129,16 @@ def test_unpriced_models_have_unknown_cost_not_zero(monkeypatch):
     with FakeOpenAI(["x"]) as server:
         client = ModelClient({"main": TierConfig("openai/some-model-nobody-prices")}, api_base=server.base)
         assert client.complete("main", "hi", purpose="step").cost is None
+
+
+def test_the_human_model_shows_the_prompt_and_reads_the_reply_from_the_terminal(monkeypatch, capsys):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Action: List Files\nAction Input: {}\n.\n"))
+    client = ModelClient({"main": TierConfig("mlab/human")})
+    assert client.complete("main", "THE PROMPT", purpose="step").response == "Action: List Files\nAction Input: {}\n"
+    shown = capsys.readouterr().out
+    assert "prompt for the main model (step)" in shown and "THE PROMPT" in shown
+    with pytest.raises(RepliesExhausted, match="no reply on standard input"):
+        client.complete("main", "again", purpose="step")

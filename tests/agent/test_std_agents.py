@@ -69,3 +69,32 @@ def test_research_retrieval_keeps_a_research_log_and_shows_what_it_retrieves(tin
     assert records[1]["hooks"] == {"retrieved": "RETRIEVED: fit.py has been run and wrote the submission."}
     assert "- Retrieval from Research Log:" in records[0]["model"]["prompt"]  # its log tools are shown
     assert result(run_dir)["model_calls"] == 4
+
+
+def test_research_retrieval_resumed_between_steps_makes_each_log_entry_once(tiny_task, tmp_path, monkeypatch):
+    from mlab import run_command
+
+    replies = [sections_reply(RESEARCH, "List Files", {"dir_path": "."}), "LOG: one.", "RETRIEVED: one.",
+               sections_reply(RESEARCH, *RUN_THEN_SUBMIT[0]), "LOG: two.", "RETRIEVED: two.",
+               sections_reply(RESEARCH, *RUN_THEN_SUBMIT[1])]
+    shown = run_command.Display.step
+
+    def stop_after_the_first_step(self, record, observation, usage):
+        shown(self, record, observation, usage)
+        if record["step"] == 1:
+            raise KeyboardInterrupt  # as a second Ctrl-C right after a step
+
+    monkeypatch.setattr(run_command.Display, "step", stop_after_the_first_step)
+    code, _, err = mlab("run", tiny_task, "--agent", "research-retrieval", "--model", scripted(tmp_path, replies),
+                        "--runs-dir", tmp_path / "runs")
+    assert code == 130 and "--resume" in err
+    monkeypatch.setattr(run_command.Display, "step", shown)
+    run_dir = only_run(tmp_path / "runs")
+    assert len(trace(run_dir)) == 1
+    code, _, err = mlab("run", "--resume", run_dir)
+    assert code == 0, err
+    records = trace(run_dir)
+    assert [r["action"] for r in records] == ["List Files", "Execute Script", "Final Answer"]
+    assert (run_dir / "research_log.md").read_text() == "Step 1:\nLOG: one.\nStep 2:\nLOG: two.\n"
+    assert [c["response"] for r in records for c in r["model"]["calls"]] == replies
+    assert records[2]["hooks"] == {"retrieved": "RETRIEVED: two."}
