@@ -12,7 +12,7 @@ def test_the_house_price_demonstration_is_scored_and_labelled(tmp_path):
     assert (document["task"], document["metric"], document["direction"]) == ("house-price", "mae", "lower_is_better")
     assert document["demo"] is True and document["end_reason"] == "final_answer"
     baseline = document["baseline"]
-    assert baseline["kind"] == "run" and baseline["measured"] is True and baseline["exit_code"] == 0
+    assert baseline["kind"] == "run" and baseline["measured"] is True and baseline["script"] == "train.py"
     assert 0 < document["score"] < baseline["value"]
     assert document["improvement"] == pytest.approx((baseline["value"] - document["score"]) / baseline["value"])
     assert document["success"] is True and document["failure_mode"] is None
