@@ -8,10 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import textwrap
 from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
 
 TRAIN_PY = """\
 import csv
@@ -28,7 +25,8 @@ print(f"wrote {len(test)} predictions")
 """
 
 # The better model of the task (y = 2x + 1 exactly), for runs that should succeed.
-FIT_PY = TRAIN_PY.replace("writer.writerow([row[\"Id\"], mean])", "writer.writerow([row[\"Id\"], 2 * float(row[\"x\"]) + 1])")
+FIT_PY = TRAIN_PY.replace('writer.writerow([row["Id"], mean])',
+                          'writer.writerow([row["Id"], 2 * float(row["x"]) + 1])')
 
 SLOW_PY = """\
 import time
@@ -195,7 +193,3 @@ def trace_problems(run_dir: Path) -> list[str]:
 def actions_taken(run_dir: Path) -> list[tuple]:
     """(action, input, status) of every record of a run."""
     return [(r["action"], r["action_input"], r["status"]) for r in trace(run_dir)]
-
-
-def dedent(text: str) -> str:
-    return textwrap.dedent(text)

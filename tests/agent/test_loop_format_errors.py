@@ -104,3 +104,16 @@ def test_resume_refuses_what_would_change_the_run(tiny_task, tmp_path):
     assert mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")[0] == 0
     code, _, err = mlab("run", "--resume", only_run(tmp_path / "runs"))
     assert code == 2 and "is finished (it has a result.json)" in err
+
+
+def test_a_helper_model_that_fails_during_an_action_ends_the_run_after_that_step(tiny_task, tmp_path):
+    replies = [research_reply("Reflection", {"things_to_reflect_on": "what next"})]  # no reply left for the helper
+    code, _, _ = mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")
+    assert code == 1
+    run_dir = only_run(tmp_path / "runs")
+    acted, ended = trace(run_dir)
+    assert acted["action"] == "Reflection" and acted["status"] == "error"
+    assert acted["observation"].startswith("the fast model could not be reached: mlab/scripted:")
+    assert ended["end_reason"] == "model replies exhausted" and ended["action"] is None
+    assert result(run_dir)["failure_mode"] == "model replies exhausted"
+    assert trace_problems(run_dir) == []

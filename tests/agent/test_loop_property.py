@@ -25,7 +25,7 @@ ACTION_INPUT = st.one_of(
     st.dictionaries(st.sampled_from(INPUT_NAMES), JSON_VALUES, max_size=4).map(json.dumps),
     JSON_VALUES.map(json.dumps),
     st.text(max_size=60))
-SHAPED_REPLY = st.builds(lambda thought, action, payload: f"Thought: {thought}\nAction: {action}\nAction Input: {payload}",
+SHAPED_REPLY = st.builds("Thought: {}\nAction: {}\nAction Input: {}".format,
                          st.text(max_size=40), st.sampled_from(ACTIONS) | st.text(max_size=20), ACTION_INPUT)
 REPLY = st.one_of(st.text(max_size=300), SHAPED_REPLY)
 END_REASONS = {"final_answer", "steps_limit", "response format error", "model replies exhausted"}

@@ -12,7 +12,8 @@ SECTION_AGENTS = {  # agent: its text sections, before Action and Action Input
     "zero-shot-react": ["Thought"],
     "simple": [],
 }
-RUN_THEN_SUBMIT = [("Execute Script", {"script_name": "fit.py"}), ("Final Answer", {"final_answer": "fitted y = 2x + 1"})]
+RUN_THEN_SUBMIT = [("Execute Script", {"script_name": "fit.py"}),
+                   ("Final Answer", {"final_answer": "fitted y = 2x + 1"})]
 
 
 def run_agent(tiny_task, folder, agent, replies):
