@@ -30,6 +30,11 @@ def credentials_problem() -> str | None:
 
 def kaggle_api():
     """An authenticated Kaggle API client (the one place that imports `kaggle`)."""
+    if importlib.util.find_spec("kaggle") is None:
+        raise DataError(f"the kaggle source needs the `kaggle` package: {INSTALL_HINT}")
+    problem = credentials_problem()
+    if problem:  # checked first: old clients fail while being imported when there are none
+        raise DataError(problem)
     try:
         from kaggle.api.kaggle_api_extended import KaggleApi
     except ImportError:
@@ -69,11 +74,6 @@ def explain(error: Exception, competition: str) -> str:
 
 def download(competition: str, target: Path, where: str) -> None:
     """Download and unpack a competition's files into target."""
-    if importlib.util.find_spec("kaggle") is None:
-        raise DataError(f"the kaggle source needs the `kaggle` package: {INSTALL_HINT}")
-    problem = credentials_problem()
-    if problem:
-        raise DataError(f"{problem}")
     api = kaggle_api()
     try:
         api.competition_download_files(competition, path=str(target), quiet=True)

@@ -43,10 +43,11 @@ def starter_folder(task, variant_name: str, into: Path) -> Path:
 
 
 def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, starter: Path | None = None,
-                runs: int = TIMED_RUNS, python: str | None = None, device: str | None = None):
+                runs: int | None = None, python: str | None = None, device: str | None = None):
     """The Score of the submitted script in workspace, with the side-by-side baseline in Score.baseline."""
     from .evaluate import Score
 
+    runs = TIMED_RUNS if runs is None else runs
     doc = task.doc
     script = doc["submission"]["file"]
     output = doc["metric"]["columns"][0]
@@ -138,7 +139,7 @@ def _invalid(detail: str, times: dict[str, list[float]], script: str):
     return Score(None, True, SUBMISSION_FORMAT_ERROR, detail, baseline=_baseline(script, times))
 
 
-def score_run_timed(run, workspace: Path | None = None):
+def score_run_timed(run, workspace: Path | None = None, runs: int | None = None):
     """score_timed for a run: the starter from the run's initial snapshot, the run's interpreter."""
     from .snapshots import ObjectStore, restore_files
 
@@ -147,6 +148,7 @@ def score_run_timed(run, workspace: Path | None = None):
     try:
         restore_files(store, store.get_json(run.meta["initial_snapshot"]), scratch / "starter")
         return score_timed(run.task, run.meta["data"]["variant"], workspace or run.workspace.root, run.private_dir,
-                           starter=scratch / "starter", python=run.scripts.python, device=run.scripts.device)
+                           starter=scratch / "starter", runs=runs, python=run.scripts.python,
+                           device=run.scripts.device)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
