@@ -169,11 +169,14 @@ def find_table(folder: Path, where: str, preferred: str = "train"):
 
 
 def read_table(path: Path, where: str):
-    """A downloaded CSV or Parquet file as a DataFrame."""
+    """A downloaded CSV, Parquet or JSON Lines file as a DataFrame."""
     import pandas as pd
 
+    suffix = path.suffix.lower()
     try:
-        return pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
+        if suffix == ".jsonl":
+            return pd.read_json(path, lines=True, dtype=False)
+        return pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     except ImportError as error:
         raise DataError(f"{where}: reading {path.name} needs a package that is missing ({error})") from None
     except (ValueError, OSError) as error:

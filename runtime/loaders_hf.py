@@ -1,4 +1,4 @@
-"""Hugging Face datasets: download with the `datasets` package (extra `hf`), keep each split as Parquet.
+"""Hugging Face datasets: download with the `datasets` package (extra `hf`), keep each split as JSON Lines.
 
 Gated datasets need their terms accepted on the dataset's page and a login
 (`huggingface-cli login` or $HF_TOKEN) on the machine that prepares the data.
@@ -34,7 +34,7 @@ def explain(error: Exception, name: str) -> str:
 
 
 def download(name: str, target: Path, where: str) -> None:
-    """Write every split of the dataset as <split>.parquet into target."""
+    """Write every split of the dataset as <split>.jsonl into target (text, numbers and labels as they are)."""
     from .loaders import library_cache
 
     try:
@@ -44,7 +44,7 @@ def download(name: str, target: Path, where: str) -> None:
     except Exception as error:  # datasets raises many types (hub, network, loading script)
         raise DataError(f"{explain(error, name)}") from None
     for split_name in splits:
-        splits[split_name].to_parquet(str(target / f"{split_name}.parquet"))
+        splits[split_name].to_json(str(target / f"{split_name}.jsonl"))
 
 
 def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int, where: str) -> None:
@@ -52,7 +52,7 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
     from .loaders import read_table, write_given_split
     from .splits import write_split
 
-    splits = {p.stem: p for p in sorted(folder.glob("*.parquet"))}
+    splits = {p.stem: p for p in sorted(folder.glob("*.jsonl"))}
     if not splits:
         raise DataError(f"{where}: the download holds no dataset split")
     if variant["split"].get("method", "none") == "none" and {"train", "test"} <= set(splits):

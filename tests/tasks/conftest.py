@@ -82,10 +82,13 @@ def audit_of(task_of):
 
 @pytest.fixture
 def task_copy(tmp_path):
-    """Copy a task (its .mlab and folder) into tmp/tasks, optionally edited, and compile it."""
+    """Copy a task (its .mlab and folder) into a tasks/ folder of its own, optionally edited, and compile it."""
+    made = []
+
     def make(name: str, edit=None):
-        root = tmp_path / "tasks"
-        root.mkdir(exist_ok=True)
+        made.append(name)
+        root = tmp_path / f"copy-{len(made)}" / "tasks"
+        root.mkdir(parents=True)
         shutil.copyfile(REPO / "tasks" / f"{name}.mlab", root / f"{name}.mlab")
         shutil.copytree(REPO / "tasks" / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
         if edit is not None:
@@ -93,8 +96,9 @@ def task_copy(tmp_path):
         from mlab.build import load_build
         from mlabc.api import compile_paths
 
-        compiled, manifest = compile_paths([str(root / f"{name}.mlab")], tmp_path / f"build-{name}")
+        out = root.parent / "build"
+        compiled, manifest = compile_paths([str(root / f"{name}.mlab")], out)
         assert manifest is not None, [str(d) for d in compiled.diagnostics]
-        return load_build(tmp_path / f"build-{name}").task(name)
+        return load_build(out).task(name)
 
     return make
