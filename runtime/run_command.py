@@ -37,7 +37,8 @@ def add_parsers(verbs) -> None:
     run.add_argument("--model", metavar="M", help="main model, e.g. anthropic/claude-3-opus-20240229 or mlab/demo")
     run.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions")
     run.add_argument("--edit-model", metavar="M", help="model for script edits")
-    run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers")
+    run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers; "
+                     "--model's server then also serves the tiers not named")
     run.add_argument("--data", default="lite", choices=("lite", "full"), help="data variant (default lite)")
     run.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
     run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
