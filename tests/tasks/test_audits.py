@@ -37,12 +37,12 @@ def test_timed_starter_writes_the_expected_output(name, audit_of):
     assert any(n.startswith("timed metric: the starter ran") for n in audit_of(name).notes)
 
 
-def test_audit_finds_an_answer_column_in_a_public_test_file(task_copy):
+def test_audit_finds_an_answer_column_in_a_public_test_file(task_copy, tmp_path):
     from mlab.audit_leaks import leak_findings
     from mlab.data import prepare_data
 
     task = task_copy("house-price")
-    done = prepare_data(task, "lite")
+    done = prepare_data(task, "lite", cache_dir=tmp_path / "own-cache")  # changed below: not shared
     leaky = done.public / "test.csv"
     import pandas as pd
 
@@ -52,26 +52,26 @@ def test_audit_finds_an_answer_column_in_a_public_test_file(task_copy):
     assert any("answer column(s) ['SalePrice']" in f for f in found)
 
 
-def test_audit_finds_answers_hidden_under_another_name(task_copy):
+def test_audit_finds_answers_hidden_under_another_name(task_copy, tmp_path):
     import pandas as pd
 
     from mlab.audit_leaks import leak_findings
     from mlab.data import prepare_data
 
     task = task_copy("spaceship-titanic")
-    done = prepare_data(task, "lite")
+    done = prepare_data(task, "lite", cache_dir=tmp_path / "own-cache")  # changed below: not shared
     answers = pd.read_csv(done.private / "answers.csv").rename(columns={"Transported": "Hint"})
     answers.to_csv(done.public / "extra.csv", index=False)
     found = leak_findings(task.variant("lite"), done.public, done.private)
     assert any("extra.csv column `Hint` equals the answers' `Transported`" in f for f in found)
 
 
-def test_audit_finds_a_private_file_copied_to_the_public_side(task_copy):
+def test_audit_finds_a_private_file_copied_to_the_public_side(task_copy, tmp_path):
     from mlab.audit_leaks import leak_findings
     from mlab.data import prepare_data
 
     task = task_copy("vectorization")
-    done = prepare_data(task, "lite")
+    done = prepare_data(task, "lite", cache_dir=tmp_path / "own-cache")  # changed below: not shared
     (done.public / "reference.npy").write_bytes((done.private / "expected_output.npy").read_bytes())
     found = leak_findings(task.variant("lite"), done.public, done.private)
     assert found == ["public reference.npy is a copy of the private expected_output.npy"]
