@@ -62,3 +62,17 @@ def test_the_list_command_shows_every_task(capsys):
     assert mlab_main(["list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in TASKS)
+
+
+def test_the_task_table_in_the_docs_matches_the_recorded_baselines():
+    recorded = json.loads((REPO / "tasks" / "baselines.json").read_text())["baselines"]
+    rows = [line.split("|")[1:-1] for line in (REPO / "docs" / "tasks.md").read_text().splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip() in EXPECTED]
+    assert sorted(r[0].strip() for r in rows) == sorted(TASKS)
+    for name, category, metric, _direction, _data, baseline, _hardware in (map(str.strip, r) for r in rows):
+        assert (category, metric) == EXPECTED[name]
+        if name in TIMED:
+            assert baseline == "timed side by side"
+        else:
+            value = recorded[name]["lite"]["value"]
+            assert float(baseline) == pytest.approx(value, rel=5e-3), f"{name}: docs {baseline}, recorded {value}"
