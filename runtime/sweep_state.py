@@ -190,7 +190,8 @@ def adopt_unknown_folders(folder: SweepFolder, state: dict, specs: list[RunSpec]
     """Give run folders the state does not know (a sweep killed before it noted them) to their run.
 
     Of two folders for one run, the finished one (else the further one) is kept and the other
-    retired, so that each run ends up with exactly one folder. With dry, nothing is moved.
+    retired, so that each run ends up with exactly one folder; a folder whose run was never set
+    up (no run.json or models.json) is retired too. With dry, nothing is moved.
     """
     entries = state["runs"]
     known = {e["run"] for e in entries.values() if e.get("run")}
@@ -198,6 +199,9 @@ def adopt_unknown_folders(folder: SweepFolder, state: dict, specs: list[RunSpec]
         if name in known:
             continue
         identity = read_identity(folder.run_dir(name))
+        if identity is None and not dry and not run_is_busy(folder.run_dir(name)):
+            folder.retire(name)  # its process died before `mlab run` set it up: nothing to resume
+            continue
         spec = matching_spec(identity, specs) if identity else None
         if spec is None:
             continue

@@ -237,3 +237,13 @@ def test_progress_counts_tokens_of_running_and_finished_runs_on_one_rewritten_li
     plain = io.StringIO()
     Progress("grid", stream=plain, live=False).event("start  x")
     assert plain.getvalue().startswith("start  x  [sweep grid: 0/0 done")
+
+
+def test_a_folder_whose_run_was_never_set_up_is_set_aside(tmp_path):
+    folder = SweepFolder(tmp_path / "sweep")
+    folder.create()
+    half = folder.run_dir("20260101T000000-000000")
+    (half / "workspace").mkdir(parents=True)  # killed while `mlab run` prepared it
+    work = reconcile(folder, folder.load("exp"), [spec()], retries=0)
+    assert [w.kind for w in work] == ["new"]
+    assert folder.run_folders() == [] and (folder.runs / ".retired" / half.name).is_dir()
