@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import MlabError
-from .timed_sandbox import fresh_copy, how_it_ended, output_tail, scoring_sandbox
+from .timed_sandbox import copy_files, fresh_copy, how_it_ended, output_tail, scoring_sandbox
 
 TIMED_RUNS = 3
 SUBMISSION_FORMAT_ERROR = "submission format error"
@@ -62,9 +62,7 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
     try:
         base = starter if starter is not None else starter_folder(task, variant_name, scratch / "starter")
         candidate_base = fresh_copy(base, scratch / "candidate-base", leave_out=(output,))
-        from .timed_sandbox import copy_files
-
-        copy_files(workspace, candidate_base)
+        copy_files(workspace, candidate_base)  # the submission over the starter's files
         times: dict[str, list[float]] = {"starter": [], "submission": []}
         reference = scratch / f"reference-{Path(output).name}"
         for round_number in range(1, max(1, runs) + 1):

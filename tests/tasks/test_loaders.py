@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -42,13 +43,7 @@ class FakeKaggle:
         with zipfile.ZipFile(buffer, "w") as bundle:
             for name, data in self.files.items():
                 bundle.writestr(name, data)
-        (Path_(path) / f"{competition}.zip").write_bytes(buffer.getvalue())
-
-
-def Path_(text):  # noqa: N802 - a local alias keeps the fake close to kaggle's own signature
-    from pathlib import Path
-
-    return Path(text)
+        (Path(path) / f"{competition}.zip").write_bytes(buffer.getvalue())
 
 
 def serve_kaggle(monkeypatch, files, status=None) -> FakeKaggle:
