@@ -34,9 +34,6 @@ def test_the_stable_start_is_the_same_at_every_step(tiny_task, tmp_path):
     assert "This is step" not in prompts[0][0][:prompts[0][1]]
 
 
-@pytest.mark.xfail(strict=True, reason="tasks/std/agents.mlab shows the step number ('This is step N of at most M') "
-                                       "in the instructions, before the tools and the problem, so the stable start "
-                                       "ends there; moving that line after the problem makes this pass")
 def test_the_research_agents_stable_start_holds_its_tools_and_problem(tiny_task, tmp_path):
     assert_stable_start_holds_instructions_tools_and_problem(prompts_of(tiny_task, tmp_path, "research"))
 
