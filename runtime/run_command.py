@@ -303,9 +303,49 @@ def cmd_run(args) -> int:
     if outcome is None or outcome.end_reason == "interrupted":
         print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
         return INTERRUPTED
-    result = write_result(run, outcome, tiers, config, demo)
+    result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
     _print_result(run, result)
     return EXIT_OK if result["failure_mode"] in (None, "small improvement") else EXIT_FAILED
+
+
+def score_apart(score, run_dir: Path) -> dict:
+    """Score in a forked child, so pandas and the submission's data never enlarge the harness.
+
+    The child writes result.json and exits; its exit status carries only success. Where fork
+    is not available, scoring happens in this process.
+    """
+    import os
+    import traceback
+
+    if not hasattr(os, "fork"):
+        return score()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        status = 0
+        try:
+            score()
+        except MlabError as problem:
+            print(f"mlab: {problem}", file=sys.stderr)
+            status = 3
+        except BaseException:
+            traceback.print_exc()
+            status = 4
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code == 3:
+        raise MlabError(f"the run in {run_dir} could not be scored (see above)")
+    if code != 0:
+        raise MlabError(f"scoring the run in {run_dir} failed (exit {code}, see above); the run's trace "
+                        "and workspace are complete")
+    from .result import RESULT
+
+    return json.loads((run_dir / RESULT).read_text(encoding="utf-8"))
 
 
 def _print_result(run, result: dict) -> None:
