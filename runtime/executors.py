@@ -50,6 +50,10 @@ class Executor:
 
     name = "executor"
 
+    def has_room(self) -> bool:
+        """Whether a worker is free (a run may still wait for its devices)."""
+        return True
+
     def try_start(self, work: Work) -> Attempt | None:
         """Start the run if a worker (and its devices) is free now; None if it must wait."""
         raise NotImplementedError

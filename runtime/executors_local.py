@@ -65,8 +65,11 @@ class LocalExecutor(Executor):
         self.processes: dict[str, tuple[Attempt, subprocess.Popen]] = {}
         self.seen = set(folder.run_folders())  # run folders whose run is known
 
+    def has_room(self) -> bool:
+        return len(self.processes) < self.workers
+
     def try_start(self, work: Work) -> Attempt | None:
-        if len(self.processes) >= self.workers:
+        if not self.has_room():
             return None
         devices = self.pool.take(self.pool.wanted(work, self.folder))
         if devices is None:

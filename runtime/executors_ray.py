@@ -110,7 +110,7 @@ class RayExecutor(Executor):
                 ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
             else:
                 ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-        except (ConnectionError, RuntimeError, ValueError) as problem:
+        except Exception as problem:  # Ray raises several kinds here; each is one message to the user
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"
             raise MlabError(f"cannot start or reach {where}: {problem}") from None
         self.nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
@@ -154,8 +154,11 @@ class RayExecutor(Executor):
                 f"{_gib(largest.get('memory', 0))}); change the task's hardware or add a node")
 
     # -- the executor --------------------------------------------------------------------
+    def has_room(self) -> bool:
+        return self.workers is None or len(self.active) < self.workers
+
     def try_start(self, work: Work) -> Attempt | None:
-        if self.workers is not None and len(self.active) >= self.workers:
+        if not self.has_room():
             return None
         attempt = Attempt(work, self.folder.log_path(work.spec), run_name=work.resume)
         if work.resume:

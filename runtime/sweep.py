@@ -114,6 +114,8 @@ class Sweep:
 
     def _start_what_fits(self, queue: deque) -> None:
         for work in list(queue):
+            if not self.executor.has_room():
+                return
             if work.resume and run_is_busy(self.folder.run_dir(work.resume)):
                 if work.spec.key not in self._waiting_on_lock:
                     self._waiting_on_lock.add(work.spec.key)
