@@ -44,6 +44,8 @@ def add_parsers(verbs) -> None:
     run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
     run.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
     run.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
+    run.add_argument("--script-timeout", metavar="T", help="time limit of each script, e.g. 90s, 5m")
+    run.add_argument("--memory", metavar="SIZE", help="memory limit of each script's process tree, e.g. 8GiB")
     run.add_argument("--runs-dir", default="runs", metavar="DIR", help="where run folders go (default runs/)")
     run.add_argument("--build", metavar="DIR", help="take the task and agent from this build (refused if stale)")
     run.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
@@ -214,7 +216,26 @@ def _limit_overrides(args) -> dict:
         limits["tokens"] = args.tokens
     if args.cost is not None:
         limits["cost"] = args.cost
+    if getattr(args, "script_timeout", None) is not None:
+        limits["script_timeout"] = parse_duration(args.script_timeout)
+    if getattr(args, "memory", None) is not None:
+        limits["memory"] = parse_size(args.memory)
     return limits
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """'8GiB', '512MiB', '2GB' or a number of bytes → bytes (a usage error otherwise)."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _SIZE_UNITS or float(match.group(1)) <= 0:
+        raise UsageError(f"{text!r} is not a size; write e.g. 512MiB, 8GiB or a number of bytes")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])
 
 
 def _open_run(args):

@@ -170,7 +170,8 @@ def test_an_experiment_expands_over_tasks_agents_model_tiers_and_seeds_with_over
     arguments = specs[0].run_arguments(tmp_path / "b", tmp_path / "r")
     assert arguments[arguments.index("--fast-model") + 1] == "mlab/demo"
     assert arguments[arguments.index("--steps") + 1] == "4" and arguments[arguments.index("--time") + 1] == "300"
-    assert limits_not_passed(specs) == ["memory"]
+    assert arguments[arguments.index("--memory") + 1] == str(int(dict(specs[0].limits)["memory"]))
+    assert limits_not_passed(specs) == []  # `mlab run` takes every limit an experiment can set
 
 
 def test_a_run_folder_comes_home_in_pieces_that_are_each_resumable(tmp_path):

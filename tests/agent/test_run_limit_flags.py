@@ -1,0 +1,26 @@
+"""`mlab run` takes every limit an experiment can set on its command line."""
+import pytest
+
+from mlab.cli import _parser
+from mlab.errors import UsageError
+from mlab.run_command import _limit_overrides, parse_size
+
+
+def limits_of(*argv):
+    return _limit_overrides(_parser().parse_args(["run", "house-price", *argv]))
+
+
+def test_script_timeout_and_memory_become_limits():
+    assert limits_of("--script-timeout", "5m", "--memory", "8GiB", "--steps", "3") == {
+        "steps": 3, "script_timeout": 300.0, "memory": 8 * 2**30}
+
+
+def test_a_sweep_passes_plain_numbers():
+    assert limits_of("--script-timeout", "90", "--memory", "536870912") == {
+        "script_timeout": 90.0, "memory": 536870912}
+
+
+@pytest.mark.parametrize("text", ["lots", "8 parsecs", "-1GiB", "0"])
+def test_a_bad_size_is_a_usage_error(text):
+    with pytest.raises(UsageError, match="is not a size"):
+        parse_size(text)
