@@ -108,9 +108,14 @@ class Build:
 
     def compile_command(self) -> str:
         """The command that rebuilds this folder from its sources."""
+        from mlabc.resources import std_dir
+
+        std = str(std_dir().resolve())
         sources = sorted({entry["source"] for kind in ("tasks", "agents", "experiments")
                           for entry in self.manifest[kind].values()})
-        return f"mlabc compile {' '.join(sources)} -o {self.dir}"
+        # The standard library comes in through `use std`, so the command need not name it.
+        named = [s for s in sources if not s.startswith(std + os.sep)] or sources
+        return f"mlabc compile {' '.join(named)} -o {self.dir}"
 
 
 def _read_text(path: Path) -> str:
