@@ -167,6 +167,42 @@ def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int) -> None
                 IN_SAMPLE_TEST)
 
 
+def fetch_images(raw_dir: pathlib.Path, wanted: set[str], opener=None) -> None:
+    """Download the training images the Kaggle archive does not hold.
+
+    The competition ships annotations only: object_detection/train.json lists every image with
+    its file name and `coco_url`. Each wanted image missing from raw_dir/images/ is fetched from
+    there (once; later preparations find it on disk).
+    """
+    import json
+    import urllib.request
+
+    folder = raw_dir / "images"
+    missing = {i for i in wanted if not (folder / f"{i}.png").is_file()}
+    if not missing:
+        return
+    listing = raw_dir / "object_detection" / "train.json"
+    if not listing.is_file():
+        raise FileNotFoundError(f"{len(missing)} training images are missing from {folder} and "
+                                f"{listing} (which lists their addresses) is not there either")
+    urls = {pathlib.Path(entry["file_name"]).stem: entry["coco_url"]
+            for entry in json.loads(listing.read_text(encoding="utf-8"))["images"]}
+    unknown = sorted(missing - set(urls))
+    if unknown:
+        raise ValueError(f"{len(unknown)} images of train.csv are not listed in {listing}, e.g. {unknown[0]}")
+    folder.mkdir(parents=True, exist_ok=True)
+    opener = opener or urllib.request.urlopen
+    for image_id in sorted(missing):
+        try:
+            with opener(urls[image_id], timeout=60) as response:
+                data = response.read()
+        except OSError as error:
+            raise OSError(f"cannot download image {image_id} from {urls[image_id]}: {error}") from None
+        temp = folder / f".{image_id}.part"
+        temp.write_bytes(data)
+        temp.replace(folder / f"{image_id}.png")
+
+
 def prepare_kaggle(raw_dir: pathlib.Path, public_dir: pathlib.Path, private_dir: pathlib.Path,
                    seed: int, image_size: int = 128) -> None:
     """Full variant, from the competition's multilabel_classification/train.csv, category_key.csv
@@ -181,6 +217,7 @@ def prepare_kaggle(raw_dir: pathlib.Path, public_dir: pathlib.Path, private_dir:
 
     raw_dir = pathlib.Path(raw_dir)
     table = pd.read_csv(raw_dir / "multilabel_classification" / "train.csv")
+    fetch_images(raw_dir, set(table["id"].astype(str)))
     categories = [sorted({int(float(c)) for c in text.strip("[]").split(",") if c.strip()})
                   for text in table["categories"]]
     key = pd.read_csv(raw_dir / "category_key.csv")
