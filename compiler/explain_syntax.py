@@ -7,6 +7,7 @@ every `wrong` example gives its code and every `right` one checks clean.
 from __future__ import annotations
 
 from .explain import Explanation
+from .explain_checks import _task
 
 _RUNS_OK = '''use std "agents"
 
@@ -254,48 +255,12 @@ experiment quick {
     "E305": Explanation(
         "An experiment names a task (in `tasks [...]` or `override NAME`) that no file it can see "
         "declares. Fix the name, `use` the task's file, or run every task with `tasks all`.",
-        '''use std "agents"
-
-task toy {
-  title    "Predict y from x"
-  category canonical
-  problem  "Fit y from x, then write submission.csv with the columns id and y."
-  starter  "env"
-  data lite {
-    from    csv "data.csv"
-    split   random 0.2 seed 1
-    id      "id"
-    answers ["y"]
-    public  ["train.csv", "test.csv"]
-    private ["answers.csv"]
-  }
-  metric   mae on "y"
-  baseline run "train.py"
-}
-
+        'use std "agents"\n\n' + _task() + '''
 experiment quick {
   tasks  [tyo]
   agents [research]
 }
-''', '''use std "agents"
-
-task toy {
-  title    "Predict y from x"
-  category canonical
-  problem  "Fit y from x, then write submission.csv with the columns id and y."
-  starter  "env"
-  data lite {
-    from    csv "data.csv"
-    split   random 0.2 seed 1
-    id      "id"
-    answers ["y"]
-    public  ["train.csv", "test.csv"]
-    private ["answers.csv"]
-  }
-  metric   mae on "y"
-  baseline run "train.py"
-}
-
+''', 'use std "agents"\n\n' + _task() + '''
 experiment quick {
   tasks  [toy]
   agents [research]
