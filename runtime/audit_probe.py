@@ -79,7 +79,7 @@ def probe_targets(run, prepared_folder: Path) -> list[tuple[str, str]]:
 
 def run_probe(run, prepared_folder: Path) -> tuple[list[str], bool]:
     """(what the probe reached, whether the script ran in the bubblewrap sandbox)."""
-    from .sandbox import SandboxPolicy, run_script
+    from .sandbox import run_script
 
     settings = run.scripts
     workspace = run.workspace.root
@@ -87,10 +87,8 @@ def run_probe(run, prepared_folder: Path) -> tuple[list[str], bool]:
     mark = f"{MARK}-{secrets.token_hex(6)}"
     script.write_text(PROBE_SOURCE, encoding="utf-8")
     try:
-        policy = SandboxPolicy(workspace=workspace, timeout_s=min(float(settings.timeout_s), 120.0),
-                               memory_bytes=settings.memory_bytes, python=settings.python, device=settings.device,
-                               hidden=tuple(settings.hidden), env=dict(settings.env),
-                               read_only=tuple(run.workspace.read_only_files()))
+        policy = settings.policy(workspace, read_only=tuple(run.workspace.read_only_files()),
+                                 timeout_s=min(float(settings.timeout_s), 120.0))
         result = run_script([settings.python, PROBE_FILE, mark, json.dumps(probe_targets(run, prepared_folder))],
                             policy)
     finally:

@@ -113,7 +113,6 @@ def measure_baseline(run) -> dict:
 
 
 def _run_starter(run, script: str) -> dict:
-    from .sandbox import SandboxPolicy, run_script
     from .snapshots import ObjectStore, restore_files
 
     store = ObjectStore(run.dir / "objects", durable=False)
@@ -122,11 +121,7 @@ def _run_starter(run, script: str) -> dict:
     try:
         workspace = folder / "workspace"
         restore_files(store, initial, workspace)
-        settings = run.scripts
-        policy = SandboxPolicy(workspace=workspace, timeout_s=float(settings.timeout_s),
-                               memory_bytes=settings.memory_bytes, python=settings.python,
-                               device=settings.device, hidden=tuple(settings.hidden), env=dict(settings.env))
-        outcome = run_script([settings.python, script], policy)
+        outcome = run.scripts.run(workspace, [script])
         score = score_workspace(run.task, run.meta["data"]["variant"], workspace, run.private_dir)
         return {"kind": "run", "script": script, "value": score.value, "measured": True,
                 "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 3),

@@ -29,6 +29,23 @@ class ScriptSettings:
     output_dir: Path | None = None
     remaining_s: Callable[[], float] | None = None
 
+    def policy(self, workspace: Path, *, read_only: tuple[Path, ...] = (), timeout_s: float | None = None,
+               max_output_chars: int = 10000):
+        """The sandbox policy of one script run in `workspace` under these settings."""
+        from .sandbox import SandboxPolicy
+
+        return SandboxPolicy(workspace=Path(workspace),
+                             timeout_s=float(self.timeout_s if timeout_s is None else timeout_s),
+                             memory_bytes=self.memory_bytes, max_output_chars=max_output_chars, python=self.python,
+                             device=self.device, hidden=tuple(self.hidden), network=False, env=dict(self.env),
+                             read_only=tuple(read_only))
+
+    def run(self, workspace: Path, argv: list[str], read_only: tuple[Path, ...] = ()):
+        """Run `python argv...` in workspace; the sandbox's ScriptResult."""
+        from .sandbox import run_script
+
+        return run_script([self.python, *argv], self.policy(workspace, read_only=read_only))
+
 
 def compute_record(result) -> dict:
     """The accounting of one script run, as the trace records it."""
@@ -44,17 +61,15 @@ def execute_script(ctx, inputs, params) -> Observation:
     rel = ws.relative(real)
     if real.suffix != ".py":
         raise ActionFailed(f"{rel} is not a Python script; only .py files of the workspace can be executed")
-    from mlab.sandbox import SandboxPolicy, describe_result, run_script
+    from mlab.sandbox import describe_result, run_script
 
     settings: ScriptSettings = ctx.scripts
     timeout = float(settings.timeout_s)
     if settings.remaining_s is not None:
         timeout = min(timeout, max(settings.remaining_s(), 1.0))
     max_output = int(params.get("max_output_chars") or 10000)
-    policy = SandboxPolicy(workspace=ws.root, timeout_s=timeout, memory_bytes=settings.memory_bytes,
-                           max_output_chars=max_output, python=settings.python, device=settings.device,
-                           hidden=tuple(settings.hidden), network=False, env=dict(settings.env),
-                           read_only=tuple(ws.read_only_files()))
+    policy = settings.policy(ws.root, read_only=tuple(ws.read_only_files()), timeout_s=timeout,
+                             max_output_chars=max_output)
     live = None
     if settings.output_dir is not None:
         settings.output_dir.mkdir(parents=True, exist_ok=True)

@@ -9,46 +9,21 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .limits import resolve_limits
-
-
-@dataclass(frozen=True)
-class ScoringSandbox:
-    """How scoring runs one script: interpreter, limits, environment and hidden paths."""
-
-    python: str = sys.executable
-    device: str | None = None
-    timeout_s: float = 1800.0
-    memory_bytes: int | None = None
-    hidden: tuple[Path, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-
-    def policy(self, workspace: Path, read_only: tuple[Path, ...] = ()):
-        from .sandbox import SandboxPolicy
-
-        return SandboxPolicy(workspace=Path(workspace), timeout_s=self.timeout_s, memory_bytes=self.memory_bytes,
-                             python=self.python, device=self.device, hidden=self.hidden, env=dict(self.env),
-                             read_only=read_only)
-
-    def run(self, workspace: Path, argv: list[str], read_only: tuple[Path, ...] = ()):
-        """Run `python argv...` in workspace; the sandbox's ScriptResult."""
-        from .sandbox import run_script
-
-        return run_script([self.python, *argv], self.policy(workspace, read_only))
+from .scripts import ScriptSettings
 
 
 def scoring_sandbox(task, variant_name: str, workspace: Path, private_dir: Path, *, python: str | None = None,
-                    device: str | None = None) -> ScoringSandbox:
+                    device: str | None = None) -> ScriptSettings:
     """The settings for scoring a submission of `task` found in `workspace`."""
     from .run import hidden_paths, thread_env
 
     limits = resolve_limits(task.doc["limits"], task.variant(variant_name).get("limits"))
     # The workspace's parent is the run folder (or a scratch folder): hidden with all it holds.
     hidden = hidden_paths(Path(workspace).resolve().parent, task) + (Path(private_dir).resolve(),)
-    return ScoringSandbox(python=python or sys.executable, device=device,
+    return ScriptSettings(python=python or sys.executable, device=device,
                           timeout_s=float(limits.script_timeout or 1800.0), memory_bytes=limits.memory,
                           hidden=hidden, env=thread_env(task.doc["hardware"]["cpus"]))
 
