@@ -1,8 +1,6 @@
 """Fixtures of the report tests: real runs of a tiny task, made once per session by `mlab run`."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import sys
@@ -15,32 +13,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # scenarios is imported by name
 
+from report_helpers import environment, mlab  # noqa: E402
 from scenarios import SCENARIOS, write_task  # noqa: E402
-
-
-@contextlib.contextmanager
-def environment(**values: str):
-    """Set environment variables for a block (session fixtures cannot use monkeypatch)."""
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def mlab(*argv: str) -> tuple[int, str, str]:
-    """Run the mlab CLI in-process; returns (exit code, stdout, stderr)."""
-    from mlab.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="session")

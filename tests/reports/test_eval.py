@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import mlab
+from report_helpers import mlab
 from mlab.checkout import checkout
 from mlab.metrics import improvement
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import mlab
+from report_helpers import mlab
 
 
 def expected_model(result: dict) -> str:

@@ -6,7 +6,7 @@ import csv
 import pytest
 from scenarios import SCENARIOS
 
-from conftest import mlab
+from report_helpers import mlab
 from mlab.report_runs import load_run
 from mlab.taxonomy import NumberIndex, _parse, _script_failure, claimed_numbers, failure_labels, hallucinated_claims
 

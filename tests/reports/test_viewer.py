@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import environment, mlab
+from report_helpers import environment, mlab
 from mlab.viewer import MAX_PROMPT_CHARS, MAX_SHOWN_CHARS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

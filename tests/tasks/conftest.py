@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # task_helpers is imported by name
 
-TASKS = ("babylm", "cifar10", "clrs", "fathomnet", "feedback", "house-price", "identify-contrails", "imdb",
-         "llama-inference", "ogbn-arxiv", "parkinsons-disease", "spaceship-titanic", "vectorization")
-TIMED = ("llama-inference", "vectorization")
-EVALUATED = ("babylm",)
-TABULAR = tuple(t for t in TASKS if t not in TIMED + EVALUATED)
+from task_helpers import REPO, TASKS  # noqa: E402
 
 
 @pytest.fixture(scope="session")

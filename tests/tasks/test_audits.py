@@ -4,7 +4,7 @@ the submission. Each audit (and so each starter run) happens once per session.""
 from __future__ import annotations
 
 import pytest
-from conftest import TASKS, TIMED
+from task_helpers import TASKS, TIMED
 
 from mlab.sandbox import sandbox_available
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TASKS
+from task_helpers import TASKS
 
 from mlab.metrics import label_key
 
@@ -58,7 +58,7 @@ def test_no_answer_column_reaches_a_public_test_file(name, task_of, prepared):
 
 
 def test_bundled_task_data_stays_under_the_size_limit():
-    from conftest import REPO
+    from task_helpers import REPO
 
     total = sum(p.stat().st_size for p in (REPO / "tasks").rglob("*")
                 if p.is_file() and "__pycache__" not in p.parts)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from task_helpers import REPO
 
 from mlab.cli import main as mlab_main
 from mlab.data import prepare_data

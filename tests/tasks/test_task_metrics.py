@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import TABULAR
+from task_helpers import TABULAR
 
 from mlab.evaluate import score_workspace
 

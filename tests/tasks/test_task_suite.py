@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import REPO, TASKS, TIMED
+from task_helpers import REPO, TASKS, TIMED
 
 from mlab.cli import main as mlab_main
 from mlabc.cli import main as mlabc_main

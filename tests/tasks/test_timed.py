@@ -56,7 +56,7 @@ def one_run_each(monkeypatch):
 
 
 def workspace_with(tmp_path, prepared, name: str, files: dict[str, str]):
-    from conftest import REPO
+    from task_helpers import REPO
 
     workspace = tmp_path / "workspace"
     shutil.copytree(REPO / "tasks" / name / "env", workspace)
@@ -107,7 +107,7 @@ def test_a_missing_script_is_no_submission(task_of, prepared, tmp_path):
 
 
 def test_batched_generation_beats_the_one_prompt_at_a_time_starter(task_of, prepared, tmp_path, one_run_each):
-    from conftest import REPO
+    from task_helpers import REPO
 
     starter = (REPO / "tasks" / "llama-inference" / "env" / "inference.py").read_text()
     assert STARTER_LOOP in starter and starter.count('if __name__ == "__main__":') == 1
