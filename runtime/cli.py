@@ -24,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     prepare.add_argument("task", metavar="TASK", help="task name, .mlab file, or build folder")
     prepare.add_argument("--data", default="lite", choices=("lite", "full"), help="data variant (default lite)")
     prepare.add_argument("--build", metavar="DIR", help="take the task from this build (refused if stale)")
+    prepare.add_argument("--checksums", action="store_true",
+                         help="also print a `checksum` declaration for every downloaded (or prepared) file, "
+                              "to record in the task")
 
     drive = verbs.add_parser("drive", help="run a JSON list of actions through a run (scripted driver)")
     drive.add_argument("task", nargs="?", metavar="TASK", help="task name, .mlab file, or build folder")
@@ -76,6 +79,19 @@ def cmd_prepare(args) -> int:
         files = sorted(p.relative_to(prepared.folder / side).as_posix()
                        for p in (prepared.folder / side).rglob("*") if p.is_file())
         print(f"  {side}: {', '.join(files) or '(none)'}")
+    from .data import checksum_lines
+
+    declared = task.variant(args.data)["checksums"]
+    lines, what = checksum_lines(task, args.data, prepared)
+    if args.checksums:
+        print(f"# SHA-256 of {what}; to record them, paste into the `data {args.data} {{ ... }}` block of "
+              f"task {task.name} (in {task.root}):")
+        print("\n".join(lines))
+    elif declared:
+        print(f"  checksums: {len(declared)} declared, all verified")
+    elif what.startswith("the download"):
+        print(f"  checksums: none declared; `mlab prepare {task.name} --data {args.data} --checksums` prints "
+              f"them for the task")
     return EXIT_OK
 
 

@@ -295,6 +295,27 @@ def _verify_checksums(task: TaskBuild, variant_name: str, staging: Path) -> None
                             "the data changed or was corrupted")
 
 
+def checksum_lines(task: TaskBuild, variant_name: str, prepared: PreparedData) -> tuple[list[str], str]:
+    """`checksum "file" "sha256"` declarations of a variant's data, and what they cover in words.
+
+    A remote source's declarations cover every downloaded file (as the download record holds
+    them, checked when the download is fetched); any other source's cover the prepared public
+    and private files. Either way they are the entries `_verify_checksums` checks.
+    """
+    from mlabc.mlab_print import quote
+
+    variant = task.variant(variant_name)
+    source = variant["source"]
+    if source["kind"] in REMOTE_SOURCES:
+        files = fetch_source(source["kind"], source["value"], variant["checksums"], _where(task, variant_name)).files
+        what = f"the download of {source['kind']} {source['value']!r} ({len(files)} files)"
+    else:
+        files = {p.relative_to(prepared.folder / side).as_posix(): file_sha256(p)
+                 for side in ("public", "private") for p in sorted((prepared.folder / side).rglob("*")) if p.is_file()}
+        what = f"the {len(files)} prepared files"
+    return [f"checksum {quote(name)} {quote(digest)}" for name, digest in sorted(files.items())], what
+
+
 def copy_tree(source: Path, target: Path) -> None:
     """Copy a folder's contents into another (merging, replacing files of the same name)."""
     for path in sorted(source.rglob("*")):

@@ -511,11 +511,16 @@ def _compare_text(expected: str, got: str, name: str) -> tuple[bool, str]:
     return True, "outputs match"
 
 
-def timed_score(baseline_times: Sequence[float], candidate_times: Sequence[float]) -> dict[str, float]:
-    """Medians of the two programs' wall times (seconds) and the speed-up baseline/candidate.
+def timed_score(baseline_times: Sequence[float], candidate_times: Sequence[float]) -> dict:
+    """Medians of the two programs' wall times (seconds), the speed-up, and its floor over rounds.
 
-    The score of the timed metric is the candidate's median (lower is better), the
-    baseline is the starter's median, so `improvement` gives 1 - 1/speedup.
+    The score of the timed metric is the candidate's median (lower is better), the baseline
+    is the starter's median, so `improvement` gives 1 - 1/speedup. When the two were timed
+    in rounds (one run of each per round, equally many), `paired_speedups` holds each round's
+    baseline/candidate and `speedup_floor` the smallest of them: the speed-up every round
+    showed. `improvement_floor` (1 - 1/floor) is what a noise-aware success rule compares
+    with the threshold: with n rounds, a program no faster than the threshold in truth
+    clears it in every round with probability at most 2**-n (a sign test on the rounds).
     """
     medians = {}
     for times, what in ((baseline_times, "baseline"), (candidate_times, "candidate")):
@@ -526,6 +531,11 @@ def timed_score(baseline_times: Sequence[float], candidate_times: Sequence[float
             raise MetricError(f"the {what} timings must be positive numbers of seconds, got {values}")
         medians[what] = float(median(values))
     baseline, candidate = medians["baseline"], medians["candidate"]
-    return {"baseline_median": baseline, "candidate_median": candidate, "speedup": baseline / candidate,
-            "baseline_runs": len(baseline_times), "candidate_runs": len(candidate_times),
-            "score": candidate, "baseline": baseline}
+    result = {"baseline_median": baseline, "candidate_median": candidate, "speedup": baseline / candidate,
+              "baseline_runs": len(baseline_times), "candidate_runs": len(candidate_times),
+              "score": candidate, "baseline": baseline}
+    if len(baseline_times) == len(candidate_times):
+        paired = [float(b) / float(c) for b, c in zip(baseline_times, candidate_times)]
+        floor = min(paired)
+        result.update(paired_speedups=paired, speedup_floor=floor, improvement_floor=1.0 - 1.0 / floor)
+    return result

@@ -43,15 +43,16 @@ def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
 
 
 def _score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
-                    whole: bool, folder: Path) -> tuple[float | None, str | None]:
-    """(score, why there is none) of one step: its submission restored alone, or the whole
-    workspace (`whole`: a metric that may read more than the submission, or a linked submission)."""
+                    whole: bool, folder: Path) -> tuple[float | None, str | None, dict | None]:
+    """(score, why there is none, the side-by-side baseline of a timed metric) of one step: its
+    submission restored alone, or the whole workspace (`whole`: a metric that may read more than
+    the submission, or a linked submission)."""
     from .checkout import checkout
     from .evaluate import score_workspace
     from .snapshots import restore_files
 
     if not whole and digest is not None and not store.has(digest):
-        return None, f"the snapshot object of {file} at step {step} is missing from {run.dir / 'objects'}"
+        return None, f"the snapshot object of {file} at step {step} is missing from {run.dir / 'objects'}", None
     try:
         if whole:
             checkout(run.dir, step, folder)
@@ -62,12 +63,13 @@ def _score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: s
         score = score_workspace(task, run.variant, folder, run.dir / "private")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return score.value, score.detail
+    return score.value, score.detail, score.baseline
 
 
 def score_steps(run: LoadedRun) -> list[dict]:
     """The score of the workspace after every step (0: as prepared), with time and usage so far."""
     from .build import load_build
+    from .evaluate import timed_success
     from .metrics import improvement, is_success
     from .snapshots import SYMLINK_PREFIX, ObjectStore, apply_delta
 
@@ -101,12 +103,15 @@ def score_steps(run: LoadedRun) -> list[dict]:
             key = json.dumps(manifest, sort_keys=True) if whole else digest
             if key not in scored:
                 scored[key] = _score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
-            value, problem = scored[key]
+            value, problem, timed = scored[key]
+            # A timed metric times the starter beside each step's script: compare with that.
+            reference = (timed or {}).get("value", baseline)
             gain = None
-            if value is not None and baseline is not None:
-                gain = improvement(value, baseline, direction)
+            if value is not None and reference is not None:
+                gain = improvement(value, reference, direction)
             rows.append({"step": step, "score": value, "improvement": gain,
-                         "success": gain is not None and is_success(gain, threshold),
+                         "success": gain is not None and is_success(gain, threshold)
+                         and timed_success(timed or {}, threshold),
                          "elapsed_s": float(record.get("elapsed_s", 0.0)), "tokens": tokens,
                          "cost": None if cost is None else round(cost, 8),
                          "submission": digest, "problem": problem if value is None else None})

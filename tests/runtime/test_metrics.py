@@ -329,6 +329,15 @@ def test_timed_score_reports_medians_and_the_speedup():
     assert (result["score"], result["baseline"]) == (0.75, 2.5)
     assert improvement(result["score"], result["baseline"], "lower_is_better") == \
         pytest.approx(1 - 1 / result["speedup"])
+    assert "speedup_floor" not in result  # unequal counts: no rounds to pair
+
+
+def test_timed_score_pairs_rounds_and_keeps_the_smallest_speedup():
+    result = timed_score([2.0, 2.2, 1.8], [1.0, 1.1, 2.0])
+    assert result["paired_speedups"] == pytest.approx([2.0, 2.0, 0.9])
+    assert result["speedup"] == pytest.approx(2.0 / 1.1)
+    assert result["speedup_floor"] == pytest.approx(0.9)
+    assert result["improvement_floor"] == pytest.approx(1 - 1 / 0.9)
 
 
 @pytest.mark.parametrize("times, message", [([], "no candidate timings"),

@@ -235,3 +235,27 @@ def test_an_ogb_graph_becomes_node_edge_and_label_tables(task_of, own_cache, mon
     edges = pd.read_csv(done.public / "edges.csv")
     assert list(edges.columns) == ["source", "target"] and len(edges) == 5
     assert (years[edges.source].to_numpy() > years[edges.target].to_numpy()).all()  # ids moved together
+
+
+def test_checksums_printed_by_prepare_are_the_ones_a_task_can_record(task_copy, own_cache, monkeypatch, capsys):
+    serve_kaggle(monkeypatch, houses_download())
+    plain = task_copy("house-price", lambda root: None)
+    assert mlab_main(["prepare", str(plain.root / "house-price.mlab"), "--data", "full"]) == 0
+    assert ("checksums: none declared; `mlab prepare house-price --data full --checksums` prints them"
+            in capsys.readouterr().out)
+    assert mlab_main(["prepare", str(plain.root / "house-price.mlab"), "--data", "full", "--checksums"]) == 0
+    out = capsys.readouterr().out
+    assert "# SHA-256 of the download of kaggle 'home-data-for-ml-course' (4 files)" in out
+    lines = [line for line in out.splitlines() if line.startswith("checksum ")]
+    assert [line.split('"')[1] for line in lines] == sorted(houses_download())
+
+    def record(root):
+        path = root / "house-price.mlab"
+        text = path.read_text().replace('from    kaggle "home-data-for-ml-course"',
+                                        'from    kaggle "home-data-for-ml-course"\n    ' + "\n    ".join(lines))
+        path.write_text(text)
+
+    recorded = task_copy("house-price", record)
+    assert recorded.variant("full")["checksums"] == {line.split('"')[1]: line.split('"')[3] for line in lines}
+    assert mlab_main(["prepare", str(recorded.root / "house-price.mlab"), "--data", "full"]) == 0
+    assert "checksums: 4 declared, all verified" in capsys.readouterr().out

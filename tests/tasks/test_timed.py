@@ -1,7 +1,7 @@
 """Timed metrics: the submitted script and the starter run side by side in the sandbox.
 
 A correct faster script scores better than the starter; a script whose output differs scores
-nothing, with the reason. Each script runs once here (TIMED_RUNS is 3 in real evaluations);
+nothing, with the reason. Each script runs once here (TIMED_RUNS rounds in real evaluations), or its times are scripted;
 no test asserts how long anything took, only which of two programs was faster by far.
 """
 from __future__ import annotations
@@ -139,3 +139,77 @@ def test_a_link_to_the_answers_is_not_followed_into_the_timed_copy(tmp_path):
     (workspace / "linked").symlink_to(secret.parent)
     copy = fresh_copy(workspace, tmp_path / "copy", leave_out=("output.npy",))
     assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*")) == ["sub", "train.py"]
+
+
+class ScriptedTimes:
+    """A stand-in for the scoring sandbox: writes the expected output and reports set wall times.
+
+    It records which program ran in which order (the submission's train.py carries a marker),
+    so the alternation of rounds and the success rule are tested without timing anything.
+    """
+
+    def __init__(self, expected, starter_s: list[float], submission_s: list[float]):
+        self.expected, self.order = expected, []
+        self.times = {"starter": list(starter_s), "submission": list(submission_s)}
+
+    def run(self, folder, argv):
+        from mlab.sandbox import ScriptResult
+
+        which = "submission" if "# submission" in (folder / argv[0]).read_text() else "starter"
+        self.order.append(which)
+        shutil.copyfile(self.expected, folder / "output.npy")
+        return ScriptResult(exit_code=0, timed_out=False, out_of_memory=False,
+                            killed_reason=None, output="", output_chars=0,
+                            wall_s=self.times[which].pop(0), cpu_s=0.0, peak_memory_bytes=0, sandboxed=True)
+
+
+@pytest.fixture
+def scripted_rounds(monkeypatch, task_of, tmp_path):
+    """evaluate() of a vectorization run whose timings are scripted: (result, order of programs)."""
+    from mlab.evaluate import evaluate
+    from mlab.run import Run
+
+    def evaluate_with(starter_s, submission_s):
+        task = task_of("vectorization")
+        run = Run.create(task, task.build.agent("research"), tmp_path / f"runs-{len(list(tmp_path.iterdir()))}")
+        try:
+            fake = ScriptedTimes(run.private_dir / "expected_output.npy", starter_s, submission_s)
+            monkeypatch.setattr(timed, "scoring_sandbox", lambda *args, **kwargs: fake)
+            monkeypatch.setattr(timed, "TIMED_RUNS", len(starter_s))
+            train = run.workspace.root / "train.py"
+            train.write_text(train.read_text() + "\n# submission\n")
+            return evaluate(run), fake.order
+        finally:
+            run.close()
+
+    return evaluate_with
+
+
+def test_rounds_alternate_which_program_runs_first(scripted_rounds):
+    _, order = scripted_rounds([1.0] * 4, [0.5] * 4)
+    assert order == ["starter", "submission", "submission", "starter",
+                     "starter", "submission", "submission", "starter"]
+
+
+def test_a_speedup_in_every_round_succeeds_with_each_round_reported(scripted_rounds):
+    result, _ = scripted_rounds([1.0, 1.1, 0.9, 1.0, 1.0], [0.5, 0.5, 0.6, 0.5, 0.4])
+    assert result["success"] is True and result["failure_mode"] is None
+    assert result["improvement"] == pytest.approx(0.5)
+    baseline = result["baseline"]
+    assert baseline["runs"] == 5 and baseline["paired_speedups"] == [2.0, 2.2, 1.5, 2.0, 2.5]
+    assert baseline["speedup_floor"] == 1.5
+
+
+def test_a_median_speedup_that_one_round_contradicts_is_not_a_success(scripted_rounds):
+    # The medians say 15% faster; the fifth round says the submission was slower: that is noise.
+    result, _ = scripted_rounds([1.0] * 5, [0.85, 0.85, 0.85, 0.85, 1.02])
+    assert result["improvement"] == pytest.approx(0.15)
+    assert result["success"] is False and result["failure_mode"] == "small improvement"
+    assert "reaches the threshold 10%" in result["detail"]
+    assert "slowest round showed only -2.0%" in result["detail"] and "every round" in result["detail"]
+
+
+def test_a_speedup_below_the_threshold_says_so_plainly(scripted_rounds):
+    result, _ = scripted_rounds([1.0] * 3, [0.95] * 3)
+    assert result["success"] is False and result["failure_mode"] == "small improvement"
+    assert result["detail"] == "improvement 5.0% is below the threshold 10%"
