@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import EXIT_FAILED, EXIT_IO, EXIT_OK, EXIT_USAGE, MlabError, UsageError
+from .errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, EXIT_USAGE, MlabError, UsageError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_IO
     except KeyboardInterrupt:
         print("mlab: interrupted", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -179,32 +179,40 @@ class Run:
         except OSError as problem:
             raise StorageError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
         folder = runs_dir / run_id
-        for sub in ("workspace", "private", "objects", "output"):
-            (folder / sub).mkdir()
-        install_starter(task, folder / "workspace")
-        install_data(prepared, folder / "workspace", folder / "private")
-        _copy_build(task, agent, folder / "build")
-        store = ObjectStore(folder / "objects", durable=True)  # the initial state must survive anything
-        snapshotter = Snapshotter(folder / "workspace", store)
-        snapshotter.scan()
-        meta = {
-            "schema": RUN_SCHEMA_ID, "schema_version": 1, "id": run_id, "created": timestamp(),
-            "mlab_version": __version__, "compiler_version": compiler_version(),
-            "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
-            "seed": int(seed), "limits": resolved.to_json(),
-            "python": python or sys.executable, "device": device,
-            "build": {"digest": task.build.digest, "from": str(task.build.dir)},
-            "read_only": list(task.doc["read_only"]),
-            "initial_snapshot": store.put_json(snapshotter.manifest),
-        }
-        _write_json_atomic(folder / RUN_JSON, meta)
-        (folder / TRACE).touch()
-        (folder / "research_log.md").touch()
+        try:  # a folder left half made (an error, a Ctrl-C) is no run: remove it
+            for sub in ("workspace", "private", "objects", "output"):
+                (folder / sub).mkdir()
+            install_starter(task, folder / "workspace")
+            install_data(prepared, folder / "workspace", folder / "private")
+            _copy_build(task, agent, folder / "build")
+            store = ObjectStore(folder / "objects", durable=True)  # the initial state must survive anything
+            snapshotter = Snapshotter(folder / "workspace", store)
+            snapshotter.scan()
+            meta = {
+                "schema": RUN_SCHEMA_ID, "schema_version": 1, "id": run_id, "created": timestamp(),
+                "mlab_version": __version__, "compiler_version": compiler_version(),
+                "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
+                "seed": int(seed), "limits": resolved.to_json(),
+                "python": python or sys.executable, "device": device,
+                "build": {"digest": task.build.digest, "from": str(task.build.dir)},
+                "read_only": list(task.doc["read_only"]),
+                "initial_snapshot": store.put_json(snapshotter.manifest),
+            }
+            _write_json_atomic(folder / RUN_JSON, meta)
+            (folder / TRACE).touch()
+            (folder / "research_log.md").touch()
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         return cls(folder, meta, task, agent, [], dict(snapshotter.manifest))
 
     @classmethod
-    def resume(cls, folder: Path) -> "Run":
-        """Continue a run from its last complete step, its workspace restored to that step."""
+    def resume(cls, folder: Path, device: str | None = None) -> "Run":
+        """Continue a run from its last complete step, its workspace restored to that step.
+
+        `device` (CUDA_VISIBLE_DEVICES) replaces the one the run was started with, for a run
+        continued on another GPU or machine; it is recorded in run.json for later resumes.
+        """
         folder = Path(folder).resolve()
         meta = read_run_meta(folder)
         build = load_build(folder / "build", check_fresh=False)
@@ -220,6 +228,13 @@ class Run:
         except BaseException:
             os.close(lock)
             raise
+        if device is not None and device != meta.get("device"):
+            meta["device"] = device
+            try:
+                _write_json_atomic(folder / RUN_JSON, meta)
+            except BaseException:
+                os.close(lock)
+                raise
         run = cls(folder, meta, task, agent, records, {}, lock)
         run.snapshotter.restore(manifest)
         for record in records:

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import EXIT_FAILED, EXIT_OK, MlabError, UsageError
+from .errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError
 
 RUN_EPILOG = """\
 model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
@@ -25,7 +25,7 @@ CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default,
     "MLAB_MODEL_ATTEMPTS": ("max_attempts", int, 5, "a whole number of at least 1"),
 }
 LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses the same ones
-INTERRUPTED = 130
+INTERRUPTED = EXIT_INTERRUPTED
 
 
 def add_parsers(verbs) -> None:
@@ -39,7 +39,7 @@ def add_parsers(verbs) -> None:
     run.add_argument("--edit-model", metavar="M", help="model for script edits")
     run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers; "
                      "--model's server then also serves the tiers not named")
-    run.add_argument("--data", default="lite", choices=("lite", "full"), help="data variant (default lite)")
+    run.add_argument("--data", choices=("lite", "full"), help="data variant (default lite)")
     run.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
     run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
     run.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
@@ -49,9 +49,10 @@ def add_parsers(verbs) -> None:
     run.add_argument("--runs-dir", default="runs", metavar="DIR", help="where run folders go (default runs/)")
     run.add_argument("--build", metavar="DIR", help="take the task and agent from this build (refused if stale)")
     run.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
-    run.add_argument("--seed", type=int, default=0, help="replicate number; passed to the model as a sampling seed")
+    run.add_argument("--seed", type=int, help="replicate number (default 0); passed to the model as a sampling seed")
     run.add_argument("--python", metavar="P", help="interpreter for the agent's scripts")
-    run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts")
+    run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "
+                     "(with --resume: replaces the one the run was started with)")
     run.add_argument("--plain", action="store_true", help="plain log lines even on a terminal")
     verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")
 
@@ -245,10 +246,15 @@ def _open_run(args):
     if args.resume:
         given = [flag for flag, value in (("TASK", args.task), ("--agent", args.agent), ("--model", args.model),
                                           ("--fast-model", args.fast_model), ("--edit-model", args.edit_model),
-                                          ("--api-base", args.api_base), ("--build", args.build)) if value]
+                                          ("--api-base", args.api_base), ("--build", args.build),
+                                          ("--data", args.data), ("--seed", args.seed is not None),
+                                          ("--python", args.python), ("--steps", args.steps is not None),
+                                          ("--time", args.time), ("--tokens", args.tokens is not None),
+                                          ("--cost", args.cost is not None), ("--script-timeout", args.script_timeout),
+                                          ("--memory", args.memory)) if value]
         if given:
-            raise UsageError(f"--resume continues a run with the task, agent and models it was started with; "
-                             f"do not give {', '.join(given)}")
+            raise UsageError(f"--resume continues a run with the task, agent, models, data, seed, interpreter "
+                             f"and limits it was started with; do not give {', '.join(given)}")
         folder = Path(args.resume)
         if (folder / "result.json").is_file():
             raise UsageError(f"{folder} is finished (it has a result.json); start a new run instead")
@@ -265,7 +271,7 @@ def _open_run(args):
         from .models import import_litellm
 
         import_litellm()  # before the run's clock starts again
-        return Run.resume(folder), config
+        return Run.resume(folder, device=args.device), config
     if not args.task:
         raise UsageError("name a task (e.g. `mlab run house-price --model mlab/demo`) or give --resume RUN_DIR")
     task = resolve_task(args.task, Path(args.build) if args.build else None)
@@ -280,9 +286,10 @@ def _open_run(args):
     check_keys([t["model"] for t in tiers.values()], args.api_base)
     _check_offline_models([t["model"] for t in tiers.values()])
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
-    run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
+    seed = 0 if args.seed is None else args.seed
+    run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
                      limits=_limit_overrides(args), python=args.python, device=args.device)
-    config = {"tiers": tiers, "api_base": args.api_base, "seed": args.seed}
+    config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
     (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
     return run, config
 

@@ -106,6 +106,34 @@ def test_resume_refuses_what_would_change_the_run(tiny_task, tmp_path):
     assert code == 2 and "is finished (it has a result.json)" in err
 
 
+def test_resume_may_move_a_run_to_another_device_but_changes_nothing_else(tiny_task, tmp_path, monkeypatch):
+    import json
+
+    from mlab import run_command
+
+    replies = [research_reply("List Files", {"dir_path": "."}), research_reply("Final Answer", {"final_answer": "done"})]
+    shown = run_command.Display.step
+
+    def stop_after_the_first_step(self, record, observation, usage):
+        shown(self, record, observation, usage)
+        if record["step"] == 1:
+            raise KeyboardInterrupt  # as a second Ctrl-C right after a step
+
+    monkeypatch.setattr(run_command.Display, "step", stop_after_the_first_step)
+    code, _, err = mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs",
+                        "--device", "0")
+    assert code == 130 and "--resume" in err
+    monkeypatch.setattr(run_command.Display, "step", shown)
+    run_dir = only_run(tmp_path / "runs")
+    code, _, err = mlab("run", "--resume", run_dir, "--data", "full", "--steps", "9", "--seed", "0")
+    assert code == 2 and "do not give --data, --seed, --steps" in err
+    assert json.loads((run_dir / "run.json").read_text())["device"] == "0"
+    code, out, err = mlab("run", "--resume", run_dir, "--device", "1")
+    assert code == 1 and "no submission: submission.csv" in result(run_dir)["detail"], out + err  # it wrote none
+    assert json.loads((run_dir / "run.json").read_text())["device"] == "1"
+    assert [r["action"] for r in trace(run_dir)] == ["List Files", "Final Answer"]
+
+
 def test_a_helper_model_that_fails_during_an_action_ends_the_run_after_that_step(tiny_task, tmp_path):
     replies = [research_reply("Reflection", {"things_to_reflect_on": "what next"})]  # no reply left for the helper
     code, _, _ = mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")
@@ -117,3 +145,15 @@ def test_a_helper_model_that_fails_during_an_action_ends_the_run_after_that_step
     assert ended["end_reason"] == "model replies exhausted" and ended["action"] is None
     assert result(run_dir)["failure_mode"] == "model replies exhausted"
     assert trace_problems(run_dir) == []
+
+
+def test_ctrl_c_before_the_agent_loop_starts_exits_130_without_a_traceback(tiny_task, tmp_path, monkeypatch):
+    from mlab import run
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt  # as a Ctrl-C while the run folder is being made
+
+    monkeypatch.setattr(run, "install_data", interrupted)
+    code, out, err = mlab("run", tiny_task, "--model", "mlab/demo", "--runs-dir", tmp_path / "runs")
+    assert (code, out, err) == (130, "", "mlab: interrupted\n")
+    assert list((tmp_path / "runs").iterdir()) == []  # no half-made run folder is left to confuse a resume
