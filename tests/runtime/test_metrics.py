@@ -337,7 +337,30 @@ def test_timed_score_pairs_rounds_and_keeps_the_smallest_speedup():
     assert result["paired_speedups"] == pytest.approx([2.0, 2.0, 0.9])
     assert result["speedup"] == pytest.approx(2.0 / 1.1)
     assert result["speedup_floor"] == pytest.approx(0.9)
-    assert result["improvement_floor"] == pytest.approx(1 - 1 / 0.9)
+
+
+def test_the_sign_test_asks_every_round_of_five_and_twelve_of_fifteen():
+    from math import comb
+
+    from mlab.metrics import SIGN_TEST_LEVEL, rounds_required
+
+    assert (rounds_required(5), rounds_required(15)) == (5, 12)
+    assert [rounds_required(n) for n in (1, 2, 3)] == [1, 2, 3]  # too few rounds: all of them
+    for n in (5, 15):  # the needed count is the smallest whose chance under a fair coin is below the level
+        tail = [sum(comb(n, j) for j in range(k, n + 1)) / 2 ** n for k in range(n + 1)]
+        assert tail[rounds_required(n)] <= SIGN_TEST_LEVEL < tail[rounds_required(n) - 1]
+
+
+def test_split_verdicts_earn_more_rounds_and_clear_ones_do_not():
+    from mlab.metrics import needs_more_rounds, timed_rounds_succeed
+
+    one_slow = ([1.0] * 5, [0.5, 0.5, 0.5, 0.5, 0.95])
+    assert needs_more_rounds(*one_slow, 0.10) and not timed_rounds_succeed(
+        timed_score(*one_slow)["paired_speedups"], 0.10)
+    assert not needs_more_rounds([1.0] * 5, [0.5] * 5, 0.10)  # every round clears: a success
+    assert not needs_more_rounds([1.0] * 5, [0.95] * 5, 0.10)  # the medians fall short: a plain failure
+    # exactly 10% faster clears a 10% threshold (float rounding aside)
+    assert timed_rounds_succeed([1 / 0.9] * 5, 0.10)
 
 
 @pytest.mark.parametrize("times, message", [([], "no candidate timings"),
