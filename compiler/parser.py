@@ -59,7 +59,8 @@ def parse_text(text: str, path: str, comments: list[Comment] | None = None) -> A
     try:
         tree = parser.parse(text)
     except UnexpectedInput as error:
-        raise DiagnosticError([syntax_diagnostic(error, text, path)]) from None
+        first = syntax_diagnostic(error, text, path)
+        raise DiagnosticError([first, *_later_syntax_errors(text, path, first.span.line)]) from None
     if comments is not None:
         comments.extend(_comment_sink)
         _comment_sink.clear()
@@ -71,6 +72,46 @@ def parse_text(text: str, path: str, comments: list[Comment] | None = None) -> A
         if isinstance(error.orig_exc, RecursionError):
             raise DiagnosticError([_too_deep(text, path)]) from None
         raise error.orig_exc from None
+
+
+_DECLARATION = re.compile(r"(use|task|actions|agent|experiment)(?![A-Za-z0-9_-])")
+_TRIPLE_QUOTE = re.compile(r'(?<!\\)"""')
+
+
+def _declaration_starts(lines: list[str]) -> list[int]:
+    """Line indexes (0-based) where a top-level declaration surely starts: its keyword at column 0
+    right after a line that ended the one before (`}` or a `use` line at column 0), blank lines and
+    comments between. Lines inside a triple-quoted text almost never look like that."""
+    starts, ended = [], True
+    for index, line in enumerate(lines):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if ended and _DECLARATION.match(line):
+            starts.append(index)
+        ended = line.rstrip() == "}" or line.startswith("use ")
+    return starts
+
+
+def _later_syntax_errors(text: str, path: str, first_line: int) -> list[Diagnostic]:
+    """The syntax errors of the declarations after the one that failed, each parsed on its own.
+
+    The parser stops at a file's first error; an author fixing a contributed file wants every
+    broken declaration at once. Each declaration that starts after the first error's line is
+    parsed alone (padded with newlines, so lines and columns stay the file's) and gives at most
+    one diagnostic of its own.
+    """
+    lines = text.split("\n")
+    starts = [i for i in _declaration_starts(lines) if i + 1 > first_line]
+    found = []
+    for start, end in zip(starts, [*starts[1:], len(lines)]):
+        if len(_TRIPLE_QUOTE.findall("\n".join(lines[:start]))) % 2:
+            continue  # inside a triple-quoted text that only looks like a declaration
+        chunk = "\n" * start + "\n".join(lines[start:end])
+        try:
+            mlab_parser().parse(chunk)
+        except UnexpectedInput as error:
+            found.append(syntax_diagnostic(error, chunk, path))
+    return found
 
 
 _SANE_DEPTH = 100

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from ruamel.yaml import YAML
 
 from mlabc.convert import mlab_to_yaml, yaml_to_mlab
+from mlabc.yaml_write import ConvertError
 from mlabc.diagnostics import DiagnosticError
 from mlabc.fmt import comment_texts
 from mlabc.parser import parse_text
@@ -92,6 +94,18 @@ def test_convert_reports_errors_in_the_source(tmp_path, mlabc):
     assert code == 1 and f"{bad_yaml}:3:5: error[E103]" in err
 
 
+def check_text(text: str):
+    """`mlabc check` of one file's text (written where its `use std` still resolves)."""
+    import tempfile
+
+    from mlabc.api import check_paths
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.mlab"
+        path.write_text(text, encoding="utf-8")
+        return check_paths([str(path)])
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_any_parsable_mutation_converts_both_ways_with_its_comments(text):
@@ -99,6 +113,15 @@ def test_any_parsable_mutation_converts_both_ways_with_its_comments(text):
         parse_text(text, "m.mlab")
     except DiagnosticError:
         assume(False)
-    yaml_text = mlab_to_yaml(text, "m.mlab")  # reads its output back: same AST, same comments
+    try:
+        yaml_text = mlab_to_yaml(text, "m.mlab")  # reads its output back: same AST, same comments
+    except ConvertError as refused:
+        # Only a file that parses but that `mlabc check` rejects may lack a YAML form.
+        message = str(refused)
+        assert "fix what `mlabc check` reports" in message
+        line = int(message.split(":")[0].removeprefix("line "))
+        reported = [d for d in check_text(text).diagnostics if d.severity == "error" and d.span and d.span.line == line]
+        assert reported, f"convert refused line {line}, which `mlabc check` accepts"
+        assume(False)
     back = yaml_to_mlab(yaml_text, "m.mlab.yaml")
     assert sorted(comment_texts(back, "m")) == sorted(comment_texts(text, "m"))
