@@ -193,3 +193,16 @@ def test_mlab_help_does_not_import_heavy_libraries():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert "drive" in done.stdout and "checkout" in done.stdout
+
+
+
+def test_script_threads_follow_the_task_whatever_the_machine_has(monkeypatch):
+    import os
+
+    from mlab.run import thread_env
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)  # as `taskset -c 3 mlab run`
+    env = thread_env(2)
+    assert {env[name] for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                   "LOKY_MAX_CPU_COUNT")} == {"2"}
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE"

@@ -12,7 +12,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-EPOCHS = 4
+EPOCHS = 3
 BATCH_SIZE = 64
 LEARNING_RATE = 1e-3
 
