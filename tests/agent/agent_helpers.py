@@ -193,3 +193,19 @@ def trace_problems(run_dir: Path) -> list[str]:
 def actions_taken(run_dir: Path) -> list[tuple]:
     """(action, input, status) of every record of a run."""
     return [(r["action"], r["action_input"], r["status"]) for r in trace(run_dir)]
+
+
+def interrupted_after_first_step(monkeypatch, *args) -> tuple[int, str, str]:
+    """`mlab run ARGS` stopped as by a second Ctrl-C right after its first step (resumable)."""
+    from mlab import run_command
+
+    shown = run_command.Display.step
+
+    def stop_after_the_first_step(self, record, observation, usage):
+        shown(self, record, observation, usage)
+        if record["step"] == 1:
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(run_command.Display, "step", stop_after_the_first_step)
+        return mlab("run", *args)

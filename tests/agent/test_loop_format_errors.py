@@ -1,5 +1,6 @@
 """Replies that cannot be used: what the model is told, the retry limit, and what the run records."""
-from agent_helpers import mlab, only_run, research_reply, result, scripted, trace, trace_problems
+from agent_helpers import (interrupted_after_first_step, mlab, only_run, research_reply, result, scripted,
+                           trace, trace_problems)
 
 BAD_REPLIES = [
     ("I think I should look around first.", "the reply has no 'Action:', 'Action Input:' line"),
@@ -109,21 +110,10 @@ def test_resume_refuses_what_would_change_the_run(tiny_task, tmp_path):
 def test_resume_may_move_a_run_to_another_device_but_changes_nothing_else(tiny_task, tmp_path, monkeypatch):
     import json
 
-    from mlab import run_command
-
     replies = [research_reply("List Files", {"dir_path": "."}), research_reply("Final Answer", {"final_answer": "done"})]
-    shown = run_command.Display.step
-
-    def stop_after_the_first_step(self, record, observation, usage):
-        shown(self, record, observation, usage)
-        if record["step"] == 1:
-            raise KeyboardInterrupt  # as a second Ctrl-C right after a step
-
-    monkeypatch.setattr(run_command.Display, "step", stop_after_the_first_step)
-    code, _, err = mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs",
-                        "--device", "0")
+    code, _, err = interrupted_after_first_step(monkeypatch, tiny_task, "--model", scripted(tmp_path, replies),
+                                                "--runs-dir", tmp_path / "runs", "--device", "0")
     assert code == 130 and "--resume" in err
-    monkeypatch.setattr(run_command.Display, "step", shown)
     run_dir = only_run(tmp_path / "runs")
     code, _, err = mlab("run", "--resume", run_dir, "--data", "full", "--steps", "9", "--seed", "0")
     assert code == 2 and "do not give --data, --seed, --steps" in err

@@ -1,7 +1,8 @@
 """Every agent of the standard library runs to a Final Answer with replies in its own format."""
 import pytest
 
-from agent_helpers import json_reply, mlab, only_run, result, scripted, sections_reply, trace, trace_problems
+from agent_helpers import (interrupted_after_first_step, json_reply, mlab, only_run, result, scripted,
+                           sections_reply, trace, trace_problems)
 
 RESEARCH = ["Reflection", "Research Plan and Status", "Fact Check", "Thought"]
 SECTION_AGENTS = {  # agent: its text sections, before Action and Action Input
@@ -73,23 +74,12 @@ def test_research_retrieval_keeps_a_research_log_and_shows_what_it_retrieves(tin
 
 
 def test_research_retrieval_resumed_between_steps_makes_each_log_entry_once(tiny_task, tmp_path, monkeypatch):
-    from mlab import run_command
-
     replies = [sections_reply(RESEARCH, "List Files", {"dir_path": "."}), "LOG: one.", "RETRIEVED: one.",
                sections_reply(RESEARCH, *RUN_THEN_SUBMIT[0]), "LOG: two.", "RETRIEVED: two.",
                sections_reply(RESEARCH, *RUN_THEN_SUBMIT[1])]
-    shown = run_command.Display.step
-
-    def stop_after_the_first_step(self, record, observation, usage):
-        shown(self, record, observation, usage)
-        if record["step"] == 1:
-            raise KeyboardInterrupt  # as a second Ctrl-C right after a step
-
-    monkeypatch.setattr(run_command.Display, "step", stop_after_the_first_step)
-    code, _, err = mlab("run", tiny_task, "--agent", "research-retrieval", "--model", scripted(tmp_path, replies),
-                        "--runs-dir", tmp_path / "runs")
+    code, _, err = interrupted_after_first_step(monkeypatch, tiny_task, "--agent", "research-retrieval", "--model",
+                                                scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")
     assert code == 130 and "--resume" in err
-    monkeypatch.setattr(run_command.Display, "step", shown)
     run_dir = only_run(tmp_path / "runs")
     assert len(trace(run_dir)) == 1
     code, _, err = mlab("run", "--resume", run_dir)
