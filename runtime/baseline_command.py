@@ -45,6 +45,10 @@ def cmd_baseline(args) -> int:
         print(f"{label}: timed metric: the starter {measured['script']} runs in {measured['value']:.3f} s "
               f"(median of {measured.get('runs')} runs, side by side with itself); no number is recorded: "
               "the starter is timed beside each submission")
+        paired = measured.get("paired_speedups") or []
+        if paired:
+            print(f"  timing noise here: the starter ran {min(paired):.3f}x to {max(paired):.3f}x as fast as itself "
+                  f"across the rounds")
         return EXIT_OK
     print(f"{label}: the starter {measured['script']} scored {metric['name']} {measured['value']:.6g} "
           f"({_direction(task)}) in {measured.get('wall_s', 0):.1f} s")

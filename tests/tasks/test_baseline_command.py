@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -64,6 +65,8 @@ def test_a_timed_task_reports_the_starters_time_and_records_nothing(capsys, suit
     assert mlab_main(["baseline", "vectorization", "--build", str(suite_build.dir), "--record"]) == 0
     out = capsys.readouterr().out
     assert "timed metric: the starter train.py runs in" in out and "no number is recorded" in out
+    noise = re.search(r"timing noise here: the starter ran ([0-9.]+)x to ([0-9.]+)x as fast as itself", out)
+    assert noise and float(noise.group(1)) <= float(noise.group(2))
 
 
 def test_an_unknown_task_is_a_clear_error(capsys):
