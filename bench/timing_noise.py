@@ -70,35 +70,35 @@ def one_trial(settings, starter: Path, candidate: Path, rounds: int, extra: int)
     """One evaluation's timings, as mlab.timed takes them: `rounds` rounds (round 1 starter first,
     then alternating), and `extra` more when the medians clear the threshold but too few rounds do."""
     from mlab.metrics import needs_more_rounds
+    from mlab.timed import round_order
 
-    times: dict[str, list[float]] = {"starter": [], "candidate": []}
+    folders = {"starter": starter, "submission": candidate}
+    times: dict[str, list[float]] = {"starter": [], "submission": []}
 
     def time_rounds(first: int, last: int) -> None:
         for number in range(first, last + 1):
-            order = [("starter", starter), ("candidate", candidate)]
-            for which, folder in order if number % 2 == 1 else order[::-1]:
-                result = settings.run(folder, ["train.py"])
+            for which in round_order(number):
+                result = settings.run(folders[which], ["train.py"])
                 if result.exit_code != 0:
                     raise SystemExit(f"the benchmark program failed: {result.killed_reason or result.output[-300:]}")
                 times[which].append(max(result.wall_s, 1e-6))
 
     time_rounds(1, rounds)
-    if needs_more_rounds(times["starter"], times["candidate"], THRESHOLD):
+    if needs_more_rounds(times["starter"], times["submission"], THRESHOLD):
         time_rounds(rounds + 1, rounds + extra)
-    return times["starter"], times["candidate"]
+    return times["starter"], times["submission"]
 
 
 def judge(starter: list[float], candidate: list[float], rounds: int) -> tuple[bool, bool]:
     """(success by the medians of the first `rounds` rounds, success by mlab's rule) of one trial."""
-    from mlab.evaluate import timed_success
-    from mlab.metrics import improvement, is_success, timed_score
+    from mlab.metrics import improvement, is_success, timed_rounds_succeed, timed_score
 
     def by_medians(timing: dict) -> bool:
         return is_success(improvement(timing["score"], timing["baseline"], "lower_is_better"), THRESHOLD)
 
     first = timed_score(starter[:rounds], candidate[:rounds])
     every = timed_score(starter, candidate)
-    return by_medians(first), by_medians(every) and timed_success(every, THRESHOLD)
+    return by_medians(first), by_medians(every) and timed_rounds_succeed(every["paired_speedups"], THRESHOLD)
 
 
 def main() -> int:

@@ -80,16 +80,17 @@ def cmd_prepare(args) -> int:
                        for p in (prepared.folder / side).rglob("*") if p.is_file())
         print(f"  {side}: {', '.join(files) or '(none)'}")
     from .data import checksum_lines
+    from .loaders import REMOTE_SOURCES
 
-    declared = task.variant(args.data)["checksums"]
-    lines, what = checksum_lines(task, args.data, prepared)
+    variant = task.variant(args.data)
     if args.checksums:
+        lines, what = checksum_lines(task, args.data, prepared)
         print(f"# SHA-256 of {what}; to record them, paste into the `data {args.data} {{ ... }}` block of "
               f"task {task.name} (in {task.root}):")
         print("\n".join(lines))
-    elif declared:
-        print(f"  checksums: {len(declared)} declared, all verified")
-    elif what.startswith("the download"):
+    elif variant["checksums"]:
+        print(f"  checksums: {len(variant['checksums'])} declared, all verified")
+    elif variant["source"]["kind"] in REMOTE_SOURCES:
         print(f"  checksums: none declared; `mlab prepare {task.name} --data {args.data} --checksums` prints "
               f"them for the task")
     return EXIT_OK

@@ -130,24 +130,9 @@ def _run_starter(run, script: str) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def timed_success(baseline: dict, threshold: float) -> bool:
-    """Whether a timed submission's rounds show its speed-up beyond timing noise.
-
-    Each round times the starter and the submission once (mlab.timed). The medians alone let
-    noise pass for a speed-up: on a busy machine an unchanged starter once timed 10% faster
-    than itself. A sign test on the rounds (mlab.metrics.timed_rounds_succeed) keeps a false
-    success under 5% for a program whose true speed-up is below the threshold. Baselines
-    without rounds (untimed metrics) pass unchanged.
-    """
-    from .metrics import timed_rounds_succeed
-
-    paired = baseline.get("paired_speedups")
-    return paired is None or timed_rounds_succeed(paired, threshold)
-
-
 def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None = None) -> dict:
     """Score the run's final workspace and compare with the baseline (the core of result.json)."""
-    from .metrics import improvement, is_success
+    from .metrics import improvement, is_success, timed_rounds_succeed
 
     doc = run.task.doc
     if doc["metric"]["kind"] == "timed":
@@ -164,7 +149,7 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
     if score.value is not None and baseline.get("value") is not None:
         gain = improvement(score.value, baseline["value"], direction)
     success = gain is not None and is_success(gain, threshold)
-    noisy = success and not timed_success(baseline, threshold)
+    noisy = success and not timed_rounds_succeed(baseline.get("paired_speedups"), threshold)
     success = success and not noisy
     failure, detail = outcome_failure, outcome_detail
     if failure is None and score.failure_mode:

@@ -14,11 +14,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import EXIT_INTERRUPTED
 from .sweep_state import Work
 
 PR_SET_PDEATHSIG = 1
-INTERRUPTED_EXIT = EXIT_INTERRUPTED  # what `mlab run` exits with when stopped resumable
 
 
 @dataclass

@@ -69,8 +69,7 @@ def _score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: s
 def score_steps(run: LoadedRun) -> list[dict]:
     """The score of the workspace after every step (0: as prepared), with time and usage so far."""
     from .build import load_build
-    from .evaluate import timed_success
-    from .metrics import improvement, is_success
+    from .metrics import improvement, is_success, timed_rounds_succeed
     from .snapshots import SYMLINK_PREFIX, ObjectStore, apply_delta
 
     try:
@@ -111,7 +110,7 @@ def score_steps(run: LoadedRun) -> list[dict]:
                 gain = improvement(value, reference, direction)
             rows.append({"step": step, "score": value, "improvement": gain,
                          "success": gain is not None and is_success(gain, threshold)
-                         and timed_success(timed or {}, threshold),
+                         and timed_rounds_succeed((timed or {}).get("paired_speedups"), threshold),
                          "elapsed_s": float(record.get("elapsed_s", 0.0)), "tokens": tokens,
                          "cost": None if cost is None else round(cost, 8),
                          "submission": digest, "problem": problem if value is None else None})

@@ -225,16 +225,12 @@ class Run:
             if intact < len(records):
                 records = repair_trace(folder / TRACE, keep=intact)
             manifest = manifest_at(store, meta, records, len(records))
+            if device is not None and device != meta.get("device"):
+                meta["device"] = device
+                _write_json_atomic(folder / RUN_JSON, meta)
         except BaseException:
             os.close(lock)
             raise
-        if device is not None and device != meta.get("device"):
-            meta["device"] = device
-            try:
-                _write_json_atomic(folder / RUN_JSON, meta)
-            except BaseException:
-                os.close(lock)
-                raise
         run = cls(folder, meta, task, agent, records, {}, lock)
         run.snapshotter.restore(manifest)
         for record in records:

@@ -25,7 +25,6 @@ CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default,
     "MLAB_MODEL_ATTEMPTS": ("max_attempts", int, 5, "a whole number of at least 1"),
 }
 LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses the same ones
-INTERRUPTED = EXIT_INTERRUPTED
 
 
 def add_parsers(verbs) -> None:
@@ -330,7 +329,7 @@ def cmd_run(args) -> int:
         run.close()
     if outcome is None or outcome.end_reason == "interrupted":
         print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
-        return INTERRUPTED
+        return EXIT_INTERRUPTED
     result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
     _print_result(run, result)
     return EXIT_OK if result["failure_mode"] in (None, "small improvement") else EXIT_FAILED

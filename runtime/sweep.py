@@ -15,7 +15,8 @@ import sys
 from collections import Counter, deque
 from dataclasses import dataclass
 
-from .executors import INTERRUPTED_EXIT, Ended, Executor
+from .errors import EXIT_INTERRUPTED
+from .executors import Ended, Executor
 from .sweep_plan import RunSpec
 from .sweep_progress import Progress
 from .sweep_state import (DONE, FAILED, INTERRUPTED, PENDING, RUNNING, SweepFolder, Work, new_entry, reconcile,
@@ -66,7 +67,7 @@ class SweepOutcome:
     @property
     def exit_code(self) -> int:
         if self.stopped:
-            return INTERRUPTED_EXIT
+            return EXIT_INTERRUPTED
         return 0 if self.failed == 0 and self.unfinished == 0 else 1
 
 
@@ -148,7 +149,7 @@ class Sweep:
         if self.folder.finished(name):
             entry["status"], entry["error"] = DONE, None
             self._event(f"done   {spec.key}: {self._verdict(name)}")
-        elif ended.lost or ended.exit_code == INTERRUPTED_EXIT or (ended.exit_code or 0) < 0 or self.stop.asked:
+        elif ended.lost or ended.exit_code == EXIT_INTERRUPTED or (ended.exit_code or 0) < 0 or self.stop.asked:
             self._interrupted(spec, entry, ended, queue)
         else:
             self._failed(spec, entry, ended.message or f"`mlab run` exited with {ended.exit_code}", queue)

@@ -2,16 +2,16 @@
 
 The task's starter script (from the run's initial workspace, or the task's starter folder
 with the prepared data) and the submitted script run in TIMED_RUNS rounds in the sandbox, one
-run of each per round, the order alternating from round to round, each run in a fresh copy of
-its workspace without the output file. The output the submission writes must match the
-starter's (mlab.metrics.compare_outputs: arrays close, text equal), and the task's private
-expected output when it has one; otherwise the submission scores nothing and the reason says
-what differed. The score is the submission's median wall
-time, the baseline the starter's median, so the improvement is 1 - 1/speed-up. Each round's
-own speed-up is kept too: success needs it to clear the threshold in enough rounds to be told
-apart from timing noise (a sign test, mlab.metrics.rounds_required: all of the first five;
-when the medians clear it but a round did not, TIMED_EXTRA_RUNS more rounds are timed and 12
-of the 15 must). A starter that fails or disagrees with the expected output is a fault of the task, reported as such.
+run of each per round, the order alternating from round to round (round_order), each run in a
+fresh copy of its workspace without the output file. The output the submission writes must
+match the starter's (mlab.metrics.compare_outputs: arrays close, text equal), and the task's
+private expected output when it has one; otherwise the submission scores nothing and the
+reason says what differed. The score is the submission's median wall time, the baseline the
+starter's median, so the improvement is 1 - 1/speed-up. Each round's own speed-up is kept too:
+success needs it to clear the threshold in enough rounds to be told apart from timing noise (a
+sign test, mlab.metrics.rounds_required: all of the first five; when the medians clear it but
+a round did not, TIMED_EXTRA_RUNS more rounds are timed and 12 of the 15 must). A starter that
+fails or disagrees with the expected output is a fault of the task, reported as such.
 """
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ from .timed_sandbox import copy_files, fresh_copy, how_it_ended, output_tail, sc
 TIMED_RUNS = 5  # rounds; a submission must clear the threshold in all five...
 TIMED_EXTRA_RUNS = 10  # ...or, when its medians do and some round did not, in 12 of 15 (metrics.rounds_required)
 SUBMISSION_FORMAT_ERROR = "submission format error"
+
+
+def round_order(number: int) -> tuple[str, str]:
+    """Which program runs first in round `number` (from 1): the starter in odd rounds, so round 1
+    makes the reference output; the submission in even ones, so that warm caches and drifting
+    clocks favour neither."""
+    return ("starter", "submission") if number % 2 == 1 else ("submission", "starter")
 
 
 def expected_output(task, variant_name: str, private_dir: Path, output: str) -> Path | None:
@@ -51,6 +58,7 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
                 runs: int | None = None, python: str | None = None, device: str | None = None):
     """The Score of the submitted script in workspace, with the side-by-side baseline in Score.baseline."""
     from .evaluate import Score
+    from .metrics import needs_more_rounds, timed_score
 
     runs = TIMED_RUNS if runs is None else runs
     doc = task.doc
@@ -94,20 +102,13 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
             return None
 
         def time_rounds(first: int, last: int):
-            for round_number in range(first, last + 1):
-                # The first round times the starter first (its output is the reference); later rounds
-                # alternate which program goes first, so warm caches and drifting clocks favour neither.
-                starter_first = round_number % 2 == 1
-                if starter_first:
-                    time_starter(round_number == 1)
-                invalid = time_submission()
-                if invalid is not None:
-                    return invalid
-                if not starter_first:
-                    time_starter(False)
+            """Time rounds first..last; the Score of an invalid submission, else None."""
+            for number in range(first, last + 1):
+                for which in round_order(number):
+                    invalid = time_starter(number == 1) if which == "starter" else time_submission()
+                    if invalid is not None:
+                        return invalid
             return None
-
-        from .metrics import needs_more_rounds
 
         rounds = max(1, runs)
         invalid = time_rounds(1, rounds)
@@ -117,8 +118,6 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
             return invalid
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    from .metrics import timed_score
-
     timing = timed_score(times["starter"], times["submission"])
     baseline = _baseline(reference_script, times)
     baseline["speedup"] = round(timing["speedup"], 4)
