@@ -36,20 +36,13 @@ def baselines_path(task) -> Path:
 
 def data_digest(task, variant_name: str) -> str:
     """The hash of what the variant's data is made from (no package versions, no download)."""
-    from .data import _folder_digest, _source_path
-    from .cache import file_sha256
+    from .data import _folder_digest, _source_path, local_source_digest
 
     variant = task.variant(variant_name)
     source, where = variant["source"], f"data variant {variant_name} of task {task.name}"
-    kind = source["kind"]
-    if kind in ("csv", "parquet"):
-        content = file_sha256(_source_path(task, source["value"], where))
-    elif kind == "folder":
-        content = _folder_digest(_source_path(task, source["value"], where))
-    elif kind == "generate":
-        content = _folder_digest(_source_path(task, source["file"], where).parent)
-    else:  # sklearn's bundled sets and remote sources: named by their declaration (with checksums)
-        content = f"{kind}:{source['value']}"
+    content = local_source_digest(task, source, where)
+    if content is None:  # sklearn's bundled sets and remote sources: named by their declaration (with checksums)
+        content = f"{source['kind']}:{source['value']}"
     if variant.get("prepare"):
         content += " " + _folder_digest(_source_path(task, variant["prepare"]["file"], where).parent)
     return content

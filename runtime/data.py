@@ -74,24 +74,32 @@ def _package_version(name: str) -> str:
         return "absent"
 
 
+def local_source_digest(task: TaskBuild, source: dict, where: str) -> str | None:
+    """The content hash of a source kept with the task (a table, a folder, a generator's whole
+    folder); None for sources named by their declaration (scikit-learn's sets, remote sources)."""
+    kind = source["kind"]
+    if kind in ("csv", "parquet"):
+        return file_sha256(_source_path(task, source["value"], where))
+    if kind == "folder":
+        return _folder_digest(_source_path(task, source["value"], where))
+    if kind == "generate":
+        # The whole folder of the generator: it may read word lists or helpers beside it.
+        return _folder_digest(_source_path(task, source["file"], where).parent)
+    return None
+
+
 def preparation_key(task: TaskBuild, variant_name: str) -> str:
     """The content hash naming a prepared variant: source bytes, split, files, code versions."""
     variant = task.variant(variant_name)
     where = _where(task, variant_name)
     source = variant["source"]
     kind = source["kind"]
-    if kind in REMOTE_SOURCES:
+    content = local_source_digest(task, source, where)
+    if content is None and kind in REMOTE_SOURCES:
         content = fetch_source(kind, source["value"], variant["checksums"], where).digest
-    elif kind in ("csv", "parquet"):
-        content = file_sha256(_source_path(task, source["value"], where))
-    elif kind == "folder":
-        content = _folder_digest(_source_path(task, source["value"], where))
-    elif kind == "generate":
-        # The whole folder of the generator: it may read word lists or helpers beside it.
-        content = _folder_digest(_source_path(task, source["file"], where).parent)
-    elif kind == "sklearn":
+    elif content is None and kind == "sklearn":
         content = "scikit-learn " + _package_version("scikit-learn")
-    else:
+    elif content is None:
         raise DataError(f"{where}: unknown source kind {kind!r}")
     hook = variant.get("prepare")
     if hook:
