@@ -376,15 +376,12 @@ class Run:
 def _lock_run(folder: Path, run_id: str) -> int:
     """An exclusive lock on the run folder, held while a process drives it (the kernel drops it
     when the process dies, so a killed run can be resumed at once)."""
-    import fcntl
+    from .locks import RUN_LOCK, try_lock
 
-    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
+    fd = try_lock(folder / RUN_LOCK)
+    if fd is None:
         raise RunError(f"run {run_id} is being driven by another process; wait for it to end "
-                       "(or stop it) before resuming") from None
+                       "(or stop it) before resuming")
     return fd
 
 

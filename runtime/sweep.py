@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from .errors import EXIT_INTERRUPTED
 from .executors import Ended, Executor
+from .locks import run_is_busy
 from .sweep_plan import RunSpec
 from .sweep_progress import Progress
-from .sweep_state import (DONE, FAILED, INTERRUPTED, PENDING, RUNNING, SweepFolder, Work, new_entry, reconcile,
-                          run_is_busy)
+from .sweep_state import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, SweepFolder, Work, new_entry, reconcile
 
 MAX_INTERRUPTIONS = 3
 POLL_S = 0.25

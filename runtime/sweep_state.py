@@ -8,7 +8,6 @@ and counts failed attempts against the experiment's `retries`.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import MlabError, StorageError
+from .locks import run_is_busy, try_lock
 from .sweep_plan import RunSpec
 
 STATE = "sweep.json"
@@ -61,13 +61,10 @@ class SweepFolder:
 
     def lock(self) -> None:
         """Hold the folder for this process; a second sweep of the same folder is refused."""
-        fd = os.open(self.root / ".sweep.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
+        fd = try_lock(self.root / ".sweep.lock")
+        if fd is None:
             raise MlabError(f"another `mlab sweep` is working in {self.root}; wait for it to end "
-                            "(or stop it) first") from None
+                            "(or stop it) first")
         self._lock = fd
 
     def unlock(self) -> None:
@@ -127,21 +124,6 @@ class SweepFolder:
         if not self.runs.is_dir():
             return []
         return sorted(p.name for p in self.runs.iterdir() if p.is_dir() and not p.name.startswith("."))
-
-
-def run_is_busy(folder: Path) -> bool:
-    """Whether a process holds the run's lock (it is being driven now)."""
-    path = Path(folder) / ".lock"
-    if not path.is_file():
-        return False
-    fd = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 # -- which run a folder holds -------------------------------------------------------------

@@ -14,6 +14,8 @@ import os
 import tarfile
 from pathlib import Path
 
+from .locks import RUN_LOCK
+
 TRACE = "trace.jsonl"
 LATE_ONLY = ("workspace", "output")  # sent with the last piece only
 _GUARD = 64  # bytes before the sent end of the trace, checked so a rewritten trace is sent whole
@@ -21,7 +23,7 @@ _GUARD = 64  # bytes before the sent end of the trace, checked so a rewritten tr
 
 def _skipped(rel: str) -> bool:
     name = rel.rsplit("/", 1)[-1]
-    return name == ".lock" or name.startswith(".in-") or name.endswith(".tmp")
+    return name == RUN_LOCK or name.startswith(".in-") or name.endswith(".tmp")
 
 
 def _walk(folder: Path, late: bool):
