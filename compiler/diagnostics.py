@@ -107,3 +107,16 @@ def render_all(diags: list[Diagnostic], sources: SourceCache) -> str:
 def to_json(diags: list[Diagnostic]) -> str:
     return json.dumps({"diagnostics": [d.to_json() for d in diags],
                        "errors": sum(d.severity == "error" for d in diags)}, indent=2)
+
+
+def decode_utf8(data: bytes, path: str) -> str:
+    """A source file's text, or DiagnosticError E106 at the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise DiagnosticError([Diagnostic(
+            "E106", f"invalid UTF-8 byte 0x{data[error.start]:02x}", Span(path, line, column),
+            hint="save the file as UTF-8")]) from None

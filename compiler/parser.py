@@ -10,7 +10,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast as A
-from .diagnostics import Diagnostic, DiagnosticError, Span
+from .diagnostics import Diagnostic, DiagnosticError, Span, decode_utf8
 from .resources import grammar_path
 from .transform import to_ast
 
@@ -133,15 +133,7 @@ def _too_deep(text: str, path: str) -> Diagnostic:
 
 def parse_bytes(data: bytes, path: str, comments: list[Comment] | None = None) -> A.Module:
     """Decode (UTF-8, located diagnostic otherwise) and parse."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        before = data[: error.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise DiagnosticError([Diagnostic(
-            "E106", f"invalid UTF-8 byte 0x{data[error.start]:02x}", Span(path, line, column),
-            hint="save the file as UTF-8")]) from None
+    text = decode_utf8(data, path)
     if text.startswith("\ufeff"):
         text = text[1:]
     return parse_text(text, path, comments)

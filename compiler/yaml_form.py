@@ -19,7 +19,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import ast as A
-from .diagnostics import Diagnostic, DiagnosticError, Span
+from .diagnostics import Diagnostic, DiagnosticError, Span, decode_utf8
 from .transform import ToAst
 from .values import did_you_mean
 
@@ -307,12 +307,4 @@ def yaml_comments(text: str, root: Node | None) -> list:
 
 def parse_yaml_bytes(data: bytes, path: str) -> A.Module:
     """Decode (UTF-8, located diagnostic otherwise) and read a .mlab.yaml file."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        before = data[: error.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise DiagnosticError([Diagnostic("E106", f"invalid UTF-8 byte 0x{data[error.start]:02x}",
-                                          Span(path, line, column), hint="save the file as UTF-8")]) from None
-    return parse_yaml_text(text.lstrip("\ufeff"), path)
+    return parse_yaml_text(decode_utf8(data, path).lstrip("\ufeff"), path)
