@@ -54,10 +54,8 @@ def _models(r, node, out):
 
 
 def _respond(r, key, value, out):
-    one = r.single(value, "`respond`")
+    one = r.single(value, "`respond`", "a mapping with one key, the reply format (`sections` or `json`)")
     if one is None:
-        if not isinstance(value, MappingNode):
-            r.wrong(value, "`respond`", "a mapping with one key, the reply format (`sections` or `json`)")
         return
     fmt, fmt_key, body = one
     ident = r.key_ident(fmt, fmt_key, "a reply format")

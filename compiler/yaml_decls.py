@@ -225,10 +225,8 @@ def _data_handlers(r: YamlReader) -> dict:
 
 
 def _source(r, key, value, out):
-    one = r.single(value, "`from`")
+    one = r.single(value, "`from`", 'a mapping with one key, the kind of source: `{csv: "task/lite/data.csv"}`')
     if one is None:
-        if not isinstance(value, MappingNode):
-            r.wrong(value, "`from`", 'a mapping with one key, the kind of source: `{csv: "task/lite/data.csv"}`')
         return
     kind, kind_key, target = one
     ident = r.key_ident(kind, kind_key, "a data source")
@@ -304,10 +302,8 @@ def _does(r, key, value, out):
         if primitive is not None:
             out.append(A.Does(span, primitive, ()))
         return
-    one = r.single(value, "`does`")
+    one = r.single(value, "`does`", "a primitive name, or `{primitive: {parameter: value}}`")
     if one is None:
-        if not isinstance(value, MappingNode):
-            r.wrong(value, "`does`", "a primitive name, or `{primitive: {parameter: value}}`")
         return
     name, name_key, params_node = one
     primitive = r.key_ident(name, name_key, "a primitive")

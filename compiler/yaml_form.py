@@ -200,8 +200,13 @@ class YamlReader:
         items = node.value if isinstance(node, SequenceNode) else [node]
         return [i for i in (self.ident(item, where) for item in items) if i is not None]
 
-    def single(self, node: Node, where: str) -> tuple[str, Node, Node] | None:
-        """The one key of a one-key mapping such as `from: {csv: data.csv}`."""
+    def single(self, node: Node, where: str,
+               expected: str = "a mapping (key: value lines)") -> tuple[str, Node, Node] | None:
+        """The one key of a one-key mapping such as `from: {csv: data.csv}`; anything but a mapping
+        is reported once, as `where` taking `expected`."""
+        if not isinstance(node, MappingNode):
+            self.wrong(node, where, expected)
+            return None
         items = self.mapping(node, where)
         if len(items) != 1:
             if isinstance(node, MappingNode):

@@ -69,6 +69,20 @@ def test_all_structural_problems_of_a_file_are_reported_together(tmp_path, mlabc
     assert err.rstrip().endswith("4 errors")
 
 
+@pytest.mark.parametrize("entry, expected", [
+    ("tasks:\n  t:\n    data:\n      lite:\n        from: 5\n",
+     '`from` takes a mapping with one key, the kind of source: `{csv: "task/lite/data.csv"}`, not the number 5'),
+    ("agents:\n  a:\n    respond: sections\n",
+     "`respond` takes a mapping with one key, the reply format (`sections` or `json`), not the string 'sections'"),
+    ("actions:\n  s:\n    X:\n      does: [read_file]\n",
+     "`does` takes a primitive name, or `{primitive: {parameter: value}}`, not a list"),
+])
+def test_a_one_key_entry_given_something_else_is_one_error(entry, expected, tmp_path, mlabc):
+    code, _, err = check_file(tmp_path, mlabc, "t.mlab.yaml", entry)
+    assert code == 1 and expected in err
+    assert err.count(": error[E401]:") == 1  # once, not also as "takes a mapping (key: value lines)"
+
+
 def test_not_utf8_is_e106(tmp_path, mlabc):
     code, _, err = check_file(tmp_path, mlabc, "t.mlab.yaml", "tasks:\n  t: {title: caf\xe9}\n".encode("latin-1"))
     assert code == 1 and "t.mlab.yaml:2:17: error[E106]: invalid UTF-8 byte 0xe9" in err
