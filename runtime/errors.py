@@ -5,6 +5,12 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 
 
+def first_line(error: BaseException) -> str:
+    """A library's exception in one line for a message: its first line, else its type's name."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 class MlabError(Exception):
     """A problem to show the user as one clear message (never a traceback)."""
 

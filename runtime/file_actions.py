@@ -101,15 +101,20 @@ def read_file(ctx, inputs, params) -> Observation:
                        f"first {head_chars:,} and the last {tail_chars:,} characters ...]\n\n{tail}")
 
 
-def _write(ctx, name: str, content: str, mode: str) -> tuple[Path, str]:
-    ws = ctx.workspace
-    real = ws.writable(name, "file_name")
-    rel = ws.relative(real)
+def _make_room(ctx, real: Path, rel: str) -> None:
+    """Create the folder of a file about to be written, and keep its old content for undoing."""
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise ActionFailed(f"cannot create {rel}: a file is in the way of its folder") from None
     ctx.edits.push(rel, real)
+
+
+def _write(ctx, name: str, content: str, mode: str) -> tuple[Path, str]:
+    ws = ctx.workspace
+    real = ws.writable(name, "file_name")
+    rel = ws.relative(real)
+    _make_room(ctx, real, rel)
     with open(real, mode, encoding="utf-8", newline="") as handle:
         handle.write(content)
     return real, rel
@@ -138,11 +143,7 @@ def copy_file(ctx, inputs, params) -> Observation:
     if target == source:
         raise ActionFailed(f"source and destination are the same file ({ws.relative(source)})")
     rel = ws.relative(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise ActionFailed(f"cannot create {rel}: a file is in the way of its folder") from None
-    ctx.edits.push(rel, target)
+    _make_room(ctx, target, rel)
     if target.is_symlink():
         target.unlink()
     shutil.copyfile(source, target)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import DataError
+from .errors import DataError, first_line
 
 INSTALL_HINT = "pip install 'mlab[hf]'"
 
@@ -23,7 +23,7 @@ def load_dataset(name: str, cache_dir: Path):
 
 def explain(error: Exception, name: str) -> str:
     """A message a user can act on for a failed dataset download."""
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    text = first_line(error)
     kind = type(error).__name__
     if "gated" in text.lower() or "Gated" in kind:
         return (f"the Hugging Face dataset {name!r} is gated: accept its terms at "

@@ -12,7 +12,7 @@ import os
 import zipfile
 from pathlib import Path
 
-from .errors import DataError
+from .errors import DataError, first_line
 
 INSTALL_HINT = "pip install 'mlab[kaggle]'"
 
@@ -68,7 +68,7 @@ def explain(error: Exception, competition: str) -> str:
         return "Kaggle refused the credentials (401): check the username and key in kaggle.json"
     if status == 404:
         return f"Kaggle has no competition {competition!r} (404); check the name in the task's `from kaggle`"
-    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    reason = first_line(error)
     return f"downloading the Kaggle competition {competition!r} failed (is the network reachable?): {reason}"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import DataError
+from .errors import DataError, first_line
 
 INSTALL_HINT = "pip install 'mlab[ogb]'"
 ARRAYS = ("node_feat", "edge_index", "labels")
@@ -43,7 +43,7 @@ def download(name: str, target: Path, where: str) -> None:
     except DataError:
         raise
     except Exception as error:  # network, archive and format errors from ogb
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        reason = first_line(error)
         raise DataError(f"downloading the OGB dataset {name!r} failed (is the network reachable?): "
                         f"{reason}") from None
     arrays = {"node_feat": graph["node_feat"], "edge_index": graph["edge_index"],

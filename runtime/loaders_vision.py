@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import DataError
+from .errors import DataError, first_line
 
 INSTALL_HINT = "pip install 'mlab[vision]'"
 PARTS = (("train", True), ("test", False))
@@ -54,7 +54,7 @@ def download(name: str, target: Path, where: str) -> None:
         except DataError:
             raise
         except Exception as error:  # network, checksum or archive errors from torchvision
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            reason = first_line(error)
             raise DataError(f"downloading torchvision's {name} failed (is the network reachable?): "
                             f"{reason}") from None
         images, labels = _arrays(dataset, name, where)

@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from mlab.errors import DataError, MlabError
+from mlab.errors import DataError, MlabError, first_line
 from mlab.metrics import MetricError, get_metric, is_missing, label_key, parse_rle
 
 MAX_SUBMISSION_BYTES = 200 * 1024 * 1024
@@ -139,7 +139,7 @@ def _read_submission(path: Path, expected: list[str]) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise SubmissionError(f"{path.name} holds no header line; expected {layout}") from None
     except Exception as error:  # pandas raises several types for malformed CSV; all mean the same
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        reason = first_line(error)
         raise SubmissionError(f"{path.name} could not be read as CSV ({reason}); expected {layout}") from None
     table = _strip_header(table)
     found = list(table.columns)
