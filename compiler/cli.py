@@ -87,18 +87,12 @@ def cmd_schema(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as stop:  # argparse exits 2 on usage errors, 0 on --help
-        return int(stop.code or 0)
-    if args.version:
-        from . import __version__
-        print(f"mlabc {__version__}")
-        return EXIT_OK
-    if args.verb is None:
-        parser.print_help()
-        return EXIT_USAGE
+    from . import __version__
+    from .cli_start import parse_command
+
+    args = parse_command(_parser(), argv, "mlabc", __version__)
+    if isinstance(args, int):
+        return args
     from .api import PathsError
     from .emit import BuildError
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, EXIT_USAGE, MlabError, UsageError
+from .errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError, UsageError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -155,18 +155,13 @@ def cmd_checkout(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as stop:  # argparse exits 2 on usage errors, 0 on --help
-        return int(stop.code or 0)
-    if args.version:
-        from . import __version__
-        print(f"mlab {__version__}")
-        return EXIT_OK
-    if args.verb is None:
-        parser.print_help()
-        return EXIT_USAGE
+    from mlabc.cli_start import parse_command
+
+    from . import __version__
+
+    args = parse_command(_parser(), argv, "mlab", __version__)
+    if isinstance(args, int):
+        return args
     from .run_command import cmd_list, cmd_run
 
     from .eval_command import cmd_eval, cmd_report, cmd_view
