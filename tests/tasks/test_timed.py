@@ -227,3 +227,30 @@ def test_a_speedup_below_the_threshold_says_so_plainly(scripted_rounds):
     assert len(order) == 6  # the medians fall short: no more rounds
     assert result["success"] is False and result["failure_mode"] == "small improvement"
     assert result["detail"] == "improvement 5.0% is below the threshold 10%"
+
+
+def test_each_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_by_the_same_rule(
+        task_of, tmp_path, monkeypatch):
+    from mlab.report_eval import score_steps
+    from mlab.report_runs import load_run
+    from mlab.run import Run
+
+    task = task_of("vectorization")
+    run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
+    try:
+        train = (run.workspace.root / "train.py").read_text()
+        run.step("Write File", {"file_name": "train.py", "content": train + "\n# submission\n"})
+    finally:
+        run.close()
+    # Step 0 is the starter against itself (ten starter runs); step 1 times the starter at 2 s and
+    # a submission twice as fast in 9 of 15 rounds only: its medians say 50%, its rounds say noise.
+    starter = [1.0] * 10 + [2.0] * 15
+    submission = [1.0] * 4 + [2.1] + [1.0, 2.1] * 5
+    fake = ScriptedTimes(run.private_dir / "expected_output.npy", starter, submission)
+    monkeypatch.setattr(timed, "scoring_sandbox", lambda *args, **kwargs: fake)
+    rows = score_steps(load_run(run.dir))
+    assert [row["step"] for row in rows] == [0, 1]
+    assert rows[0]["improvement"] == pytest.approx(0.0) and rows[0]["success"] is False
+    assert rows[1]["score"] == pytest.approx(1.0)
+    assert rows[1]["improvement"] == pytest.approx(0.5)  # against the starter timed beside it
+    assert rows[1]["success"] is False
