@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .observation import utf8_safe
 from .snapshots import ObjectStore
 
 MAX_UNDO_DEPTH = 100  # per file; older versions are forgotten
@@ -75,7 +76,7 @@ class ResearchLog:
             return ""
 
     def append(self, text: str) -> None:
-        entry = text if text.endswith("\n") else text + "\n"
+        entry = utf8_safe(text if text.endswith("\n") else text + "\n")
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(entry)
         self.pending += entry

@@ -13,6 +13,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from .observation import utf8_safe
+
 TIERS = ("main", "fast", "edit")
 OFFLINE_PREFIX = "mlab/"
 
@@ -155,6 +157,44 @@ def _model_error_inside(error: BaseException) -> ModelError | None:
     return None
 
 
+class MalformedResponse(Exception):
+    """A provider's response that cannot be used (no choices, no message, content not text): a
+    model fault, retried like a server error."""
+
+
+def reply_text(response) -> str:
+    """The text of a completion response's first choice, after checking that it is one."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, (list, tuple)) or not choices:
+        raise MalformedResponse("the response has no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+    if message is None:
+        raise MalformedResponse("the response's first choice has no message")
+    content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+    if content is None:
+        return ""  # a reply of tool calls only, or an empty one: the format error says what is missing
+    if not isinstance(content, str):
+        raise MalformedResponse(f"the response's message content is {type(content).__name__}, not text")
+    return content
+
+
+def _usage_counts(usage) -> tuple[int, int, int] | None:
+    """(prompt, completion, cached) tokens a provider reported; None when it reported none usable."""
+    def count(value) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            return None
+        return int(value)
+
+    prompt = count(getattr(usage, "prompt_tokens", None))
+    if usage is None or prompt is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    return (prompt, count(getattr(usage, "completion_tokens", 0) or 0) or 0,
+            count(getattr(details, "cached_tokens", 0) or 0) or 0 if details else 0)
+
+
 def split_prefix(messages: list[dict], prefix: str | None, model: str) -> list[dict]:
     """Mark the stable start of the prompt for provider prompt caching where it helps."""
     if not prefix or is_offline(model):
@@ -193,6 +233,8 @@ class ModelClient:
         """One completion of `prompt` (a user message) by the tier's model."""
         config = self.tiers[tier]
         litellm = import_litellm()
+        prompt = utf8_safe(prompt)  # a reply or a file name may hold a lone surrogate, which no API takes
+        stable_prefix = utf8_safe(stable_prefix) if stable_prefix else stable_prefix
         messages = split_prefix([{"role": "user", "content": prompt}], stable_prefix, config.model)
         kwargs = dict(config.params)
         kwargs.setdefault("timeout", self.timeout_s)
@@ -207,6 +249,7 @@ class ModelClient:
         for attempt in range(1, self.max_attempts + 1):
             try:
                 response = litellm.completion(model=config.model, messages=messages, num_retries=0, **kwargs)
+                text = reply_text(response)
                 break
             except ModelError:
                 raise
@@ -214,24 +257,22 @@ class ModelClient:
                 inner = _model_error_inside(error)
                 if inner is not None:
                     raise inner from None
-                if attempt == self.max_attempts or is_offline(config.model) or not _retryable(litellm, error):
+                retry = isinstance(error, MalformedResponse) or _retryable(litellm, error)
+                if attempt == self.max_attempts or is_offline(config.model) or not retry:
                     kind = type(error).__name__
                     raise ModelError(f"{config.model} failed after {attempt} attempt(s): {kind}: "
                                      f"{str(error).splitlines()[0][:300] if str(error) else kind}") from None
                 self.sleep(min(self.backoff_s * 2 ** (attempt - 1), 60.0))
-        return self._account(litellm, response, tier, config.model, purpose, prompt, attempt,
+        return self._account(litellm, response, text, tier, config.model, purpose, prompt, attempt,
                              time.monotonic() - start)
 
-    def _account(self, litellm, response, tier, model, purpose, prompt, attempts, latency) -> ModelCall:
-        text = response.choices[0].message.content or ""
+    def _account(self, litellm, response, text, tier, model, purpose, prompt, attempts, latency) -> ModelCall:
         usage = getattr(response, "usage", None)
         call = ModelCall(tier=tier, model=model, purpose=purpose, latency_s=round(latency, 4),
                          attempts=attempts, response=text)
-        if usage is not None and getattr(usage, "prompt_tokens", None) is not None and not is_offline(model):
-            call.prompt_tokens = int(usage.prompt_tokens or 0)
-            call.completion_tokens = int(usage.completion_tokens or 0)
-            details = getattr(usage, "prompt_tokens_details", None)
-            call.cached_tokens = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
+        counts = _usage_counts(usage) if not is_offline(model) else None
+        if counts is not None:
+            call.prompt_tokens, call.completion_tokens, call.cached_tokens = counts
         else:
             call.usage_reported = False
             call.prompt_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=prompt)

@@ -37,6 +37,16 @@ def error(text: str) -> Observation:
     return Observation(text, status="error")
 
 
+def utf8_safe(text: str) -> str:
+    """`text` with each lone surrogate written as a backslash escape (U+DCFF as the six characters
+    \\udcff), so that it can be written as UTF-8: shown to a model, a terminal or a file."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def bound_text(text: str, max_chars: int | None, what: str = "characters") -> str:
     """`text` cut to about `max_chars`, keeping its head and tail and saying how much was left out."""
     if max_chars is None or max_chars <= 0 or len(text) <= max_chars:

@@ -20,23 +20,44 @@ class ParsedReply:
     action_input: dict
 
 
+# Bounds on what a reply may hold. A reply past them is a format error the model is told about:
+# nesting deeper than MAX_JSON_DEPTH would overflow the recursive JSON decoder (and every JSON
+# schema check and encoder after it), and a reply longer than MAX_REPLY_CHARS is not parsed at all.
+# The size bound leaves room for a Write File of a few tens of megabytes; Python literals (single
+# quotes, True/None) are tried only on inputs up to LITERAL_EVAL_CHARS, since parsing Python
+# costs far more memory per character than parsing JSON.
+MAX_JSON_DEPTH = 100
+MAX_REPLY_CHARS = 64 << 20
+LITERAL_EVAL_CHARS = 1 << 20
+_STRUCTURE = re.compile(r"\\.|[\"'{}\[\]]", re.S)  # escapes, quotes and brackets: all the scan looks at
+
+
 def parse_json_lenient(text: str) -> object:
     """JSON as models write it: fenced, single-quoted, trailing commas, raw newlines, Python literals."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise ReplyError(f"the reply is {len(text):,} characters long, more than the {MAX_REPLY_CHARS:,} "
+                         "a reply may hold; write large files in parts (Append File)")
     candidate = _strip_fences(text.strip())
     start = _first_bracket(candidate)
     if start is not None:
-        candidate = _balanced(candidate, start) or candidate[start:]
+        balanced, depth = _balanced(candidate, start)
+        if depth > MAX_JSON_DEPTH:
+            raise ReplyError(f"the action input nests objects or lists {depth:,} levels deep; at most "
+                             f"{MAX_JSON_DEPTH} levels are accepted")
+        candidate = balanced or candidate[start:]
     attempts = [candidate, re.sub(r",\s*([}\]])", r"\1", candidate)]
     for attempt in attempts:
         try:
             return json.loads(attempt, strict=False)  # strict=False admits raw newlines in strings
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
-    pythonish = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", attempts[1])))
-    try:
-        return ast.literal_eval(pythonish)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        pass
+    if len(candidate) <= LITERAL_EVAL_CHARS:
+        pythonish = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False",
+                                                       re.sub(r"\bnull\b", "None", attempts[1])))
+        try:
+            return ast.literal_eval(pythonish)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
     raise ReplyError("the action input is not a valid JSON object "
                      f"(it begins: {candidate[:80]!r})")
 
@@ -47,33 +68,32 @@ def _strip_fences(text: str) -> str:
 
 
 def _first_bracket(text: str) -> int | None:
-    for i, char in enumerate(text):
-        if char in "{[":
-            return i
-    return None
+    match = re.search(r"[{\[]", text)
+    return match.start() if match else None
 
 
-def _balanced(text: str, start: int) -> str | None:
-    """The bracketed value starting at `start`, skipping brackets inside strings."""
-    depth, quote, escape = 0, None, False
-    for i in range(start, len(text)):
-        char = text[i]
+def _balanced(text: str, start: int) -> tuple[str | None, int]:
+    """The bracketed value starting at `start` (None if it is not closed), skipping brackets inside
+    strings, and the deepest nesting seen. Only escapes, quotes and brackets are visited, so a
+    long string costs one regular-expression scan."""
+    depth, deepest, quote = 0, 0, None
+    for match in _STRUCTURE.finditer(text, start):
+        token = match.group()
         if quote:
-            if escape:
-                escape = False
-            elif char == "\\":
-                escape = True
-            elif char == quote:
+            if token == quote:
                 quote = None
-        elif char in "\"'":
+            continue  # an escape or a bracket inside a string
+        char = token[-1]  # outside a string a backslash escapes nothing: look at what follows it
+        if char in "\"'":
             quote = char
         elif char in "{[":
             depth += 1
+            deepest = max(deepest, depth)
         elif char in "}]":
             depth -= 1
             if depth == 0:
-                return text[start:i + 1]
-    return None
+                return text[start:match.end()], deepest
+    return None, deepest
 
 
 def resolve_action(name: str, actions: list[str]) -> str:

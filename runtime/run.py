@@ -27,7 +27,7 @@ from .data import install_data, install_starter, prepare_data
 from .errors import MlabError, RunError, StorageError
 from .history import EditHistory, ResearchLog
 from .limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
-from .observation import Observation, error
+from .observation import Observation, error, utf8_safe
 from .primitives import PrimitiveContext
 from .scripts import ScriptSettings
 from .snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
@@ -329,6 +329,7 @@ class Run:
         if restored:
             observation.text += ("\n\nNote: read-only file(s) " + ", ".join(restored) + " were changed and "
                                  "have been put back; write your results to other files.")
+        observation.text = utf8_safe(observation.text)  # a file name a script made may not be UTF-8
         record = {
             "step": number, "started": timestamp(started), "ended": timestamp(),
             "duration_s": round(time.perf_counter() - clock, 6), "elapsed_s": round(self.elapsed_s(), 6),

@@ -20,6 +20,8 @@ import os
 import stat
 from pathlib import Path
 
+from .tree import walk_tree
+
 
 class WorkspaceLoan:
     """Hands a workspace tree to uid:gid and gives it back on restore()."""
@@ -35,9 +37,8 @@ class WorkspaceLoan:
 
     def _walk(self):
         yield self.workspace
-        for folder, dirs, files in os.walk(self.workspace, followlinks=False):
-            for name in dirs + files:
-                yield os.path.join(folder, name)
+        for _, path, _ in walk_tree(self.workspace):  # iterative: a script may nest folders thousands deep
+            yield path
 
     def lend(self) -> None:
         """Chown every file, folder and link (except kept ones) to the sandbox uid."""

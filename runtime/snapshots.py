@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .tree import remove_tree, walk_tree
+
 SYMLINK_PREFIX = "symlink:"
 RACY_WINDOW_NS = 100_000_000  # generous bound on a file system's timestamp granularity
 CHUNK = 1 << 20
@@ -92,7 +94,7 @@ class ObjectStore:
     def copy_to(self, digest: str, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
+            remove_tree(target)
         elif target.is_symlink() or target.exists():
             target.unlink()
         shutil.copyfile(self.path(digest), target)
@@ -137,25 +139,11 @@ class Snapshotter:
         self._stats: dict[str, tuple] = {}
 
     def _walk(self):
-        """(relative path, lstat result) of every regular file and symlink, folders recursed."""
-        stack = [("", str(self.root))]
-        while stack:
-            prefix, folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = prefix + entry.name
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    stack.append((rel + "/", entry.path))
-                elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
-                    yield rel, entry.path, info
-                # sockets, fifos and devices are not workspace content: never opened
+        """(relative path, full path, lstat result) of every regular file and symlink."""
+        for rel, full, info in walk_tree(self.root):
+            if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                yield rel, full, info
+            # sockets, fifos and devices are not workspace content: never opened
 
     def scan(self) -> Delta:
         """Store what changed since the last scan; the manifest is updated and the delta returned."""
@@ -201,24 +189,16 @@ def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
     """Write the files of a manifest into `target`, removing files the manifest does not hold."""
     target = Path(target)
     target.mkdir(parents=True, exist_ok=True)
-    for folder, dirs, files in os.walk(target, topdown=False):
-        for name in files:
-            path = Path(folder) / name
-            rel = path.relative_to(target).as_posix()
-            if rel not in manifest:
-                path.unlink()
-        for name in dirs:
-            path = Path(folder) / name
-            if path.is_symlink():
-                if path.relative_to(target).as_posix() not in manifest:
-                    path.unlink()
+    for rel, full, info in list(walk_tree(target)):
+        if not stat.S_ISDIR(info.st_mode) and rel not in manifest:
+            os.unlink(full)
     for rel, digest in sorted(manifest.items()):
         path = target / rel
         if digest.startswith(SYMLINK_PREFIX):
             if path.is_symlink() and os.readlink(path) == digest[len(SYMLINK_PREFIX):]:
                 continue
             if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
+                remove_tree(path)
             elif path.is_symlink() or path.exists():
                 path.unlink()
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -26,8 +27,17 @@ def timestamp(seconds: float | None = None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+# A lone surrogate cannot be written as UTF-8; in JSON it can be written as a \uXXXX escape, which
+# json.loads reads back as the same code point. Such strings come from a model (a "\udcff" escape in
+# its reply) and from file names that are not valid UTF-8 (os.fsdecode keeps byte 0xff as U+DCFF, and
+# os.fsencode turns it back into 0xff, so a name read back from the trace is the same bytes).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def encode_record(record: dict) -> bytes:
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    """One line of JSON, valid UTF-8 for any Python strings the record holds."""
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return (_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n").encode("utf-8")
 
 
 @dataclass

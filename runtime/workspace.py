@@ -10,12 +10,25 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from pathlib import Path, PurePosixPath
 from typing import Iterable
+
+from .tree import walk_tree
 
 
 class PathRefused(Exception):
     """A path an action may not use; the message is shown to the agent as the observation."""
+
+
+def is_utf8_text(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: a lone surrogate (a model's "\\udcff", or a file name
+    os.fsdecode kept from bytes that are not UTF-8) cannot. Actions refuse such names as paths."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def normalise_pattern(pattern: str) -> str:
@@ -44,6 +57,9 @@ class Workspace:
             raise PathRefused(f"{argument} is empty; give a path relative to the workspace, e.g. '.'")
         if "\x00" in text:
             raise PathRefused(f"{argument} {name!r} contains a NUL character")
+        if not is_utf8_text(text):
+            raise PathRefused(f"{argument} {name!r} is not valid UTF-8 text (it holds a lone surrogate such "
+                              f"as \\udcff); name files with ordinary characters")
         given = Path(text)
         real = Path(os.path.realpath(given if given.is_absolute() else self.root / given))
         if real == self.root or self.root in real.parents:
@@ -83,11 +99,10 @@ class Workspace:
     def read_only_files(self) -> list[Path]:
         """Every file of the workspace covered by a read-only pattern."""
         found = []
-        for folder, dirs, files in os.walk(self.root):
-            for file in files:
-                path = Path(folder) / file
-                if self.read_only_pattern(path) is not None:
-                    found.append(path)
+        for _, full, info in walk_tree(self.root):
+            path = Path(full)
+            if not stat.S_ISDIR(info.st_mode) and self.read_only_pattern(path) is not None:
+                found.append(path)
         return sorted(found)
 
     def _hard_link_to_read_only(self, real: Path) -> Path | None:

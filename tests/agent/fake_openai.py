@@ -8,7 +8,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500 or 'hang'."""
+    """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500, 'hang' or
+    'no choices' (a 200 response whose `choices` list is empty)."""
 
     def __init__(self, replies: list[str], faults: list | None = None, usage=(11, 7), cached: int = 0):
         self.replies = list(replies)
@@ -32,6 +33,10 @@ class FakeOpenAI:
                     return self._send(500, {"error": {"message": "too late"}})
                 if fault in (429, 500, 503):
                     return self._send(fault, {"error": {"message": f"injected {fault}", "type": "server_error"}})
+                if fault == "no choices":
+                    return self._send(200, {"id": "chatcmpl-0", "object": "chat.completion", "created": 0,
+                                            "model": body.get("model"), "choices": [],
+                                            "usage": {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1}})
                 text = server.replies.pop(0) if server.replies else "no more replies"
                 self._send(200, {
                     "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
