@@ -3,10 +3,13 @@
     result = run_script([policy.python, "train.py"], policy, on_output=trace.write)
 
 Every script runs in its own session under a wall-clock limit, a memory limit
-for its whole process tree, a process-count limit and an output bound; at a
-limit the whole tree is killed, grandchildren that called setsid() included,
-and everything is reaped. With bubblewrap the script also runs as an
-unprivileged uid in fresh user, PID, IPC, UTS and network namespaces, sees the
+for its whole process tree, a process budget of its own (a cgroup's pids.max
+where one can be made, and a uid of its own when mlab runs as root, so that
+RLIMIT_NPROC counts per script), a disk limit on the workspace and an output
+bound; at a limit the whole tree is killed, grandchildren that called setsid()
+included, and everything is reaped. With bubblewrap the script also runs as an
+unprivileged uid in fresh user, PID, IPC, UTS and network namespaces, under a
+seccomp filter that refuses ptrace (see sandbox_seccomp), sees the
 system and its interpreter read-only, the workspace read-write and nothing of
 mlab itself: not the source tree, not the installed packages and their task
 data (the bundled lite data holds answers), not private/ folders, other runs or
@@ -32,14 +35,20 @@ from mlab import sandbox_proc
 from mlab.sandbox_bwrap import (bwrap_features, build_bwrap_command, gpu_device_nodes,
                                 interpreter_layout)
 from mlab.sandbox_cgroup import ScriptCgroup
+from mlab.sandbox_disk import DiskWatch, workspace_bytes
 from mlab.sandbox_output import OutputCollector
 from mlab.sandbox_owner import WorkspaceLoan
+from mlab.sandbox_seccomp import ptrace_filter
 from mlab.sandbox_supervise import Limits, supervise
+from mlab.sandbox_uids import FALLBACK_GID, FALLBACK_UID, UidLease
 
 log = logging.getLogger("mlab.sandbox")
 
-SANDBOX_UID = 65534     # nobody: scripts never run as root
-SANDBOX_GID = 65534     # nogroup
+SANDBOX_UID = FALLBACK_UID   # nobody: the uid shared when the pool of uids is used up
+SANDBOX_GID = FALLBACK_GID
+SANDBOX_TASKS = 2       # bubblewrap and its init run as the script's uid and in its cgroup
+NPROC_SLACK = 16        # RLIMIT_NPROC lies this far above the budget the watchdog enforces
+DEFAULT_MAX_PROCESSES = 1024
 ADDRESS_SPACE_HEADROOM = 8 << 30   # RLIMIT_AS = memory limit + this (see _limits)
 DEFAULT_SCRATCH_BYTES = 2 << 30    # size of /tmp and /dev/shm when no memory limit is set
 PROBE_TEXT = "mlab sandbox ok"
@@ -47,15 +56,28 @@ NO_SANDBOX_VARIABLE = "MLAB_NO_SANDBOX"
 
 
 
-def _killed_reason(code: str | None, policy: SandboxPolicy) -> str | None:
+def size_text(n: int) -> str:
+    """Bytes as an agent reads them: 20 MiB, 1.5 GiB."""
+    if n >= 1 << 30:
+        return f"{n / 2**30:.1f} GiB".replace(".0 GiB", " GiB")
+    return f"{n / 2**20:.0f} MiB"
+
+
+def _killed_reason(code: str | None, policy: SandboxPolicy, disk_used: int = 0) -> str | None:
     """The watchdog's reason code as a phrase an agent can act on."""
     if code is None:
         return None
-    memory = f"{policy.memory_bytes / 2**20:.0f} MiB" if policy.memory_bytes else "the limit"
+    memory = size_text(policy.memory_bytes) if policy.memory_bytes else "the limit"
+    disk = size_text(policy.disk_bytes) if policy.disk_bytes else "the limit"
     return {
         "timeout": f"it reached the time limit of {policy.timeout_s:g} s",
         "memory": f"its processes together used more than {memory} of memory",
-        "processes": f"it started more than {policy.max_processes} processes",
+        "processes": (f"it reached its process budget of {policy.max_processes} processes and "
+                      "threads (a fork bomb?)"),
+        "disk": (f"the workspace grew past its disk limit of {disk} (it held {size_text(disk_used)}); "
+                 "nothing was deleted: remove files to make room"),
+        "init": ("the sandbox's init process stopped working (it was stopped or tampered with "
+                 "from inside), so the sandbox was ended"),
         "sandbox_failed": "the sandbox could not start it (see the output)",
     }.get(code, code)
 
@@ -74,8 +96,9 @@ class SandboxPolicy:
     network: bool = False
     env: Mapping[str, str] = field(default_factory=dict)   # extra environment
     read_only: tuple[Path, ...] = ()   # workspace files the script may read but not change
-    max_processes: int = 1024       # processes and threads the script may add (RLIMIT_NPROC)
+    max_processes: int = DEFAULT_MAX_PROCESSES   # processes and threads the script may have at once
     max_streamed_chars: int = 1_000_000   # bound on what on_output receives
+    disk_bytes: int | None = None   # most the workspace may hold while the script runs (None: no limit)
 
 
 @dataclass(frozen=True)
@@ -231,47 +254,71 @@ def _script_env(policy: SandboxPolicy, home: str) -> dict[str, str]:
     return env
 
 
-def _limits(policy: SandboxPolicy, uid: int, gpu: bool) -> dict[str, int | None]:
+def _limits(policy: SandboxPolicy, uid: int, gpu: bool, sandbox_tasks: int, own_uid: bool,
+            disk_room: int | None) -> dict[str, int | None]:
     """Kernel resource limits for the script's processes.
 
     RLIMIT_NPROC counts all tasks of the uid, so the cap is what exists now
-    plus max_processes. RLIMIT_AS is per process and only a backstop for one
-    huge allocation (the watchdog limits the tree): it gets generous headroom,
-    since thread arenas and imported libraries reserve address space they never
-    use, and it is left off when GPUs are visible (CUDA reserves terabytes).
+    plus the budget and the sandbox's own tasks. A uid of the pool is the
+    script's alone: the kernel refuses at the budget exactly. A shared uid's
+    count can move (the harness's threads, other scripts), so it gets a slack
+    that keeps the kernel's refusal above the watchdog's threshold.
+    RLIMIT_AS is per process and only a backstop for one huge allocation (the
+    watchdog limits the tree): it gets generous headroom, since thread arenas
+    and imported libraries reserve address space they never use, and it is
+    left off when GPUs are visible (CUDA reserves terabytes). RLIMIT_FSIZE is
+    the workspace's room under its disk limit: no single file outgrows it.
     """
     address_space = None
     if policy.memory_bytes is not None and not gpu:
         address_space = policy.memory_bytes + ADDRESS_SPACE_HEADROOM
-    return {"NPROC": sandbox_proc.tasks_of_user(uid) + policy.max_processes,
-            "CORE": 0, "AS": address_space}
+    tasks = (sandbox_proc.tasks_of_user(uid) + policy.max_processes + sandbox_tasks
+             + (0 if own_uid else NPROC_SLACK))
+    return {"NPROC": tasks, "CORE": 0, "AS": address_space, "FSIZE": disk_room}
 
 
 _MEMORY_ERROR_MARKS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory")
 
 
 def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -> ScriptResult:
+    if policy.timeout_s <= 0:
+        return ScriptResult(None, True, False, _killed_reason("timeout", policy), "", 0, 0.0, 0.0, 0,
+                            bwrap is not None)
+    drop = os.geteuid() == 0
+    lease = UidLease.take() if drop else UidLease(SANDBOX_UID, SANDBOX_GID, None)
+    try:
+        return _run_as(argv, policy, on_output, bwrap, lease if drop else None)
+    finally:
+        lease.release()
+
+
+def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None,
+            lease: UidLease | None) -> ScriptResult:
     workspace = os.path.realpath(policy.workspace)
     python = os.path.abspath(policy.python)
-    drop = os.geteuid() == 0
-    uid, gid = (SANDBOX_UID, SANDBOX_GID) if drop else (os.getuid(), os.getgid())
+    drop = lease is not None
+    uid, gid = (lease.uid, lease.gid) if lease else (os.getuid(), os.getgid())
     if drop and bwrap is None and not (_reachable_by(python, uid, gid)
                                        and _reachable_by(workspace, uid, gid)):
         # Without bubblewrap nothing can make the interpreter or the workspace
         # reachable for the unprivileged uid: the script keeps the harness's uid.
         drop, uid, gid = False, os.getuid(), os.getgid()
-    if policy.timeout_s <= 0:
-        return ScriptResult(None, True, False, _killed_reason("timeout", policy), "", 0, 0.0, 0.0, 0,
-                            bwrap is not None)
+    disk = None
+    if policy.disk_bytes is not None:
+        start = workspace_bytes(workspace)
+        # A workspace already over its limit may shrink, not grow.
+        disk = DiskWatch(workspace, max(policy.disk_bytes, start), start)
     gpu = policy.device != "" and bool(gpu_device_nodes())
-    limits = _limits(policy, uid, gpu)
+    sandbox_tasks = SANDBOX_TASKS if bwrap else 0
+    limits = _limits(policy, uid, gpu, sandbox_tasks, drop and lease.pooled,
+                     disk.allowed_bytes - disk.used_bytes if disk else None)
     collector = OutputCollector(policy.max_output_chars, on_output, policy.max_streamed_chars)
 
     read_only = {os.path.realpath(p if os.path.isabs(p) else os.path.join(workspace, p))
                  for p in policy.read_only}
     scratch_home = None if bwrap else tempfile.mkdtemp(prefix="mlab-script-home-")
     loan = WorkspaceLoan(Path(workspace), uid, gid, keep=read_only) if drop else None
-    cgroup = ScriptCgroup.create(policy.memory_bytes)
+    cgroup = ScriptCgroup.create(policy.memory_bytes, policy.max_processes + sandbox_tasks)
     try:
         if scratch_home and drop:
             os.chown(scratch_home, uid, gid)
@@ -288,14 +335,15 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
                 workspace=workspace, layout=interpreter_layout(python), hidden=hidden,
                 read_only=sorted(read_only), network=policy.network, gpu=gpu,
                 tmpfs_bytes=policy.memory_bytes or DEFAULT_SCRATCH_BYTES, features=features)
+            seccomp = ptrace_filter()
             config.update(mode="bwrap", bwrap=bwrap, bwrap_flags=command.flags,
                           bwrap_ops=command.ops, stage=drop, json_status=features.json_status,
-                          start_reported=features.json_status)
+                          start_reported=features.json_status, seccomp=seccomp.hex() if seccomp else None)
             scratch_mounts = ("/tmp", "/dev/shm")
         else:
             config.update(mode="direct")
-        watched = supervise(config, Limits(policy.timeout_s, policy.memory_bytes,
-                                           policy.max_processes, scratch_mounts), collector, cgroup)
+        watched = supervise(config, Limits(policy.timeout_s, policy.memory_bytes, policy.max_processes,
+                                           scratch_mounts, disk), collector, cgroup)
     finally:
         if cgroup:
             cgroup.remove()
@@ -310,7 +358,8 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
         and any(mark in output[-2000:] for mark in _MEMORY_ERROR_MARKS))
     return ScriptResult(
         exit_code=watched.exit_code, timed_out=watched.killed_reason == "timeout",
-        out_of_memory=out_of_memory, killed_reason=_killed_reason(watched.killed_reason, policy),
+        out_of_memory=out_of_memory,
+        killed_reason=_killed_reason(watched.killed_reason, policy, disk.used_bytes if disk else 0),
         output=output,
         output_chars=collector.total_chars, wall_s=watched.wall_s, cpu_s=watched.cpu_s,
         peak_memory_bytes=watched.peak_memory_bytes, sandboxed=bwrap is not None)

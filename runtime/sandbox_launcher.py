@@ -5,12 +5,13 @@ harness, because the harness has threads, and Python code between fork and
 exec in a threaded process can deadlock. It runs with the harness's privileges;
 its configuration is JSON in $MLAB_SANDBOX_CONFIG, built by mlab.sandbox and
 mlab.sandbox_supervise. It becomes a child subreaper and forks one child,
-which joins the script's cgroup if there is one, sets the resource limits,
+which joins the script's cgroups if there are any, sets the resource limits,
 drops to the sandbox uid (the supervisor keeps the harness's uid, so the
 script cannot signal it when the harness is root) and, by mode, execs:
 
 - "bwrap": bubblewrap (after staging the bind sources, see
-  stage_bind_sources), whose PID-namespace init kills the tree when it dies;
+  stage_bind_sources), whose PID-namespace init kills the tree when it dies,
+  with the seccomp filter of mlab.sandbox_seccomp handed over in a memfd;
 - "direct" (no bubblewrap): the script itself.
 
 The supervisor reaps everything, kills what is left of the tree when the child
@@ -133,11 +134,22 @@ def _bwrap_argv(config: dict) -> list[str]:
             # Without staging bubblewrap may still manage when every source is public.
             os.write(2, f"mlab sandbox: staging binds failed ({error}); binding in place\n".encode())
     argv = [config["bwrap"], *config["bwrap_flags"]]
+    if config.get("seccomp"):
+        argv += ["--seccomp", str(_memfd_with(bytes.fromhex(config["seccomp"])))]
     if config.get("json_status"):
         argv += ["--json-status-fd", str(config["status_fd"])]
     for op in ops:
         argv.extend(op)
     return [*argv, "--", *config["argv"]]
+
+
+def _memfd_with(data: bytes) -> int:
+    """An inheritable in-memory file holding data, positioned at its start (bubblewrap reads it)."""
+    fd = os.memfd_create("mlab-seccomp", 0)
+    os.set_inheritable(fd, True)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _exit_code(wait_status: int) -> int:
@@ -152,12 +164,19 @@ def _start_child(config: dict, supervisor_pid: int) -> int:
     if pid:
         return pid
     try:
-        if config.get("cgroup_procs"):
+        limits = dict(config["limits"])
+        joined = bool(config.get("cgroup_procs")) and config.get("cgroup_budgets_tasks")
+        for procs_file in config.get("cgroup_procs") or ():
             try:
-                with open(config["cgroup_procs"], "w") as procs:
+                with open(procs_file, "w") as procs:
                     procs.write("0")
             except OSError as error:
+                joined = False
                 _report(config["status_fd"], {"cgroup-failed": str(error)})
+        if joined:
+            # pids.max budgets this script alone; RLIMIT_NPROC would count every
+            # script that shares the uid (the fallback when the pool is used up).
+            limits.pop("NPROC", None)
         _default_signals()
         if config["mode"] == "bwrap":
             argv = _bwrap_argv(config)   # keeps the status fd: bubblewrap writes to it
@@ -167,7 +186,7 @@ def _start_child(config: dict, supervisor_pid: int) -> int:
             # Enter the workspace while still privileged: the cwd stays usable even
             # if the sandbox uid could not walk the path leading to it.
             os.chdir(config["cwd"])
-        _apply_limits(config["limits"])
+        _apply_limits(limits)
         _drop_privileges(config["uid"], config["gid"])
         _die_with_parent(signal.SIGKILL, supervisor_pid)
         os.execvpe(argv[0], argv, config["env"])

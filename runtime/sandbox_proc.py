@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from typing import NamedTuple
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -20,17 +21,27 @@ def _read(path: str) -> str | None:
         return None
 
 
-def process_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, parent pid, start time in clock ticks) of pid, or None if it is gone."""
+def process_stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, parent pid, start time in clock ticks, threads) of pid, or None if it is gone."""
     text = _read(f"/proc/{pid}/stat")
     if not text:
         return None
     # The command name may hold spaces and parentheses: the fields start after the last ')'.
     fields = text[text.rfind(")") + 2:].split()
     try:
-        return fields[0], int(fields[1]), int(fields[19])
+        return fields[0], int(fields[1]), int(fields[19]), int(fields[17])
     except (IndexError, ValueError):
         return None
+
+
+class Descendant(NamedTuple):
+    """A living process below the root of a tree."""
+
+    pid: int
+    start_time: int
+    depth: int     # 1: a child of the root
+    state: str     # as in /proc/PID/stat: R, S, D, T (stopped), t (traced), ...
+    threads: int   # its tasks: what RLIMIT_NPROC and pids.max count
 
 
 def _has_children_files() -> bool:
@@ -65,14 +76,14 @@ def _children_by_scan() -> dict[int, list[int]]:
     return by_parent
 
 
-def list_descendants(root_pid: int) -> list[tuple[int, int, int]]:
-    """Living descendants of root_pid as (pid, start time, depth), parents before children.
+def list_descendants(root_pid: int) -> list[Descendant]:
+    """Living descendants of root_pid, parents before children.
 
     Depth 1 is a child of root_pid. Zombies are left out: they hold no memory
     and cannot be killed again.
     """
     by_parent = None if _CHILDREN_FILES else _children_by_scan()
-    found: list[tuple[int, int, int]] = []
+    found: list[Descendant] = []
     seen = {root_pid}
     queue = [(root_pid, 0)]
     while queue:
@@ -87,7 +98,7 @@ def list_descendants(root_pid: int) -> list[tuple[int, int, int]]:
                 continue
             queue.append((child, depth + 1))
             if stat[0] not in "ZX":
-                found.append((child, stat[2], depth + 1))
+                found.append(Descendant(child, stat[2], depth + 1, stat[0], stat[3]))
     return found
 
 
@@ -173,14 +184,14 @@ def kill_descendants(root_pid: int, spare_depth: int = 0, attempts: int = 200) -
     the parent's account, while children of an init that is itself killed are
     reaped by the kernel and their CPU time is lost.
     """
-    def doomed() -> list[tuple[int, int, int]]:
-        return [entry for entry in list_descendants(root_pid) if entry[2] > spare_depth]
+    def doomed() -> list[Descendant]:
+        return [entry for entry in list_descendants(root_pid) if entry.depth > spare_depth]
 
     for _ in range(attempts):
         living = doomed()
         if not living:
             return True
-        for pid, start_time, _depth in living:
-            _kill_exact(pid, start_time)
+        for entry in living:
+            _kill_exact(entry.pid, entry.start_time)
         time.sleep(0.005)
     return not doomed()

@@ -5,6 +5,12 @@ script starts is its descendant (bubblewrap's PID namespace or the launcher's
 subreaper keep even setsid() grandchildren in the tree). The harness reads the
 combined output as it comes, samples the tree every WATCH_INTERVAL_S, kills the
 tree at a limit, and reaps the launcher with wait4 for the kernel's CPU account.
+
+The limits it watches: the wall clock; the tree's memory; its process budget
+(the tree's tasks reaching it, or the cgroup's count of refused forks); the
+workspace's disk use; and the sandbox's init, which must keep reaping (a
+stopped init, or one still there after every script process ended, would
+otherwise hold the run until its time limit).
 """
 from __future__ import annotations
 
@@ -20,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlab import sandbox_proc
-from mlab.sandbox_cgroup import ScriptCgroup
+from mlab.sandbox_cgroup import ScriptCgroup, ScriptCgroupV1
+from mlab.sandbox_disk import DiskWatch
 from mlab.sandbox_output import OutputCollector
 
 LAUNCHER = str(Path(__file__).with_name("sandbox_launcher.py"))
@@ -28,6 +35,7 @@ WATCH_INTERVAL_S = 0.05
 SPARE_INIT_S = 0.5    # how long bubblewrap and its init may outlive the killed script
 KILL_GRACE_S = 2.0
 DRAIN_AFTER_EXIT_S = 2.0
+INIT_ALONE_S = 2.0    # how long the sandbox's init may live on once no script process is left
 PIPE_BYTES = 1 << 20
 READ_BYTES = 1 << 20
 
@@ -38,8 +46,9 @@ class Limits:
 
     timeout_s: float
     memory_bytes: int | None
-    max_processes: int | None
+    max_processes: int | None              # tasks (processes and threads) of the script's tree
     scratch_mounts: tuple[str, ...] = ()   # sandbox tmpfs whose RAM counts as the tree's
+    disk: DiskWatch | None = None
 
 
 @dataclass
@@ -102,16 +111,24 @@ class _TreeWatch:
         self.peak_bytes = 0
         self.next_proportional = 0.0
         self.next_urgent = 0.0
+        self.init_states: list[str] = []   # of the sandbox's init, in the last sample
+        self.script_seen = False
+        self.script_alive = False
 
     def sample(self, now: float, limit: int | None) -> tuple[int | None, int]:
-        """(bytes in use now or None when not measured this time, script processes)."""
+        """(bytes in use now or None when not measured this time, tasks of the script)."""
         tree = sandbox_proc.list_descendants(self.root_pid)
-        pids = [pid for pid, _, _ in tree]
-        processes = sum(1 for _, _, depth in tree if depth > self.spare_depth)
+        pids = [entry.pid for entry in tree]
+        script = [entry for entry in tree if entry.depth > self.spare_depth]
+        tasks = sum(entry.threads for entry in script)
+        self.script_alive = bool(script)
+        self.script_seen = self.script_seen or self.script_alive
+        self.init_states = [entry.state for entry in tree
+                            if self.spare_depth and entry.depth == self.spare_depth]
         scratch = self._scratch_bytes()
         used: int | None = sum(map(sandbox_proc.private_memory_bytes, pids)) + scratch
         over = limit is not None and used > limit
-        if processes > 1:
+        if len(script) > 1:
             if now >= self.next_proportional or (over and now >= self.next_urgent):
                 started = time.perf_counter()
                 used = sum(map(sandbox_proc.proportional_anonymous_bytes, pids)) + scratch
@@ -122,7 +139,7 @@ class _TreeWatch:
                 used = None
         if used is not None:
             self.peak_bytes = max(self.peak_bytes, used)
-        return used, processes
+        return used, tasks
 
     def _scratch_bytes(self) -> int:
         # Files in the sandbox's tmpfs live in RAM without belonging to any process.
@@ -145,7 +162,7 @@ def _exit_code_of(wait_status: int) -> int:
 
 
 def supervise(config: dict, limits: Limits, collector: OutputCollector,
-              cgroup: ScriptCgroup | None = None) -> Supervision:
+              cgroup: ScriptCgroup | ScriptCgroupV1 | None = None) -> Supervision:
     """Launch the script described by config and watch it to the end (in cgroup if given)."""
     out_read, out_write = os.pipe()
     status_read, status_write = os.pipe()
@@ -154,7 +171,8 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
     except OSError:
         pass  # a smaller pipe only means more reads
     config = {**config, "status_fd": status_write, "parent_pid": os.getpid(),
-              "cgroup_procs": cgroup.procs_file if cgroup else None}
+              "cgroup_procs": cgroup.procs_files if cgroup else [],
+              "cgroup_budgets_tasks": bool(cgroup and cgroup.budgets_tasks)}
     started_at = time.monotonic()
     try:
         launcher = subprocess.Popen(
@@ -193,11 +211,12 @@ class _Run:
         self.started_at = started_at
         self.status = _StatusReader()
         self.start_reported = True
-        self.cgroup: ScriptCgroup | None = None
+        self.cgroup: ScriptCgroup | ScriptCgroupV1 | None = None
         self.spare_depth = 0
         self.watch_tree: _TreeWatch | None = None
         self.killed_reason: str | None = None
         self.killed_at = 0.0
+        self.init_alone_since: float | None = None
         self.wait_result: tuple[int, int, object] | None = None
         try:
             self.pidfd: int | None = os.pidfd_open(launcher.pid)
@@ -243,13 +262,31 @@ class _Run:
         if self.killed_reason is not None:
             self._kill(now)
             return
-        used, processes = self.watch_tree.sample(now, self.limits.memory_bytes)
+        used, tasks = self.watch_tree.sample(now, self.limits.memory_bytes)
         if now >= deadline:
             self._kill(now, "timeout")
         elif self.limits.memory_bytes is not None and used is not None and used > self.limits.memory_bytes:
             self._kill(now, "memory")
-        elif self.limits.max_processes is not None and processes > self.limits.max_processes:
+        elif self.limits.max_processes is not None and (
+                tasks >= self.limits.max_processes or (self._in_cgroup() and self.cgroup.budget_reached())):
             self._kill(now, "processes")
+        elif self.limits.disk is not None and self.limits.disk.over(now):
+            self._kill(now, "disk")
+        elif self._init_stuck(now):
+            self._kill(now, "init")
+
+    def _init_stuck(self, now: float) -> bool:
+        """Whether the sandbox's init is stopped, or lives on alone: it would never end the run."""
+        states = self.watch_tree.init_states
+        if any(state in "Tt" for state in states):
+            return True
+        alone = bool(states) and self.watch_tree.script_seen and not self.watch_tree.script_alive
+        if not alone:
+            self.init_alone_since = None
+            return False
+        if self.init_alone_since is None:
+            self.init_alone_since = now
+        return now - self.init_alone_since > INIT_ALONE_S
 
     def _kill(self, now: float, reason: str | None = None) -> None:
         if reason is not None and self.killed_reason is None:
@@ -258,7 +295,7 @@ class _Run:
         # First the script's processes only, so that bubblewrap's init reaps them
         # (keeping their CPU time in the account) and ends by itself; then all.
         spare = self.spare_depth if now - self.killed_at < SPARE_INIT_S else 0
-        if self._in_cgroup():
+        if self._in_cgroup() and self.cgroup.keeps_cpu_account:
             spare = 0
             self.cgroup.kill()   # the cgroup keeps the account whoever reaps
         sandbox_proc.kill_descendants(self.launcher.pid, spare_depth=spare, attempts=20)

@@ -96,39 +96,94 @@ def test_a_setsid_grandchild_does_not_outlive_the_script(folders, mode, then):
     assert zombie_children() == []
 
 
-def test_a_fork_bomb_is_bounded(folders, mode):
-    marker = f"forkbomb_{uuid.uuid4().hex}.py"
-    result = folders.run("""
-        import os, time
-        depth = 0
-        while depth < 10:                 # up to 2047 processes if nothing stopped it
-            children = 0
-            for _ in range(2):
-                try:
-                    if os.fork() == 0:
-                        depth += 1
-                        print("born", flush=True)
-                        break
-                    children += 1
-                except OSError as error:
-                    print("fork refused:", error.strerror, flush=True)
-                    time.sleep(60)
-            else:
-                break
-        time.sleep(60)
-    """, name=marker, max_processes=32, timeout_s=3)
-    assert result.exit_code is None   # stopped by mlab: timeout or process limit
-    if mode == "bubblewrap" or os.geteuid() != 0:
-        # The kernel's process limit refused the forks (root is exempt from it).
-        assert "fork refused: Resource temporarily unavailable" in result.output
-        assert result.output.count("born") <= 32 + 200
+FORK_BOMB = """
+    import os, time
+    while True:                           # doubles until something stops it
+        try:
+            if os.fork() == 0:
+                print("born", flush=True)
+        except OSError as error:
+            print("fork refused:", error.strerror, flush=True)
+            time.sleep(60)                # hold the processes, as a bomb would
+"""
+BUDGET_REACHED = "it reached its process budget of 64 processes and threads (a fork bomb?)"
+
+
+@pytest.fixture(params=["cgroup", "uid-pool"])
+def budget_by(request, monkeypatch) -> str:
+    """Who gives each script its own process budget: a pids cgroup alone, or a uid of its own alone."""
+    from mlab import sandbox_cgroup, sandbox_uids
+
+    if request.param == "cgroup":
+        probe = sandbox_cgroup.ScriptCgroup.create(None, 64)
+        if probe is None:
+            pytest.skip("no cgroup can be made here (needs a delegated v2 cgroup or root with v1 pids)")
+        probe.remove()
+        # Every sandbox shares one uid: only the cgroups keep the runs apart.
+        monkeypatch.setattr(sandbox_uids.UidLease, "take", classmethod(
+            lambda cls: cls(sandbox_uids.FALLBACK_UID, sandbox_uids.FALLBACK_GID, None)))
     else:
-        # Root without a sandbox: only the polling watchdog counts processes, and on a busy
-        # machine many forks happen between two polls; what matters is that it ends them all.
-        assert "more than 32 processes" in (result.killed_reason or "") or result.timed_out
+        if os.geteuid() != 0:
+            pytest.skip("a uid of its own per script needs a root harness")
+        monkeypatch.setattr(sandbox_cgroup.ScriptCgroup, "create", classmethod(lambda cls, *a: None))
+    return request.param
+
+
+def test_a_fork_bomb_ends_at_its_process_budget(folders, mode, budget_by):
+    if mode == "no-sandbox" and budget_by == "uid-pool":
+        # Without bubblewrap a root harness drops to the pool's uid only where that uid can reach
+        # the interpreter and the workspace, which pytest's private tmp folders do not allow.
+        pytest.skip("the pytest workspace is not reachable for an unprivileged uid")
+    marker = f"forkbomb_{uuid.uuid4().hex}.py"
+    result = folders.run(FORK_BOMB, name=marker, max_processes=64, timeout_s=60)
+    assert result.killed_reason == BUDGET_REACHED
+    assert not result.timed_out and result.exit_code is None
+    assert "fork refused: Resource temporarily unavailable" in result.output
+    assert result.output.count("born") <= 64
     assert processes_with(marker) == []
     assert zombie_children() == []
     assert_harness_carries_on(folders)
+
+
+NEIGHBOUR = """
+    import os, threading, time
+    while not os.path.exists("go"):       # the test says go once the bomb beside holds its budget
+        time.sleep(0.01)
+    stop = threading.Event()
+    threads = [threading.Thread(target=stop.wait) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    print("started", len(threads), "threads", flush=True)
+    stop.set()
+"""
+
+
+def test_a_fork_bomb_does_not_touch_the_run_beside_it(folders, sandboxed, budget_by, tmp_path):
+    import threading
+
+    from mlab.sandbox import SandboxPolicy, run_script
+
+    # Two runs side by side, as `mlab sweep` starts them: one normal script, one bomb.
+    neighbour = tmp_path / "neighbour"
+    neighbour.mkdir()
+    (neighbour / "work.py").write_text(NEIGHBOUR.replace("\n    ", "\n").strip() + "\n")
+    results = {}
+    policy = SandboxPolicy(workspace=neighbour, timeout_s=60, memory_bytes=512 * MiB, max_processes=64)
+    beside = threading.Thread(target=lambda: results.update(
+        neighbour=run_script([policy.python, "work.py"], policy)))
+    beside.start()
+
+    def at_budget(chunk: str) -> None:
+        if "fork refused" in chunk:
+            (neighbour / "go").touch()
+
+    marker = f"forkbomb_{uuid.uuid4().hex}.py"
+    bomb = folders.run(FORK_BOMB, name=marker, max_processes=64, timeout_s=60, on_output=at_budget)
+    beside.join(60)
+    assert bomb.killed_reason == BUDGET_REACHED and not bomb.timed_out
+    assert results["neighbour"].exit_code == 0, results["neighbour"].output
+    assert results["neighbour"].output == "started 40 threads\n"
+    assert processes_with(marker) == []
 
 
 def test_a_memory_bomb_is_stopped(folders, mode):
@@ -143,6 +198,7 @@ def test_a_memory_bomb_is_stopped(folders, mode):
     assert result.killed_reason == "its processes together used more than 512 MiB of memory"
     assert "allocated everything" not in result.output
     assert result.peak_memory_bytes > 512 * MiB
+    assert result.cpu_s > 0          # killed, yet its CPU time is recorded
     assert_harness_carries_on(folders)
 
 
@@ -365,3 +421,64 @@ def test_datasets_bundled_in_packages_are_hidden_in_runs(folders, sandboxed):
     """, hidden=hidden)
     assert "LOADED" not in result.output
     assert "sklearn usable" in result.output
+
+
+def test_a_script_cannot_ptrace_its_sandboxs_init(folders, sandboxed):
+    result = folders.run("""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        PTRACE_ATTACH = 16
+        attached = libc.ptrace(PTRACE_ATTACH, 1, None, None)
+        print("attach:", attached, os.strerror(ctypes.get_errno()), flush=True)
+        print("still running")
+    """, timeout_s=30)
+    assert result.output == "attach: -1 Operation not permitted\nstill running\n"
+    assert result.exit_code == 0 and not result.timed_out
+
+
+def test_a_stopped_init_ends_the_script_at_once(folders, sandboxed):
+    # Only ptrace from inside could stop the init, and the seccomp filter refuses it; here the
+    # test stops it from outside, as an attack that got through would, to reach the second line.
+    import signal
+
+    marker = f"init_stopper_{uuid.uuid4().hex}.py"
+    stopped: list[int] = []
+
+    def stop_init(chunk: str) -> None:
+        if "ready" in chunk and not stopped:
+            # bubblewrap and its init carry the script's name in their command lines too.
+            script = next(pid for pid in processes_with(marker)
+                          if Path(f"/proc/{pid}/comm").read_text().strip() != "bwrap")
+            init = int(Path(f"/proc/{script}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            os.kill(init, signal.SIGSTOP)
+            stopped.append(init)
+
+    result = folders.run("""
+        import time
+        started = time.process_time()
+        while time.process_time() - started < 0.5:
+            pass                         # CPU time that only a cgroup can still account for
+        print("ready", flush=True)
+        time.sleep(0.5)                  # then it ends, and a stopped init never reaps it
+        print("done", flush=True)
+    """, name=marker, timeout_s=60, on_output=stop_init)
+    assert stopped
+    assert result.killed_reason == ("the sandbox's init process stopped working (it was stopped or "
+                                    "tampered with from inside), so the sandbox was ended")
+    assert not result.timed_out and result.wall_s < 30
+    assert processes_with(marker) == [] and not Path(f"/proc/{stopped[0]}").exists()
+    if cpu_accounting_cgroup():
+        # The script was never reaped, so no wait() reported its CPU time: the cgroup did.
+        assert result.cpu_s >= 0.4
+    assert_harness_carries_on(folders)
+
+
+def cpu_accounting_cgroup() -> bool:
+    """Whether scripts get a cgroup here that keeps their CPU time whoever reaps them."""
+    from mlab.sandbox_cgroup import ScriptCgroup
+
+    group = ScriptCgroup.create(None, 64)
+    if group is None:
+        return False
+    group.remove()
+    return group.keeps_cpu_account
