@@ -147,7 +147,7 @@ class Run:
         self.scripts = ScriptSettings(
             python=meta["python"], device=meta["device"],
             timeout_s=self.limits.script_timeout or 1800.0, memory_bytes=self.limits.memory,
-            hidden=hidden_paths(self.dir.parent, task) + (self.private_dir,),
+            disk_bytes=self.limits.disk, hidden=hidden_paths(self.dir.parent, task) + (self.private_dir,),
             env=thread_env(task.doc["hardware"]["cpus"]), output_dir=self.dir / "output",
             remaining_s=self.remaining_time)
         self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
@@ -189,7 +189,7 @@ class Run:
             snapshotter = Snapshotter(folder / "workspace", store)
             snapshotter.scan()
             meta = {
-                "schema": RUN_SCHEMA_ID, "schema_version": 1, "id": run_id, "created": timestamp(),
+                "schema": RUN_SCHEMA_ID, "schema_version": 2, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),
                 "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
                 "seed": int(seed), "limits": resolved.to_json(),
@@ -329,6 +329,8 @@ class Run:
         if restored:
             observation.text += ("\n\nNote: read-only file(s) " + ", ".join(restored) + " were changed and "
                                  "have been put back; write your results to other files.")
+        for why in self.snapshotter.refused.values():
+            observation.text += f"\n\nNote: left out of the workspace's snapshot: {why}."
         observation.text = utf8_safe(observation.text)  # a file name a script made may not be UTF-8
         record = {
             "step": number, "started": timestamp(started), "ended": timestamp(),
@@ -357,7 +359,7 @@ class Run:
         """Put back read-only files a step changed or removed, keeping them out of the delta."""
         touched = [rel for rel in list(delta.changed) + list(delta.removed) if rel in self._protected]
         for rel in touched:
-            self.store.copy_to(self._protected[rel], self.workspace.root / rel)
+            self.store.copy_to(self._protected[rel], self.workspace.root, rel)
             delta.changed.pop(rel, None)
             if rel in delta.removed:
                 delta.removed.remove(rel)

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .confined import Refused, describe, open_binary, open_file, write_file, write_symlink
 from .tree import remove_tree, walk_tree
 
 SYMLINK_PREFIX = "symlink:"
@@ -60,11 +61,21 @@ class ObjectStore:
         return digest
 
     def put_file(self, path: Path) -> str:
-        """Store a file's contents, copying while hashing so it is read once."""
+        """Store a (harness-owned) file's contents, copying while hashing so it is read once."""
+        with open(path, "rb") as source:
+            return self._put_stream(source)
+
+    def put_workspace_file(self, root: Path, rel: str, names: int = 1) -> str:
+        """Store a workspace file read through the confined reader (never through a link);
+        `names`: how many hard links it may have, all of them known to be inside root."""
+        with open_binary(root, rel, max_names=names) as source:
+            return self._put_stream(source)
+
+    def _put_stream(self, source) -> str:
         fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".in-")
         digest = hashlib.sha256()
         try:
-            with open(path, "rb") as source, os.fdopen(fd, "wb") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 while block := source.read(CHUNK):
                     digest.update(block)
                     handle.write(block)
@@ -91,13 +102,10 @@ class ObjectStore:
     def get_json(self, digest: str):
         return json.loads(self.get_bytes(digest))
 
-    def copy_to(self, digest: str, target: Path) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.is_dir() and not target.is_symlink():
-            remove_tree(target)
-        elif target.is_symlink() or target.exists():
-            target.unlink()
-        shutil.copyfile(self.path(digest), target)
+    def copy_to(self, digest: str, root: Path, rel: str) -> None:
+        """Make `rel` inside root a new file with the stored contents: a link, special file or
+        folder in the way (at any level) is replaced, never written through (mlab.confined)."""
+        write_file(root, rel, self.path(digest))
 
 
 def hash_file(path: Path) -> str:
@@ -137,6 +145,7 @@ class Snapshotter:
         self.store = store
         self.manifest: dict[str, str] = dict(manifest or {})
         self._stats: dict[str, tuple] = {}
+        self.refused: dict[str, str] = {}  # files of the last scan left out, and why (see scan)
 
     def _walk(self):
         """(relative path, full path, lstat result) of every regular file and symlink."""
@@ -150,7 +159,19 @@ class Snapshotter:
         started = time.time_ns()
         delta = Delta()
         seen = set()
-        for rel, full, info in self._walk():
+        found = list(self._walk())
+        # A file with several names is stored only when all of them are in the workspace: a
+        # hard link to a file outside (the run's answers) must not bring its contents in.
+        names_inside: dict[tuple, int] = {}
+        for _, _, info in found:
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                names_inside[(info.st_dev, info.st_ino)] = names_inside.get((info.st_dev, info.st_ino), 0) + 1
+        self.refused = {}
+        for rel, full, info in found:
+            names = names_inside.get((info.st_dev, info.st_ino), 1) if stat.S_ISREG(info.st_mode) else 1
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > names:
+                self.refused[rel] = describe(rel, info)
+                continue
             seen.add(rel)
             key = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
             if self._stats.get(rel) == key and rel in self.manifest:
@@ -159,7 +180,11 @@ class Snapshotter:
                 digest = SYMLINK_PREFIX + os.readlink(full)
             else:
                 try:
-                    digest = self.store.put_file(Path(full))
+                    digest = self.store.put_workspace_file(self.root, rel, names)
+                except Refused as why:  # changed into a link or special file since the walk
+                    self.refused[rel] = str(why)
+                    seen.discard(rel)
+                    continue
                 except OSError:
                     continue  # vanished or unreadable: it will be seen at the next scan
             racy = info.st_mtime_ns >= started - RACY_WINDOW_NS
@@ -195,16 +220,23 @@ def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
     for rel, digest in sorted(manifest.items()):
         path = target / rel
         if digest.startswith(SYMLINK_PREFIX):
-            if path.is_symlink() and os.readlink(path) == digest[len(SYMLINK_PREFIX):]:
-                continue
-            if path.is_dir() and not path.is_symlink():
-                remove_tree(path)
-            elif path.is_symlink() or path.exists():
-                path.unlink()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(digest[len(SYMLINK_PREFIX):], path)
+            write_symlink(target, rel, digest[len(SYMLINK_PREFIX):])  # made, never written through
             continue
-        if path.is_file() and not path.is_symlink():
-            if path.stat().st_size == store.path(digest).stat().st_size and hash_file(path) == digest:
-                continue
-        store.copy_to(digest, path)
+        if _holds(store, target, rel, digest):
+            continue
+        store.copy_to(digest, target, rel)
+
+
+def _holds(store: ObjectStore, target: Path, rel: str, digest: str) -> bool:
+    """Whether `rel` in target is already a plain file with the stored contents (read confined)."""
+    try:
+        fd, info = open_file(target, rel)
+    except (Refused, OSError):
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size != store.path(digest).stat().st_size:
+            return False
+        hashed = hashlib.sha256()
+        while block := handle.read(CHUNK):
+            hashed.update(block)
+    return hashed.hexdigest() == digest

@@ -4,7 +4,8 @@ Trust boundary: the evaluator is the task's code, trusted as the task is; the wo
 the agent's, untrusted (babylm's evaluator loads the submitted model). So the evaluator runs
 as a script in the sandbox, in a scratch folder that holds
 
-    submission/   a copy of the workspace's plain files (no links)
+    submission/   a copy of the workspace's plain files (no links, hard links or special files;
+                  taken through mlab.confined, and a submission that is one is refused)
     private/      a copy of the task's private files, bound read-only
     evaluator/    the evaluator's file and a small runner, bound read-only
 
@@ -32,6 +33,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .confined import Refused, check
 from .errors import MlabError
 from .timed_sandbox import copy_files, output_tail, scoring_sandbox
 
@@ -93,8 +95,14 @@ def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: 
     if not source.is_file():
         raise MlabError(f"task {task.name}: its evaluator file {source} does not exist")
     submission = (task.doc.get("submission") or {}).get("file")
-    if submission and not (Path(workspace) / submission).exists():
-        return Score(None, False, SUBMISSION_FORMAT_ERROR, f"no submission: {submission} was not found in the workspace")
+    if submission:
+        try:
+            check(Path(workspace), submission)
+        except (FileNotFoundError, NotADirectoryError):
+            return Score(None, False, SUBMISSION_FORMAT_ERROR,
+                         f"no submission: {submission} was not found in the workspace")
+        except Refused as why:
+            return Score(None, True, SUBMISSION_FORMAT_ERROR, str(why))
     sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
     scratch = Path(tempfile.mkdtemp(prefix="mlab-evaluator-"))
     try:

@@ -15,10 +15,12 @@ fails or disagrees with the expected output is a fault of the task, reported as 
 """
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
+from .confined import Refused, copy_out, open_file
 from .errors import MlabError
 from .timed_sandbox import copy_files, fresh_copy, how_it_ended, output_tail, scoring_sandbox
 
@@ -67,9 +69,13 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
     output = doc["metric"]["columns"][0]
     reference_script = doc["baseline"]["script"] if doc["baseline"]["kind"] == "run" else script
     workspace = Path(workspace)
-    if not (workspace / script).is_file():
+    try:
+        os.close(open_file(workspace, script)[0])
+    except (FileNotFoundError, NotADirectoryError):
         return Score(None, False, SUBMISSION_FORMAT_ERROR,
                      f"no submission: {script} (the script to time) was not found in the workspace")
+    except Refused as why:
+        return Score(None, True, SUBMISSION_FORMAT_ERROR, str(why))
     sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
     expected = expected_output(task, variant_name, private_dir, output)
     scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-"))
@@ -83,10 +89,11 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
         def time_starter(first: bool) -> None:
             folder = fresh_copy(base, scratch / "run", leave_out=(output,))
             result = sandbox.run(folder, [reference_script])
-            _check_starter(task, result, folder / output, expected, reference_script, output)
+            written = _take_output(folder, output, scratch)
+            _check_starter(task, result, written, expected, reference_script, output)
             times["starter"].append(max(result.wall_s, 1e-6))
             if first:
-                shutil.copyfile(folder / output, reference)
+                shutil.copyfile(written, reference)  # both harness-owned: taken through the confined reader
 
         def time_submission():
             folder = fresh_copy(candidate_base, scratch / "run", leave_out=(output,))
@@ -94,7 +101,8 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
             failure = how_it_ended(result)
             if failure:
                 return _invalid(f"{script} {failure}; its last output:\n{output_tail(result)}", times, reference_script)
-            problem = _output_problem(folder / output, reference, expected)
+            written = _take_output(folder, output, scratch)
+            problem = written if isinstance(written, str) else _output_problem(written, reference, expected)
             if problem:
                 return _invalid(f"{script} wrote a wrong {output}, so its time does not count: {problem}",
                                 times, reference_script)
@@ -126,7 +134,22 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
     return Score(timing["score"], True, baseline=baseline)
 
 
-def _check_starter(task, result, written: Path, expected: Path | None, script: str, output: str) -> None:
+def _take_output(folder: Path, output: str, scratch: Path) -> Path | str:
+    """A harness-owned copy of the output a script wrote in folder, taken through the confined
+    reader (mlab.confined), or why there is none: a link or special file is never followed."""
+    taken = scratch / "written" / Path(output).name
+    taken.parent.mkdir(exist_ok=True)
+    taken.unlink(missing_ok=True)
+    try:
+        copy_out(folder, output, taken)
+    except (FileNotFoundError, NotADirectoryError):
+        return f"the script did not write {Path(output).name}"
+    except Refused as why:
+        return str(why)
+    return taken
+
+
+def _check_starter(task, result, written: Path | str, expected: Path | None, script: str, output: str) -> None:
     """A starter that fails or writes a wrong output makes every score meaningless: the task's fault."""
     from .metrics import compare_outputs
 
@@ -134,8 +157,8 @@ def _check_starter(task, result, written: Path, expected: Path | None, script: s
     if failure:
         raise MlabError(f"task {task.name}: its starter {script} {failure} while being timed; "
                         f"its last output:\n{output_tail(result)}")
-    if not written.is_file():
-        raise MlabError(f"task {task.name}: its starter {script} did not write {output}")
+    if isinstance(written, str):
+        raise MlabError(f"task {task.name}: its starter {script} did not write {output} as a plain file: {written}")
     if expected is not None:
         same, why = compare_outputs(expected, written)
         if not same:

@@ -11,6 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from .confined import copy_tree
 from .limits import resolve_limits
 from .scripts import ScriptSettings
 
@@ -28,21 +29,14 @@ def scoring_sandbox(task, variant_name: str, workspace: Path, private_dir: Path,
                           hidden=hidden, env=thread_env(task.doc["hardware"]["cpus"]))
 
 
-def copy_files(source: Path, target: Path) -> None:
-    """Copy a workspace's plain files and folders into target, merging.
+def copy_files(source: Path, target: Path) -> list[str]:
+    """Copy a workspace's plain files and folders into target, merging; returns what was left out.
 
-    Symbolic links are left out: followed by the harness, a link could bring a file the
-    script may not see (the run's private answers) into its copy.
+    Only regular files with a single name are copied, each through the confined reader
+    (mlab.confined): followed by the harness, a link, a hard link or a special file could bring
+    a file the script may not see (the run's private answers) into its copy.
     """
-    for path in sorted(Path(source).rglob("*")):
-        rel = path.relative_to(source)
-        if "__pycache__" in rel.parts or any(p.is_symlink() for p in [path, *path.parents][:len(rel.parts)]):
-            continue
-        if path.is_dir():
-            (target / rel).mkdir(parents=True, exist_ok=True)
-        elif path.is_file():
-            (target / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target / rel)
+    return copy_tree(Path(source), Path(target), skip=lambda rel: "__pycache__" in rel.split("/"))
 
 
 def fresh_copy(source: Path, target: Path, leave_out: tuple[str, ...] = ()) -> Path:

@@ -1,0 +1,319 @@
+"""The one way the harness reads and writes files that an agent or its scripts could have made.
+
+The workspace is the agent's: anything in it may be a symbolic link to the run's private
+answers, a hard link to a file outside, a named pipe that blocks a reader forever, or a device.
+The harness runs outside the sandbox, so a plain `open()` of a workspace path would follow
+such a file wherever it points. Everything here opens a workspace-relative path one component
+at a time from the root's file descriptor (openat with O_NOFOLLOW), so no link is followed at
+any level; checks the opened descriptor itself (fstat: a regular file with a single name) and
+where the kernel says it lies (/proc/self/fd), so nothing can be swapped between the check and
+the read. A refusal is a `Refused` whose message says what the file is and why it is not read.
+
+Readers: `open_file` (a verified descriptor), `check` (what is at a path), `read_bytes`, `open_binary`, `copy_out` (into a
+harness-owned file) and `walk` (every entry of a tree, never entering a link). Writers, for
+restoring snapshots into a folder that may hold the agent's links: `write_file` and
+`write_symlink` replace a link or special file in their way instead of writing through it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from .errors import MlabError
+from .tree import remove_tree, walk_tree
+
+NEVER_FOLLOWS = "the harness never follows links out of the workspace"
+CHUNK = 1 << 20
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", 0)
+_WALK_FLAGS = _DIR_FLAGS & ~getattr(os, "O_PATH", 0)  # a folder to make entries in
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+class Refused(MlabError):
+    """A workspace file the harness will not read or write through; the message says why."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing found by `walk`: its workspace-relative path, what it is, and its lstat."""
+
+    rel: str
+    kind: str  # "file" (regular), "folder", "symlink", "hardlink" (a regular file with other names), "special"
+    info: os.stat_result
+
+    def why_skipped(self, root: Path) -> str:
+        """Why a non-"file" entry is not read, in the words of a refusal."""
+        return describe(self.rel, self.info, _link_text(Path(root) / self.rel))
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this mode is, in words."""
+    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a file")):
+        if test(mode):
+            return words
+    return "a special file"
+
+
+def describe(rel: str, info: os.stat_result, target: str | None = None) -> str:
+    """The refusal message for a file that is not a plain, single-named regular file."""
+    if stat.S_ISLNK(info.st_mode):
+        return f"{rel} is a symbolic link to {target or '(unreadable)'}; {NEVER_FOLLOWS}, so write the file itself"
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        return (f"{rel} is a hard link (the file has {info.st_nlink} names); the harness reads only files with a "
+                f"single name, so that no file outside the workspace can be passed in; write a copy instead")
+    if stat.S_ISDIR(info.st_mode):
+        return f"{rel} is a folder, not a file"
+    return f"{rel} is {kind_of(info.st_mode)}, not a regular file; the harness reads only regular files"
+
+
+def _link_text(path: Path) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def _parts(rel: str | os.PathLike) -> list[str]:
+    text = os.fspath(rel)
+    if "\x00" in text:
+        raise Refused(f"{text!r} contains a NUL character")
+    if text.startswith("/"):
+        raise Refused(f"{text} is an absolute path; the harness reads only paths inside the workspace")
+    parts = [p for p in PurePosixPath(text).parts if p != "."]
+    if ".." in parts:
+        raise Refused(f"{text} leads out of its folder (`..`); the harness reads only paths inside the workspace")
+    if not parts:
+        raise Refused(f"{text!r} names the workspace itself, not a file")
+    return parts
+
+
+def _open_root(root: Path, flags: int) -> int:
+    """The root is the harness's own folder: its real path is opened (it may sit under a linked /tmp)."""
+    return os.open(os.path.realpath(root), flags & ~os.O_NOFOLLOW)
+
+
+def _open_parent(root: Path, parts: list[str], rel: str) -> int:
+    """A descriptor of the folder holding the last part, reached without following any link."""
+    fd = _open_root(root, _DIR_FLAGS)
+    try:
+        for index, name in enumerate(parts[:-1]):
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode):
+                where = "/".join(parts[:index + 1])
+                if stat.S_ISLNK(info.st_mode):
+                    target = os.readlink(name, dir_fd=fd)
+                    raise Refused(f"{rel} passes through {where}, a symbolic link to {target}; {NEVER_FOLLOWS}")
+                raise NotADirectoryError(f"{where} is {kind_of(info.st_mode)}, not a folder")
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _inside(root: Path, fd: int) -> bool:
+    """Whether the kernel places the open file under root (True where /proc is not there to ask)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return True
+    base = os.path.realpath(root)
+    return real.startswith(base.rstrip("/") + "/")
+
+
+def open_file(root: Path, rel: str | os.PathLike, max_names: int = 1) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of the regular file `rel` inside `root` and its fstat; the caller closes it.
+
+    Refused for a link (at any level), a special file, a file with several names, or a file the
+    kernel places outside root; FileNotFoundError when there is nothing at that path.
+    max_names: the hard links allowed, for a caller that has seen every one of them inside root.
+    """
+    root = Path(root)
+    parts = _parts(rel)
+    shown = "/".join(parts)
+    parent = _open_parent(root, parts, shown)
+    try:
+        info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > max_names:
+            target = os.readlink(parts[-1], dir_fd=parent) if stat.S_ISLNK(info.st_mode) else None
+            raise Refused(describe(shown, info, target))
+        try:
+            fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=parent)
+        except OSError as error:  # swapped for a link since the check: ELOOP
+            raise Refused(f"{shown} changed while it was being opened ({error.strerror}); {NEVER_FOLLOWS}") from None
+    finally:
+        os.close(parent)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > max_names:
+            raise Refused(describe(shown, info))
+        if not _inside(root, fd):
+            raise Refused(f"{shown} lies outside the workspace; {NEVER_FOLLOWS}")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def check(root: Path, rel: str | os.PathLike) -> os.stat_result:
+    """The lstat of `rel` inside root when it is a folder or a plain regular file, reached without
+    following links; Refused for anything else, FileNotFoundError when there is nothing there."""
+    parts = _parts(rel)
+    shown = "/".join(parts)
+    parent = _open_parent(Path(root), parts, shown)
+    try:
+        info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        if not stat.S_ISDIR(info.st_mode) and (not stat.S_ISREG(info.st_mode) or info.st_nlink > 1):
+            target = os.readlink(parts[-1], dir_fd=parent) if stat.S_ISLNK(info.st_mode) else None
+            raise Refused(describe(shown, info, target))
+    finally:
+        os.close(parent)
+    return info
+
+
+def open_binary(root: Path, rel: str | os.PathLike, max_names: int = 1):
+    """The verified file `rel` inside root, opened for reading bytes (a context manager)."""
+    fd, _ = open_file(root, rel, max_names)
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(root: Path, rel: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The contents of the verified file `rel`; Refused when it holds more than `limit` bytes."""
+    with open_binary(root, rel) as handle:
+        data = handle.read() if limit is None else handle.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise Refused(f"{os.fspath(rel)} holds more than {limit:,} bytes, the most the harness reads of it")
+    return data
+
+
+def copy_out(root: Path, rel: str | os.PathLike, destination: Path, limit: int | None = None) -> int:
+    """Copy the verified file `rel` into `destination` (a harness-owned path); returns the size the
+    file had when opened. limit: copy at most limit + 1 bytes (enough to tell an over-large file)."""
+    fd, info = open_file(root, rel)
+    copied = 0
+    with os.fdopen(fd, "rb") as source, open(destination, "wb") as target:
+        while limit is None or copied <= limit:
+            block = source.read(CHUNK if limit is None else min(CHUNK, limit + 1 - copied))
+            if not block:
+                break
+            target.write(block)
+            copied += len(block)
+    return info.st_size
+
+
+def walk(root: Path, folders: bool = False) -> Iterator[Entry]:
+    """Every entry under root, without entering links (mlab.tree: iterative, so any depth is fine).
+
+    Regular files with one name are "file"; links, files with several names and special files
+    are reported with their kind and never opened; folders are "folder" entries when `folders`
+    is set, each before its contents. Entries that vanish or cannot be listed are passed over.
+    """
+    for rel, _, info in walk_tree(root):
+        if stat.S_ISDIR(info.st_mode):
+            if folders:
+                yield Entry(rel, "folder", info)
+        elif stat.S_ISLNK(info.st_mode):
+            yield Entry(rel, "symlink", info)
+        elif stat.S_ISREG(info.st_mode):
+            yield Entry(rel, "hardlink" if info.st_nlink > 1 else "file", info)
+        else:
+            yield Entry(rel, "special", info)
+
+
+def copy_tree(source: Path, target: Path, skip=lambda rel: False) -> list[str]:
+    """Copy the plain files of a workspace into a harness-owned folder (merging); the reasons for
+    what was left out (links, files with several names, special files, files that changed)."""
+    left_out = []
+    for entry in walk(source, folders=True):
+        if skip(entry.rel):
+            continue
+        if entry.kind == "folder":
+            (Path(target) / entry.rel).mkdir(parents=True, exist_ok=True)
+            continue
+        if entry.kind != "file":
+            left_out.append(entry.why_skipped(source))
+            continue
+        destination = Path(target) / entry.rel
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            copy_out(source, entry.rel, destination)
+        except (Refused, OSError) as problem:
+            left_out.append(str(problem))
+    return left_out
+
+
+# -- writing into a folder that may hold the agent's links -------------------------------
+
+def _clear(fd: int, name: str) -> None:
+    """Remove whatever is at name in the folder fd (a link is removed, never followed)."""
+    try:
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        remove_tree(os.path.join(f"/proc/self/fd/{fd}", name))  # links inside are removed, not followed
+    else:
+        os.unlink(name, dir_fd=fd)
+
+
+def _folder_for_writing(root: Path, parts: list[str]) -> int:
+    """A descriptor of the folder that will hold parts[-1], made as needed; a link or file in the
+    way of a folder is replaced by a folder, so nothing is written through it."""
+    fd = _open_root(root, _WALK_FLAGS)
+    try:
+        for name in parts[:-1]:
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                info = None
+            if info is not None and not stat.S_ISDIR(info.st_mode):
+                os.unlink(name, dir_fd=fd)
+                info = None
+            if info is None:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            child = os.open(name, _WALK_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_file(root: Path, rel: str, source: Path) -> None:
+    """Make `rel` inside root a new regular file holding source's bytes (source is harness-owned)."""
+    parts = _parts(rel)
+    folder = _folder_for_writing(Path(root), parts)
+    try:
+        _clear(folder, parts[-1])
+        fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=folder)
+    finally:
+        os.close(folder)
+    with open(source, "rb") as reader, os.fdopen(fd, "wb") as writer:
+        shutil.copyfileobj(reader, writer, CHUNK)
+
+
+def write_symlink(root: Path, rel: str, target: str) -> None:
+    """Make `rel` inside root a symbolic link holding `target` (the link is made, never followed)."""
+    parts = _parts(rel)
+    folder = _folder_for_writing(Path(root), parts)
+    try:
+        try:
+            if os.readlink(parts[-1], dir_fd=folder) == target:
+                return
+        except OSError:
+            pass
+        _clear(folder, parts[-1])
+        os.symlink(target, parts[-1], dir_fd=folder)
+    finally:
+        os.close(folder)
