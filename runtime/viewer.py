@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from .errors import StorageError
+from .observation import utf8_safe
 from .report_runs import LoadedRun, load_run
 from .taxonomy import failure_labels, hallucinated_claims
 from .viewer_assets import CSS, RUN_JS
@@ -270,7 +271,7 @@ def render_run(run: LoadedRun) -> str:
 def write_page(path: Path, page: str) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page, encoding="utf-8")
+        path.write_text(utf8_safe(page), encoding="utf-8")  # a trace may hold lone surrogates
     except OSError as problem:
         raise StorageError(f"cannot write {path}: {problem.strerror or problem}") from None
     return path

@@ -1,0 +1,4 @@
+import time
+
+time.sleep(1)
+print("slept one second")

@@ -1,0 +1,11 @@
+import csv
+
+train = list(csv.DictReader(open("train.csv")))
+mean = sum(float(row["y"]) for row in train) / len(train)
+test = list(csv.DictReader(open("test.csv")))
+with open("submission.csv", "w", newline="") as out:
+    writer = csv.writer(out)
+    writer.writerow(["Id", "y"])
+    for row in test:
+        writer.writerow([row["Id"], mean])
+print(f"wrote {len(test)} predictions")
