@@ -106,7 +106,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         _ACTION % "list_file", _ACTION % "list_files"),
     "E403": Explanation(
         "A setting inside a block is not one the block knows: limits take steps, time, "
-        "script_timeout, memory, tokens and cost; hardware takes cpus, gpus and memory; a model takes "
+        "script_timeout, memory, disk, tokens and cost; hardware takes cpus, gpus and memory; a model takes "
         "temperature, max_tokens, stop and top_p; a primitive takes the parameters listed for it in "
         "spec/primitives.json.",
         'use std "agents"\n\nexperiment quick {\n  agents [research]\n  limits { step 10 }\n}\n',

@@ -20,9 +20,9 @@ SOURCE_KINDS = LOCAL_SOURCES + REMOTE_SOURCES + ("sklearn", "generate")
 PREPARED_SOURCES = REMOTE_SOURCES + ("folder",)  # sources a `prepare` function may convert
 SPLITS = ("random", "group", "time", "none")
 DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
-                  "memory": None, "tokens": None, "cost": None}
+                  "memory": None, "disk": 20 * 2**30, "tokens": None, "cost": None}
 LIMIT_KINDS = {"steps": "int", "time": "duration", "script_timeout": "duration",
-               "memory": "size", "tokens": "int", "cost": "number"}
+               "memory": "size", "disk": "size", "tokens": "int", "cost": "number"}
 REQUIRED = ("title", "category", "problem", "starter", "metric", "baseline", "data")
 
 

@@ -5,18 +5,20 @@ from dataclasses import asdict, dataclass
 
 from .errors import UsageError
 
-LIMIT_NAMES = ("steps", "time", "script_timeout", "memory", "tokens", "cost")
+LIMIT_NAMES = ("steps", "time", "script_timeout", "memory", "disk", "tokens", "cost")
+DEFAULT_DISK_BYTES = 20 * 2**30   # the most a run's workspace may hold (see docs/security.md)
 GRACE_STEPS = 1  # steps allowed after the first shutdown notice, for the final answer
 
 
 @dataclass(frozen=True)
 class Limits:
-    """steps; time and script_timeout in seconds; memory in bytes; tokens; cost in dollars."""
+    """steps; time and script_timeout in seconds; memory and disk in bytes; tokens; cost in dollars."""
 
     steps: int | None = 50
     time: float | None = 5 * 3600.0
     script_timeout: float | None = 1800.0
     memory: int | None = None
+    disk: int | None = DEFAULT_DISK_BYTES
     tokens: int | None = None
     cost: float | None = None
 
@@ -34,7 +36,7 @@ def resolve_limits(task_limits: dict, variant_limits: dict | None = None,
                 raise UsageError(f"unknown limit {name!r}; limits are: {', '.join(LIMIT_NAMES)}")
             if value is not None:
                 merged[name] = value
-    for name in ("steps", "time", "script_timeout", "memory", "tokens", "cost"):
+    for name in LIMIT_NAMES:
         value = merged[name]
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise UsageError(f"limit {name} must be a positive number, not {value!r}")

@@ -45,6 +45,8 @@ def add_parsers(verbs) -> None:
     run.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
     run.add_argument("--script-timeout", metavar="T", help="time limit of each script, e.g. 90s, 5m")
     run.add_argument("--memory", metavar="SIZE", help="memory limit of each script's process tree, e.g. 8GiB")
+    run.add_argument("--disk", metavar="SIZE",
+                     help="most the workspace may hold while a script runs, e.g. 20GiB (the default)")
     run.add_argument("--runs-dir", default="runs", metavar="DIR", help="where run folders go (default runs/)")
     run.add_argument("--build", metavar="DIR", help="take the task and agent from this build (refused if stale)")
     run.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
@@ -220,6 +222,8 @@ def _limit_overrides(args) -> dict:
         limits["script_timeout"] = parse_duration(args.script_timeout)
     if getattr(args, "memory", None) is not None:
         limits["memory"] = parse_size(args.memory)
+    if getattr(args, "disk", None) is not None:
+        limits["disk"] = parse_size(args.disk)
     return limits
 
 
@@ -250,7 +254,7 @@ def _open_run(args):
                                           ("--python", args.python), ("--steps", args.steps is not None),
                                           ("--time", args.time), ("--tokens", args.tokens is not None),
                                           ("--cost", args.cost is not None), ("--script-timeout", args.script_timeout),
-                                          ("--memory", args.memory)) if value]
+                                          ("--memory", args.memory), ("--disk", args.disk)) if value]
         if given:
             raise UsageError(f"--resume continues a run with the task, agent, models, data, seed, interpreter "
                              f"and limits it was started with; do not give {', '.join(given)}")

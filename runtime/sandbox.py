@@ -59,7 +59,7 @@ NO_SANDBOX_VARIABLE = "MLAB_NO_SANDBOX"
 def size_text(n: int) -> str:
     """Bytes as an agent reads them: 20 MiB, 1.5 GiB."""
     if n >= 1 << 30:
-        return f"{n / 2**30:.1f} GiB".replace(".0 GiB", " GiB")
+        return f"{n / 2**30:.2f}".rstrip("0").rstrip(".") + " GiB"
     return f"{n / 2**20:.0f} MiB"
 
 

@@ -24,6 +24,7 @@ class ScriptSettings:
     device: str | None = None
     timeout_s: float = 1800.0
     memory_bytes: int | None = None
+    disk_bytes: int | None = None
     hidden: tuple[Path, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     output_dir: Path | None = None
@@ -36,7 +37,8 @@ class ScriptSettings:
 
         return SandboxPolicy(workspace=Path(workspace),
                              timeout_s=float(self.timeout_s if timeout_s is None else timeout_s),
-                             memory_bytes=self.memory_bytes, max_output_chars=max_output_chars, python=self.python,
+                             memory_bytes=self.memory_bytes, disk_bytes=self.disk_bytes,
+                             max_output_chars=max_output_chars, python=self.python,
                              device=self.device, hidden=tuple(self.hidden), network=False, env=dict(self.env),
                              read_only=tuple(read_only))
 

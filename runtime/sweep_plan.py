@@ -18,7 +18,7 @@ from .errors import BuildError, UsageError
 TIERS = ("main", "fast", "edit")
 # Limits `mlab run` takes on its command line (every limit an experiment can set).
 CLI_LIMITS = {"steps": "--steps", "time": "--time", "tokens": "--tokens", "cost": "--cost",
-              "script_timeout": "--script-timeout", "memory": "--memory"}
+              "script_timeout": "--script-timeout", "memory": "--memory", "disk": "--disk"}
 # Model calls per step beyond the main call (observation summaries, Understand File, AI edits):
 # the demonstrations of the bundled tasks make about one helper call every four steps.
 HELPER_CALL_FACTOR = 0.25

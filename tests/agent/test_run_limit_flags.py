@@ -15,6 +15,10 @@ def test_script_timeout_and_memory_become_limits():
         "steps": 3, "script_timeout": 300.0, "memory": 8 * 2**30}
 
 
+def test_disk_becomes_a_limit():
+    assert limits_of("--disk", "20MiB") == {"disk": 20 * 2**20}
+
+
 def test_a_sweep_passes_plain_numbers():
     assert limits_of("--script-timeout", "90", "--memory", "536870912") == {
         "script_timeout": 90.0, "memory": 536870912}

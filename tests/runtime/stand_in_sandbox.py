@@ -30,6 +30,7 @@ class SandboxPolicy:
     read_only: tuple = ()
     max_processes: int = 512
     max_streamed_chars: int = 1_000_000
+    disk_bytes: int | None = None
 
 
 @dataclass

@@ -482,3 +482,47 @@ def cpu_accounting_cgroup() -> bool:
         return False
     group.remove()
     return group.keeps_cpu_account
+
+
+# --- disk: what scripts may write into the workspace ------------------------------------
+
+def test_a_script_filling_the_workspace_is_stopped_at_its_disk_limit(folders, mode):
+    result = folders.run("""
+        import os
+        block = os.urandom(1 << 20)
+        for n in range(400):              # 400 MiB at most, should nothing stop it
+            with open(f"chunk-{n:04d}.bin", "wb") as handle:
+                handle.write(block)
+        print("wrote everything")
+    """, disk_bytes=20 * MiB, timeout_s=60)
+    assert not result.timed_out and result.exit_code is None
+    assert result.killed_reason.startswith("the workspace grew past its disk limit of 20 MiB (it held ")
+    assert result.killed_reason.endswith("); nothing was deleted: remove files to make room")
+    assert "wrote everything" not in result.output
+    held = sum(p.stat().st_blocks * 512 for p in folders.workspace.rglob("*"))
+    assert 20 * MiB < held < 400 * MiB      # stopped on the way, and its files are still there
+    # With the workspace over its limit a script may still make room, but not grow it.
+    cleanup = folders.run("""
+        import glob, os
+        for path in glob.glob("chunk-*.bin"):
+            os.remove(path)
+        print("made room")
+    """, name="cleanup.py", disk_bytes=20 * MiB)
+    assert cleanup.exit_code == 0 and cleanup.output == "made room\n"
+    assert_harness_carries_on(folders)
+
+
+def test_one_file_cannot_outgrow_the_room_left_in_the_workspace(folders, mode):
+    result = folders.run("""
+        block = b"x" * (1 << 20)
+        try:
+            with open("huge.bin", "wb") as handle:
+                for _ in range(400):
+                    handle.write(block)
+            print("WROTE 400 MiB")
+        except OSError as error:
+            print("refused:", error.strerror)
+    """, disk_bytes=20 * MiB, timeout_s=60)
+    assert result.output == "refused: File too large\n"
+    assert result.exit_code == 0
+    assert (folders.workspace / "huge.bin").stat().st_size <= 20 * MiB

@@ -33,6 +33,26 @@ def test_the_run_folder_and_run_json(new_run):
     assert meta["limits"]["script_timeout"] == 300 and meta["limits"]["memory"] == 8 * 2 ** 30
 
 
+def test_a_run_records_its_disk_limit_and_an_older_run_json_without_it_still_resumes(new_run):
+    from mlab.limits import DEFAULT_DISK_BYTES
+    from mlab.run import Run
+
+    run = new_run()
+    meta = json.loads((run.dir / "run.json").read_text())
+    assert meta["schema_version"] == 2 and meta["limits"]["disk"] == DEFAULT_DISK_BYTES == 20 * 2**30
+    assert run.scripts.policy(run.workspace.root).disk_bytes == DEFAULT_DISK_BYTES
+    run.close()
+    # A run made before the disk limit existed: version 1, no limits.disk.
+    del meta["limits"]["disk"]
+    meta["schema_version"] = 1
+    (run.dir / "run.json").write_text(json.dumps(meta))
+    resumed = Run.resume(run.dir)
+    try:
+        assert resumed.limits.disk == DEFAULT_DISK_BYTES   # the default applies from now on
+    finally:
+        resumed.close()
+
+
 def test_run_ids_sort_by_creation(new_run):
     first, second = new_run(), new_run()
     assert first.id != second.id and first.id[:15] <= second.id[:15]
