@@ -238,12 +238,23 @@ def _reachable_by(path: str, uid: int, gid: int) -> bool:
     return True
 
 
-def _script_env(policy: SandboxPolicy, home: str) -> dict[str, str]:
+def _user_name(uid: int) -> str:
+    """The uid's name, or one for a uid of the pool, which /etc/passwd does not list."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return "mlab-sandbox"
+
+
+def _script_env(policy: SandboxPolicy, home: str, uid: int) -> dict[str, str]:
     """A clean environment: nothing of the harness's (API keys stay outside)."""
     python_bin = os.path.dirname(os.path.abspath(policy.python))
+    # USER and LOGNAME answer getpass.getuser() (torch's caches ask) for a uid passwd lacks.
     env = {
-        "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+        "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin", "USER": _user_name(uid),
+        "LOGNAME": _user_name(uid), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
         "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "MPLBACKEND": "Agg",
     }
     if policy.device is not None:
@@ -326,7 +337,7 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
             loan.lend()
         config = {"argv": argv, "limits": limits, "uid": uid if drop else None,
                   "gid": gid if drop else None, "cwd": workspace,
-                  "env": _script_env(policy, "/tmp" if bwrap else scratch_home)}
+                  "env": _script_env(policy, "/tmp" if bwrap else scratch_home, uid)}
         scratch_mounts: tuple[str, ...] = ()
         if bwrap:
             features = bwrap_features(bwrap)

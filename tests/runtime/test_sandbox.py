@@ -171,6 +171,13 @@ def test_the_environment_is_clean_and_takes_extra_variables(folders, mode, monke
     assert "('PYTHONUNBUFFERED', '1')" in result.output
 
 
+def test_the_script_can_ask_for_its_user_name(folders, mode):
+    # A uid of the pool is in no /etc/passwd; libraries (torch's caches) still ask for a name.
+    result = folders.run("import getpass; print(getpass.getuser())\n")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip()
+
+
 def test_the_interpreter_is_configurable(folders, mode, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
