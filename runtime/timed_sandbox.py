@@ -26,7 +26,7 @@ def scoring_sandbox(task, variant_name: str, workspace: Path, private_dir: Path,
     hidden = hidden_paths(Path(workspace).resolve().parent, task) + (Path(private_dir).resolve(),)
     return ScriptSettings(python=python or sys.executable, device=device,
                           timeout_s=float(limits.script_timeout or 1800.0), memory_bytes=limits.memory,
-                          hidden=hidden, env=thread_env(task.doc["hardware"]["cpus"]))
+                          disk_bytes=limits.disk, hidden=hidden, env=thread_env(task.doc["hardware"]["cpus"]))
 
 
 def copy_files(source: Path, target: Path) -> list[str]:

@@ -6,6 +6,7 @@ no test asserts how long anything took, only which of two programs was faster by
 """
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import textwrap
 
@@ -254,3 +255,19 @@ def test_each_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_by_the
     assert rows[1]["score"] == pytest.approx(1.0)
     assert rows[1]["improvement"] == pytest.approx(0.5)  # against the starter timed beside it
     assert rows[1]["success"] is False
+
+
+def test_a_timed_script_that_fills_the_disk_is_stopped_at_the_tasks_disk_limit(task_of, prepared, tmp_path,
+                                                                                one_run_each, monkeypatch):
+    from mlab import timed_sandbox
+    from mlab.limits import resolve_limits
+
+    def small_disk(*layers):
+        return dataclasses.replace(resolve_limits(*layers), disk=30 * 2**20)
+
+    monkeypatch.setattr(timed_sandbox, "resolve_limits", small_disk)
+    filler = 'chunk = b"x" * 2**20\nfor i in range(400):\n    open(f"fill-{i}.bin", "wb").write(chunk)\n'
+    workspace = workspace_with(tmp_path, prepared, "vectorization", {"train.py": filler})
+    score = score_workspace(task_of("vectorization"), "lite", workspace, prepared("vectorization").private)
+    assert score.failure_mode == "submission format error"
+    assert "was stopped" in score.detail and "disk limit" in score.detail, score.detail
