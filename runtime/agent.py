@@ -13,8 +13,10 @@ from typing import Callable
 from . import context as C
 from .model_actions import install as install_model_actions
 from .models import ModelCall, ModelClient, ModelError, Usage
+from .observation import bound_text
 from .prompting import Templates, stable_prefix
 from .replies import ParsedReply, ReplyError, parse_reply
+from .trace import PREVIEW_CHARS
 
 SUMMARY_CHUNK_CHARS = 10000
 
@@ -159,7 +161,8 @@ class AgentLoop:
                 errors.append(str(problem))
                 feedback = self.templates.render("format_error", **C.format_error_context(
                     error=str(problem), reply_format=self.reply_format_text, tool_names=self.tool_names))
-                text = f"{prompt}\n\nYour previous reply was:\n{response}\n\n{feedback}"
+                shown = bound_text(response, PREVIEW_CHARS)  # a 10 MB reply is not sent back in full
+                text = f"{prompt}\n\nYour previous reply was:\n{shown}\n\n{feedback}"
         return None, response, errors
 
     def limit_reached(self) -> str | None:

@@ -71,7 +71,7 @@ class Replay(OfflineModel):
     def __init__(self, name: str, run_dir: str):
         super().__init__(name)
         from .errors import RunError
-        from .trace import TRACE, read_trace
+        from .trace import TRACE, full_text, read_trace
 
         trace = Path(run_dir) / TRACE
         if not trace.is_file():
@@ -81,9 +81,14 @@ class Replay(OfflineModel):
         except RunError as error:
             raise RepliesExhausted(f"cannot replay {run_dir}: {error}") from None
         self.by_tier: dict[str, list[str]] = {}
+        objects = Path(run_dir) / "objects"
         for record in records:
-            for call in (record.get("model") or {}).get("calls", []):
-                self.by_tier.setdefault(call.get("tier", "main"), []).append(call.get("response", ""))
+            for index, call in enumerate((record.get("model") or {}).get("calls", [])):
+                try:  # a long reply is kept in objects/ and the record holds a preview (trace version 2)
+                    response = full_text(record, ["model", "calls", index, "response"], objects)
+                except RunError as error:
+                    raise RepliesExhausted(f"cannot replay {run_dir}: {error}") from None
+                self.by_tier.setdefault(call.get("tier", "main"), []).append(response or "")
 
     def queue(self, tier: str) -> list[str]:
         return self.by_tier.get(tier, [])

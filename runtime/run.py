@@ -31,7 +31,8 @@ from .observation import Observation, error, utf8_safe
 from .primitives import PrimitiveContext
 from .scripts import ScriptSettings
 from .snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
-from .trace import TRACE, TraceWriter, repair_trace, timestamp
+from .trace import (TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, stored_objects,
+                    timestamp)
 from .workspace import Workspace
 
 RUN_JSON = "run.json"
@@ -235,7 +236,8 @@ class Run:
         run.snapshotter.restore(manifest)
         for record in records:
             run.edits.replay(record.get("edits", []))
-        run.research_log.rebuild([r.get("research_log", "") for r in records])
+        run.research_log.rebuild([full_text(r, ["research_log"], run.store.folder) if r.get("research_log") else ""
+                                  for r in records])
         return run
 
     # -- state ---------------------------------------------------------------------------
@@ -333,7 +335,7 @@ class Run:
             observation.text += f"\n\nNote: left out of the workspace's snapshot: {why}."
         observation.text = utf8_safe(observation.text)  # a file name a script made may not be UTF-8
         record = {
-            "step": number, "started": timestamp(started), "ended": timestamp(),
+            "step": number, "schema_version": TRACE_VERSION, "started": timestamp(started), "ended": timestamp(),
             "duration_s": round(time.perf_counter() - clock, 6), "elapsed_s": round(self.elapsed_s(), 6),
             "action": action, "action_input": action_input,
             "resolved": None if prepared is None else
@@ -345,6 +347,9 @@ class Run:
         }
         if "traceback" in observation.details:
             record["harness_error"] = observation.details["traceback"]
+        # Long texts (a 10 MB Write File, its reply) are kept once in objects/; the record, in the
+        # trace and in memory alike, holds previews, so a resumed run sees what an unstopped one saw.
+        record = store_long_texts(record, self.store.put_bytes)
         try:
             self._trace.append(record)
         except OSError as problem:
@@ -427,6 +432,7 @@ def _records_with_intact_objects(store: ObjectStore, meta: dict, records: list[d
         named = [d for d in (record.get("snapshot") or {}).get("changed", {}).values()
                  if not d.startswith(SYMLINK_PREFIX)]
         named += [d for op, _, d in record.get("edits", []) if op == "push" and d]
+        named += stored_objects(record)
         if not all(intact(d) for d in named):
             return index
     return len(records)

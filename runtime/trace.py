@@ -19,6 +19,14 @@ from .errors import RunError
 
 TRACE = "trace.jsonl"
 TORN_SUFFIX = ".torn"
+# Version 2: records carry schema_version and may store long texts apart (see store_long_texts);
+# a record without schema_version is a version-1 record, read the same way.
+TRACE_VERSION = 2
+# A text of the record longer than this goes into objects/ once, by content hash; the record keeps
+# a preview of PREVIEW_CHARS with a note, and lists where it was taken from under "stored".
+STORED_OVER_CHARS = 65_536
+PREVIEW_CHARS = 4_000
+STORED_FIELDS = ("action", "action_input", "resolved", "observation", "research_log", "model", "hooks")
 
 
 def timestamp(seconds: float | None = None) -> str:
@@ -38,6 +46,88 @@ def encode_record(record: dict) -> bytes:
     """One line of JSON, valid UTF-8 for any Python strings the record holds."""
     text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     return (_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n").encode("utf-8")
+
+
+def preview(text: str, digest: str | None) -> str:
+    """The head and tail of a stored text, with a note saying how much is left out and where it is
+    (digest None: a section of the model's reply, whose whole text is stored)."""
+    head = PREVIEW_CHARS * 3 // 4
+    tail = PREVIEW_CHARS - head
+    where = (f"the whole text is kept in the run's objects/{digest[:2]}/{digest[2:]}" if digest else
+             "the whole text is part of the model's reply, kept in the run's objects/")
+    return (f"{text[:head]}\n\n[... {len(text) - head - tail:,} of {len(text):,} characters not shown here; "
+            f"{where} ...]\n\n{text[len(text) - tail:]}")
+
+
+def store_long_texts(record: dict, put_bytes) -> dict:
+    """The record with every text longer than STORED_OVER_CHARS in its STORED_FIELDS moved into the
+    object store (put_bytes(data) -> SHA-256): the text is replaced by its preview and
+    record["stored"] lists [path, object, chars] for each, path being the keys and list indexes
+    from the record down to the text. Sections of the parsed reply (model.reply) are only previewed:
+    they are parts of model.response, which is stored. The given record is left as it is. Texts are
+    stored as UTF-8 with lone surrogates kept ("surrogatepass"), so the text read back is the same."""
+    stored = []
+
+    def visit(value, path):
+        if isinstance(value, str):
+            if len(value) <= STORED_OVER_CHARS:
+                return value
+            if path[:2] == ["model", "reply"]:  # a section of model.response, which is stored whole
+                return preview(value, None)
+            digest = put_bytes(value.encode("utf-8", "surrogatepass"))
+            stored.append([path, digest, len(value)])
+            return preview(value, digest)
+        if isinstance(value, dict):
+            return {key: visit(inner, path + [key]) for key, inner in value.items()}
+        if isinstance(value, list):
+            return [visit(inner, path + [index]) for index, inner in enumerate(value)]
+        return value
+
+    out = dict(record)
+    for name in STORED_FIELDS:
+        if name in out:
+            out[name] = visit(out[name], [name])
+    if stored:
+        out["stored"] = stored
+    return out
+
+
+def stored_objects(record: dict) -> list[str]:
+    """The objects a record's stored texts are kept in."""
+    return [digest for _, digest, _ in record.get("stored", ())]
+
+
+def read_stored(objects: Path, digest: str) -> str:
+    """A text kept by store_long_texts in a run's objects/ folder."""
+    path = Path(objects) / digest[:2] / digest[2:]
+    try:
+        return path.read_bytes().decode("utf-8", "surrogatepass")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunError(f"cannot read the stored text {path}: {getattr(error, 'strerror', None) or error}") from None
+
+
+def full_record(record: dict, objects: Path) -> dict:
+    """A copy of the record with its stored texts put back in full (a version-1 record has none)."""
+    if not record.get("stored"):
+        return record
+    copy = json.loads(json.dumps(record))
+    for path, digest, _ in copy.pop("stored"):
+        node = copy
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = read_stored(objects, digest)
+    return copy
+
+
+def full_text(record: dict, path: list, objects: Path):
+    """The value at `path` in the record (keys and indexes), in full where it was stored apart."""
+    for stored_path, digest, _ in record.get("stored", ()):
+        if stored_path == list(path):
+            return read_stored(objects, digest)
+    node = record
+    for key in path:
+        node = node[key]
+    return node
 
 
 @dataclass

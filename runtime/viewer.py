@@ -13,10 +13,11 @@ import re
 from html import escape
 from pathlib import Path
 
-from .errors import StorageError
+from .errors import RunError, StorageError
 from .observation import utf8_safe
 from .report_runs import LoadedRun, load_run
 from .taxonomy import failure_labels, hallucinated_claims
+from .trace import full_record
 from .viewer_assets import CSS, RUN_JS
 from .viewer_chart import score_chart
 from .viewer_diff import FileChange, step_changes
@@ -248,6 +249,15 @@ def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], c
     return "".join(parts)
 
 
+def _in_full(run: LoadedRun, record: dict) -> dict:
+    """The record with its long texts read back from objects/ (they are clipped when shown); the
+    previews the trace holds where an object cannot be read."""
+    try:
+        return full_record(record, run.dir / "objects")
+    except RunError:
+        return record
+
+
 def render_run(run: LoadedRun) -> str:
     """The whole page as a string."""
     claims = hallucinated_claims(run)
@@ -259,7 +269,7 @@ def render_run(run: LoadedRun) -> str:
         by_step.setdefault(claim.step, []).append(claim)
     steps, previous = [], 0.0
     for record, change in zip(records, changes):
-        steps.append(_step(run, record, change, by_step.get(record["step"], []), previous))
+        steps.append(_step(run, _in_full(run, record), change, by_step.get(record["step"], []), previous))
         previous = float(record.get("elapsed_s", previous))
     title = f"mlab run {run.id} — {run.task} / {run.agent}" + (" — DEMONSTRATION" if run.demo else "")
     body = "".join(steps) or "<p>This run has no steps yet.</p>"
