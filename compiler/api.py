@@ -1,11 +1,59 @@
-"""The library behind the CLI: check and compile paths."""
+"""The library behind the CLI, and mlabc's public API: check and compile paths.
+
+`mlabc.api` (with `mlabc.__version__`) is the whole of mlabc that the runtime (`mlab`) and other
+programs may use; every other module of mlabc may be renamed or moved without notice. The names
+re-exported here are imported on first use, so `import mlabc.api` stays cheap for the runtime's
+start-up:
+
+- `check_paths`, `compile_paths`, `default_paths`, `PathsError`: check and build `.mlab` sources;
+- `BuildError`: the build folder cannot be written;
+- `render_all`: diagnostics as the CLI prints them;
+- `problems`: JSON Schema violations of an artifact of spec/;
+- `data_dir`, `std_dir`, `tasks_dir`: the data that ships with mlab;
+- `parse_command`: the start both command lines share (parse, --version, no verb);
+- `quote`: a `.mlab` single-line string literal;
+- `__version__`: the compiler's version.
+"""
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .check import Compiled, check_program
-from .loader import expand_paths, load_program
-from .resources import tasks_dir
+from . import __version__
+
+if TYPE_CHECKING:
+    from .check import Compiled
+
+__all__ = [
+    "BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "data_dir",
+    "default_paths", "parse_command", "problems", "quote", "render_all", "std_dir", "tasks_dir",
+]
+
+# name → the module (relative to mlabc) that defines it; imported when the name is first read.
+_EXPORTS = {
+    "BuildError": ".emit",
+    "render_all": ".diagnostics",
+    "problems": ".schemas",
+    "data_dir": ".resources",
+    "std_dir": ".resources",
+    "tasks_dir": ".resources",
+    "parse_command": ".cli_start",
+    "quote": ".mlab_print",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __package__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 class PathsError(Exception):
@@ -14,10 +62,16 @@ class PathsError(Exception):
 
 def default_paths() -> list[str]:
     """tasks/ of the working directory when there is one, else the bundled tasks."""
+    from .resources import tasks_dir
+
     return ["tasks"] if Path("tasks").is_dir() else [str(tasks_dir())]
 
 
 def check_paths(paths: list[str] | None = None) -> Compiled:
+    """The checked program (a `Compiled`) of the `.mlab` files at `paths` (default: default_paths())."""
+    from .check import check_program
+    from .loader import expand_paths, load_program
+
     files, missing = expand_paths(paths or default_paths())
     if missing:
         raise PathsError("no such file or folder: " + ", ".join(missing))
@@ -27,7 +81,7 @@ def check_paths(paths: list[str] | None = None) -> Compiled:
 
 
 def compile_paths(paths: list[str] | None, out: Path) -> tuple[Compiled, dict | None]:
-    """Check, and write the build when there are no errors (the manifest is returned)."""
+    """Check, and write the build when there are no errors: (the `Compiled`, the manifest or None)."""
     from .emit import write_build
 
     compiled = check_paths(paths)
