@@ -39,7 +39,7 @@ _EXPORTS = {
     "std_dir": ".resources",
     "tasks_dir": ".resources",
     "parse_command": ".cli_start",
-    "quote": ".mlab_print",
+    "quote": ".authoring.printer",
 }
 
 

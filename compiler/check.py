@@ -8,10 +8,10 @@ from pathlib import Path
 from . import ast as A
 from .diagnostics import Diagnostic
 from .loader import Program
-from .lower_actions import lower_actions
-from .lower_agent import AgentResolver, lower_agent
-from .lower_experiment import lower_experiment
-from .lower_task import lower_task
+from .lower.actions import lower_actions
+from .lower.agent import AgentResolver, lower_agent
+from .lower.experiment import lower_experiment
+from .lower.task import lower_task
 from .values import Reporter, did_you_mean
 
 KIND_CODES = {"agent": "E304", "task": "E305", "actions": "E303"}

@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
     schema = verbs.add_parser("schema", help="print a JSON Schema of spec/ (list them without NAME)")
     schema.add_argument("name", nargs="?", metavar="NAME")
-    from .authoring_cli import add_verbs  # fmt, convert, new, explain
+    from .authoring.cli import add_verbs  # fmt, convert, new, explain
     add_verbs(verbs)
     return parser
 
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     from .emit import BuildError
 
     try:
-        from .authoring_cli import VERBS as authoring_verbs
+        from .authoring.cli import VERBS as authoring_verbs
         return {"check": cmd_check, "compile": cmd_compile, "schema": cmd_schema, **authoring_verbs}[args.verb](args)
     except (PathsError, BuildError) as error:
         print(f"mlabc: {error}", file=sys.stderr)

@@ -120,3 +120,17 @@ def decode_utf8(data: bytes, path: str) -> str:
         raise DiagnosticError([Diagnostic(
             "E106", f"invalid UTF-8 byte 0x{data[error.start]:02x}", Span(path, line, column),
             hint="save the file as UTF-8")]) from None
+
+
+def reject_nul(text: str, path: str) -> None:
+    """DiagnosticError E105 at a source text's first NUL byte, if it has one.
+
+    lark and ruamel.yaml would accept it inside strings and comments; it is never intended."""
+    offset = text.find("\x00")
+    if offset < 0:
+        return
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    raise DiagnosticError([Diagnostic(
+        "E105", "NUL byte (\\x00) in the file", Span(path, line, column, line, column + 1),
+        hint="the file may be binary or damaged; delete the byte")])

@@ -80,7 +80,7 @@ def load_program(files: list[Path]) -> Program:
 
 def _load(program: Program, path: Path, stack: list[str], at: Span | None = None) -> None:
     if path.name.endswith(YAML_SUFFIX):
-        from .yaml_form import parse_yaml_bytes as parse_bytes
+        from .yaml.form import parse_yaml_bytes as parse_bytes
     else:
         from .parser import parse_bytes
 

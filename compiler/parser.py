@@ -10,7 +10,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from . import ast as A
-from .diagnostics import Diagnostic, DiagnosticError, Span, decode_utf8
+from .diagnostics import Diagnostic, DiagnosticError, Span, decode_utf8, reject_nul
 from .resources import grammar_path
 from .transform import to_ast
 
@@ -29,41 +29,35 @@ class Comment(NamedTuple):
     text: str
 
 
-_comment_sink: list[Comment] = []
+# The terminals that may hold a `#` that starts no comment (grammars/mlab.lark: TEXT, STRING, COMMENT).
+_QUOTED_OR_COMMENT = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|"(?:[^"\\\n]|\\.)*"|#[^\n]*', re.S)
 
 
-def _keep_comment(token: Token) -> Token:
-    _comment_sink.append(Comment(token.line, token.column, str(token).rstrip()))
-    return token
+def comment_tokens(text: str) -> list[Comment]:
+    """The comments of a text that parses, in order: the COMMENT tokens the lexer skips.
 
-
-@functools.cache
-def _commenting_parser() -> Lark:
-    """The same parser, but its lexer also hands over the comments it skips (for fmt and convert)."""
-    return Lark.open(str(grammar_path()), parser="lalr", propagate_positions=True,
-                     maybe_placeholders=True, cache=False, lexer_callbacks={"COMMENT": _keep_comment})
+    In valid source a `"` only starts a string and a `#` outside one only starts a comment, so
+    scanning for the leftmost string or comment finds exactly the tokens the lexer makes."""
+    found = []
+    for match in _QUOTED_OR_COMMENT.finditer(text):
+        if match.group().startswith("#"):
+            line, column = _position(text, match.start())
+            found.append(Comment(line, column, match.group().rstrip()))
+    return found
 
 
 def parse_text(text: str, path: str, comments: list[Comment] | None = None) -> A.Module:
     """Parse one file's text into its AST, or raise DiagnosticError (one syntax error).
 
     When `comments` is a list, the file's comments are appended to it in order."""
-    parser = mlab_parser() if comments is None else _commenting_parser()
-    _comment_sink.clear()
-    nul = text.find("\x00")
-    if nul >= 0:  # lark would accept it inside strings and comments; it is never intended
-        line, column = _position(text, nul)
-        raise DiagnosticError([Diagnostic(
-            "E105", "NUL byte (\\x00) in the file", Span(path, line, column, line, column + 1),
-            hint="the file may be binary or damaged; delete the byte")])
+    reject_nul(text, path)
     try:
-        tree = parser.parse(text)
+        tree = mlab_parser().parse(text)
     except UnexpectedInput as error:
         first = syntax_diagnostic(error, text, path)
         raise DiagnosticError([first, *_later_syntax_errors(text, path, first.span.line)]) from None
     if comments is not None:
-        comments.extend(_comment_sink)
-        _comment_sink.clear()
+        comments.extend(comment_tokens(text))
     try:
         return to_ast(tree, path)
     except RecursionError:  # the transformer recurses once per nesting level

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from ruamel.yaml import YAML
 
-from mlabc.convert import mlab_to_yaml, yaml_to_mlab
-from mlabc.yaml_write import ConvertError
+from mlabc.authoring.convert import mlab_to_yaml, yaml_to_mlab
+from mlabc.yaml.write import ConvertError
 from mlabc.diagnostics import DiagnosticError
-from mlabc.fmt import comment_texts
+from mlabc.authoring.fmt import comment_texts
 from mlabc.parser import parse_text
-from mlabc.yaml_form import parse_yaml_text
+from mlabc.yaml.form import parse_yaml_text
 
 from authoring_cases import REPO, build_of, copied, mutated, source_files, source_id
 

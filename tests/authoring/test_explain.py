@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from mlabc.codes import CODES
-from mlabc.explain import check_example, explanations
-from mlabc.fmt import format_text
+from mlabc.authoring.explain import check_example, explanations
+from mlabc.authoring.fmt import format_text
 
 
 def test_every_code_is_explained():

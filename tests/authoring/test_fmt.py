@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from mlabc.diagnostics import DiagnosticError
-from mlabc.fmt import ast_shape, comment_texts, format_text
+from mlabc.authoring.fmt import ast_shape, comment_texts, format_text
 from mlabc.parser import parse_text
 
 from authoring_cases import SMALL_SOURCES, build_of, copied, mutated, source_files, source_id
@@ -162,12 +162,12 @@ def test_sources_exist():
 
 def test_the_printer_knows_every_entry_of_the_language():
     from mlabc import ast as A
-    from mlabc.mlab_print import _ENTRY_LAYOUT
+    from mlabc.authoring.printer import ENTRY_LAYOUT
 
     def subclasses(cls):
         for sub in cls.__subclasses__():
             yield sub
             yield from subclasses(sub)
 
-    missing = sorted(c.__name__ for c in subclasses(A.Entry) if c not in _ENTRY_LAYOUT)
-    assert missing == [], "add them to mlab_print._ENTRY_LAYOUT and to the YAML form"
+    missing = sorted(c.__name__ for c in subclasses(A.Entry) if c not in ENTRY_LAYOUT)
+    assert missing == [], "add them to mlabc.authoring.printer.ENTRY_LAYOUT and to the YAML form"

@@ -6,7 +6,7 @@ import json
 import jsonschema
 from ruamel.yaml import YAML
 
-from mlabc.yaml_schema import schema_text, yaml_form_schema
+from mlabc.yaml.schema import schema_text, yaml_form_schema
 
 from authoring_cases import REPO
 

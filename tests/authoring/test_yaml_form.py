@@ -6,9 +6,9 @@ import textwrap
 import pytest
 
 from mlabc.diagnostics import DiagnosticError
-from mlabc.fmt import ast_shape
+from mlabc.authoring.fmt import ast_shape
 from mlabc.parser import parse_text
-from mlabc.yaml_form import parse_yaml_text
+from mlabc.yaml.form import parse_yaml_text
 
 from authoring_cases import REPO, build_of
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode
 
-from . import ast as A
-from .comments import CommentMap, Note, children
-from .yaml_form import NAME, UNIT
+from .. import ast as A
+from ..authoring.comments import CommentMap, Note, children
+from .reader import NAME, UNIT
 
 WIDTH = 100
 INDENT = "  "

@@ -1,10 +1,10 @@
 """experiment declaration → experiment IR; references are resolved by check.py."""
 from __future__ import annotations
 
-from . import ast as A
-from .lower_actions import TIERS
-from .lower_task import CATEGORIES, VARIANTS, lower_limits
-from .values import Reporter, duplicate_entries
+from .. import ast as A
+from .actions import TIERS
+from .task import CATEGORIES, VARIANTS, lower_limits
+from ..values import Reporter, duplicate_entries
 
 
 def _settings(entries, ir: dict, report: Reporter, refs: list, where: str) -> None:

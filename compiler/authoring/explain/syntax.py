@@ -6,8 +6,7 @@ every `wrong` example gives its code and every `right` one checks clean.
 """
 from __future__ import annotations
 
-from .explain import Explanation
-from .explain_checks import _task
+from .example import Explanation, example_task
 
 _RUNS_OK = '''use std "agents"
 
@@ -255,12 +254,12 @@ experiment quick {
     "E305": Explanation(
         "An experiment names a task (in `tasks [...]` or `override NAME`) that no file it can see "
         "declares. Fix the name, `use` the task's file, or run every task with `tasks all`.",
-        'use std "agents"\n\n' + _task() + '''
+        'use std "agents"\n\n' + example_task() + '''
 experiment quick {
   tasks  [tyo]
   agents [research]
 }
-''', 'use std "agents"\n\n' + _task() + '''
+''', 'use std "agents"\n\n' + example_task() + '''
 experiment quick {
   tasks  [toy]
   agents [research]

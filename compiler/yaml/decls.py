@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import ast as A
-from .values import did_you_mean
-from .yaml_agents import agent_handlers, experiment_handlers
-from .yaml_fields import ident_entry, key_values, limits_entry, one_value, parts_of
-from .yaml_form import TOP_KEYS, YamlReader, _tag
+from .. import ast as A
+from ..values import did_you_mean
+from .agents import agent_handlers, experiment_handlers
+from .fields import ident_entry, key_values, limits_entry, one_value, parts_of
+from .reader import TOP_KEYS, YamlReader, node_tag
 
 
 def read_module(r: YamlReader, root: Node | None) -> A.Module:
@@ -39,7 +39,7 @@ def _uses(r: YamlReader, node: Node) -> list[A.Use]:
     items = node.value if isinstance(node, SequenceNode) else [node]
     out = []
     for item in items:
-        if isinstance(item, ScalarNode) and _tag(item) == "str":
+        if isinstance(item, ScalarNode) and node_tag(item) == "str":
             out.append(A.Use(False, A.Str(r.span(item), item.value), r.span(item)))
         elif isinstance(item, MappingNode):
             one = r.single(item, "a `use` of the standard library")
@@ -48,7 +48,7 @@ def _uses(r: YamlReader, node: Node) -> list[A.Use]:
             name, key, value = one
             if name != "std":
                 r.error("E103", f"unknown keyword `{name}` in `use`", key, 'write `- std: agents` or `- "file.mlab"`')
-            elif isinstance(value, ScalarNode) and _tag(value) == "str":
+            elif isinstance(value, ScalarNode) and node_tag(value) == "str":
                 out.append(A.Use(True, A.Str(r.span(value), value.value), r.span(item)))
             else:
                 r.wrong(value, "`std`", "the name of a standard-library module")
@@ -66,7 +66,7 @@ def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:
             continue
         span = r.entry_span(key, body)
         entries: list = []
-        if _tag(body) == "null":
+        if node_tag(body) == "null":
             body_node = None
         else:
             body_node = body
@@ -206,7 +206,7 @@ def _data(r, node, out):
     for name, key, body in r.mapping(node, "`data`"):
         ident = r.key_ident(name, key, "a data variant")
         entries: list = []
-        if _tag(body) != "null":
+        if node_tag(body) != "null":
             r.fields(body, f"data `{name}`", _data_handlers(r), entries)
         if ident is not None:
             out.append(A.Data(r.entry_span(key, body), ident, tuple(entries)))
@@ -267,7 +267,7 @@ def _actions(r: YamlReader, node: Node, set_name: str) -> list[A.Action]:
     out = []
     for name, key, body in r.mapping(node, f"action set `{set_name}`"):
         entries: list = []
-        if _tag(body) != "null":
+        if node_tag(body) != "null":
             r.fields(body, f"action {name!r}", _action_handlers(r), entries)
         out.append(A.Action(r.entry_span(key, body), A.Str(r.span(key), name), tuple(entries)))
     return out
@@ -308,7 +308,7 @@ def _does(r, key, value, out):
     name, name_key, params_node = one
     primitive = r.key_ident(name, name_key, "a primitive")
     params = []
-    if _tag(params_node) != "null":
+    if node_tag(params_node) != "null":
         for item in key_values(r, params_node, f"the parameters of `{name}`"):
             params.append(A.Param(item.key, item.value, item.span))
     if primitive is not None:

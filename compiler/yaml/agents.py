@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from ruamel.yaml.nodes import MappingNode, SequenceNode
 
-from . import ast as A
-from .yaml_fields import ident_entry, limits_entry, one_value, parts_of
-from .yaml_form import YamlReader, _tag
+from .. import ast as A
+from .fields import ident_entry, limits_entry, one_value, parts_of
+from .reader import YamlReader, node_tag
 
 
 # ---- agents -------------------------------------------------------------------
@@ -162,7 +162,7 @@ def _overrides(r, node, out):
     for name, key, body in r.mapping(node, "`override`"):
         ident = r.key_ident(name, key, "a task")
         entries: list = []
-        if _tag(body) != "null":
+        if node_tag(body) != "null":
             r.fields(body, f"override `{name}`", experiment_handlers(r, override=True), entries)
         if ident is not None:
             out.append(A.ExpOverride(r.entry_span(key, body), ident, tuple(entries)))

@@ -8,9 +8,9 @@ import re
 import jinja2
 from jinja2 import meta
 
-from . import ast as A
-from .resources import spec_json
-from .values import Reporter, did_you_mean
+from .. import ast as A
+from ..resources import spec_json
+from ..values import Reporter, did_you_mean
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 

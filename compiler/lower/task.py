@@ -6,10 +6,10 @@ import fnmatch
 import json
 from pathlib import Path
 
-from . import ast as A
-from .loader import display_path
-from .resources import spec_json
-from .values import Reporter, did_you_mean, duplicate_entries
+from .. import ast as A
+from ..loader import display_path
+from ..resources import spec_json
+from ..values import Reporter, did_you_mean, duplicate_entries
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")

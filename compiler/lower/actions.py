@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from . import ast as A
-from .resources import spec_json
-from .values import Reporter, did_you_mean, duplicate_entries
+from .. import ast as A
+from ..resources import spec_json
+from ..values import Reporter, did_you_mean, duplicate_entries
 
 TIERS = ("main", "fast", "edit")
 JSON_TYPES = {"string": "string", "text": "string", "path": "string", "int": "integer",

@@ -1,13 +1,10 @@
-"""The YAML form of .mlab (`x.mlab.yaml`) → the same AST as the .mlab text would give.
+"""Reading a .mlab.yaml document's nodes: the strict composer and YamlReader's primitives.
 
-The document is read strictly: ruamel.yaml composes it (every node keeps its line
-and column) and this module builds the AST itself, so duplicate keys, unknown keys,
-missing values and wrong shapes become diagnostics at the offending key or value, in
-the codes .mlab uses (E100 syntax, E103 unknown keyword, E302/E301 given twice, E107
-missing value, E110 unknown declaration, E401 wrong type). Value types that the
-checker already judges (a string where a duration belongs, ...) are passed on as they
-are, so both forms get the same messages. The shape of the form is in
-spec/yaml-form.schema.json (written by yaml_schema.py).
+ruamel.yaml composes the document (every node keeps its line and column); YamlReader checks
+the shapes of its nodes and reports, in the codes .mlab uses (E100 syntax, E103 unknown keyword,
+E302/E301 given twice, E107 missing value, E110 unknown declaration, E401 wrong type). Value
+types that the checker already judges (a string where a duration belongs, ...) are passed on as
+they are, so both forms get the same messages.
 """
 from __future__ import annotations
 
@@ -18,10 +15,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import ast as A
-from .diagnostics import Diagnostic, DiagnosticError, Span, decode_utf8
-from .transform import ToAst
-from .values import did_you_mean
+from .. import ast as A
+from ..diagnostics import Diagnostic, DiagnosticError, Span
+from ..transform import ToAst
+from ..values import did_you_mean
 
 YAML_SUFFIX = ".mlab.yaml"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")
@@ -32,7 +29,7 @@ TOP_KEYS = ("use", "tasks", "actions", "agents", "experiments")
 _TAG = "tag:yaml.org,2002:"
 
 
-def _tag(node: Node) -> str:
+def node_tag(node: Node) -> str:
     tag = str(getattr(node.tag, "value", node.tag) or "")
     return tag[len(_TAG):] if tag.startswith(_TAG) else tag
 
@@ -63,7 +60,7 @@ class YamlReader:
 
     def entry_span(self, key: Node, value: Node) -> Span:
         head, tail = self.span(key), self.span(value)
-        if _tag(value) == "null":
+        if node_tag(value) == "null":
             return head
         return Span(self.path, head.line, head.column, tail.end_line, tail.end_column)
 
@@ -73,7 +70,7 @@ class YamlReader:
 
     # -- shapes -------------------------------------------------------------
     def standard_tag(self, node: Node) -> bool:
-        tag = _tag(node)
+        tag = node_tag(node)
         if tag.startswith("!") or ":" in tag:
             self.error("E100", f"YAML tag {tag} is not used in mlab files", node, "remove the tag")
             return False
@@ -88,7 +85,7 @@ class YamlReader:
             return []
         out, seen = [], {}
         for key, value in node.value:
-            if not isinstance(key, ScalarNode) or _tag(key) == "merge":
+            if not isinstance(key, ScalarNode) or node_tag(key) == "merge":
                 self.error("E103", f"{where} cannot hold this key", key,
                            "keys are plain names; YAML merge keys (<<) and complex keys are not used")
                 continue
@@ -112,10 +109,10 @@ class YamlReader:
         if isinstance(node, SequenceNode):
             return "a list"
         return {"null": "nothing", "bool": f"`{node.value}`", "int": f"the number {node.value}",
-                "float": f"the number {node.value}"}.get(_tag(node), f"the string {node.value!r}")
+                "float": f"the number {node.value}"}.get(node_tag(node), f"the string {node.value!r}")
 
     def present(self, key: Node, value: Node, where: str) -> bool:
-        if _tag(value) == "null":
+        if node_tag(value) == "null":
             self.error("E107", f"`{key.value}` needs a value here", key, "write the value after the colon")
             return False
         return True
@@ -149,7 +146,7 @@ class YamlReader:
             what = f"{where} takes a single value or a list" if where else "expected a single value or a list here"
             self.error("E401", f"{what}, not a mapping", node)
             return None
-        tag = _tag(node)
+        tag = node_tag(node)
         if tag == "int":
             return A.Int(span, _yaml_int(node.value))
         if tag == "float":
@@ -183,7 +180,7 @@ class YamlReader:
         return 0
 
     def ident(self, node: Node, where: str) -> A.Ident | None:
-        if isinstance(node, ScalarNode) and _tag(node) == "str" and NAME.fullmatch(node.value):
+        if isinstance(node, ScalarNode) and node_tag(node) == "str" and NAME.fullmatch(node.value):
             return A.Ident(node.value, self.span(node))
         self.wrong(node, where, "a name (letters, digits, `_` and `-`)")
         return None
@@ -253,63 +250,3 @@ def compose(text: str, path: str) -> Node | None:
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         raise DiagnosticError([Diagnostic("E100", f"invalid YAML: {problem}", Span(path, line, column),
                                           hint=hint)]) from None
-
-
-def parse_yaml_text(text: str, path: str, comments: list | None = None) -> A.Module:
-    """The AST of a .mlab.yaml document, or DiagnosticError with every structural problem.
-
-    When `comments` is a list, the document's comments are appended to it (parser.Comment)."""
-    from .yaml_decls import read_module
-
-    if "\x00" in text:
-        offset = text.index("\x00")
-        line = text.count("\n", 0, offset) + 1
-        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-        raise DiagnosticError([Diagnostic("E105", "NUL byte (\\x00) in the file", Span(path, line, column),
-                                          hint="the file may be binary or damaged; delete the byte")])
-    root = compose(text, path)
-    reader = YamlReader(path, text)
-    module = read_module(reader, root)
-    if reader.diagnostics:
-        raise DiagnosticError(sorted(reader.diagnostics, key=Diagnostic.sort_key))
-    if comments is not None:
-        comments.extend(yaml_comments(text, root))
-    return module
-
-
-def yaml_comments(text: str, root: Node | None) -> list:
-    """The `# ...` comments of a YAML text: a `#` at a line's start or after a space,
-    outside quoted and block scalars."""
-    from .parser import Comment
-
-    inside: list[tuple[tuple[int, int], tuple[int, int]]] = []
-    stack, seen = [root] if root is not None else [], set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, ScalarNode):
-            if node.style in ('"', "'"):
-                inside.append(((node.start_mark.line, node.start_mark.column),
-                               (node.end_mark.line, node.end_mark.column)))
-            elif node.style in ("|", ">"):  # the text starts below the indicator, which a comment may follow
-                inside.append(((node.start_mark.line + 1, 0), (node.end_mark.line, node.end_mark.column)))
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
-        elif isinstance(node, MappingNode):
-            for key, value in node.value:
-                stack += [key, value]
-    out = []
-    for number, line in enumerate(text.splitlines()):
-        for match in re.finditer(r"(?:^|(?<=[ \t]))#", line):
-            where = (number, match.start())
-            if not any(start <= where < end for start, end in inside):
-                out.append(Comment(number + 1, match.start() + 1, line[match.start():].rstrip()))
-                break
-    return out
-
-
-def parse_yaml_bytes(data: bytes, path: str) -> A.Module:
-    """Decode (UTF-8, located diagnostic otherwise) and read a .mlab.yaml file."""
-    return parse_yaml_text(decode_utf8(data, path).lstrip("\ufeff"), path)

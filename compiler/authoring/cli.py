@@ -33,7 +33,7 @@ def add_verbs(verbs) -> None:
 
 
 def _render(diagnostics) -> None:
-    from .diagnostics import SourceCache, render_all
+    from ..diagnostics import SourceCache, render_all
 
     print(render_all(diagnostics, SourceCache()), file=sys.stderr)
 
@@ -81,8 +81,8 @@ def cmd_fmt(args) -> int:
 
 def cmd_convert(args) -> int:
     from .convert import convert_file
-    from .diagnostics import DiagnosticError
-    from .yaml_write import ConvertError
+    from ..diagnostics import DiagnosticError
+    from ..yaml.write import ConvertError
 
     source = Path(args.file)
     if not source.is_file():
@@ -125,9 +125,9 @@ def cmd_new(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from .codes import CODES
-    from .explain import listing, normalise_code, render
-    from .values import did_you_mean
+    from ..codes import CODES
+    from .explain.lookup import listing, normalise_code, render
+    from ..values import did_you_mean
 
     if args.code is None:
         sys.stdout.write(listing())

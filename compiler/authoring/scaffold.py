@@ -15,11 +15,11 @@ import shutil
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
-from . import ast as A
+from .. import ast as A
 from .comments import CommentMap, source_comments
 from .fmt import format_text
-from .loader import SUFFIX, YAML_SUFFIX
-from .mlab_print import print_module
+from ..loader import SUFFIX, YAML_SUFFIX
+from .printer import print_module
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")
 
@@ -188,9 +188,9 @@ def new_task(name: str, folder: Path, template: str | None = None) -> Scaffolded
 def _find_task(name: str, folder: Path):
     """(file, module, comments, text) of the file declaring task `name`: in `folder`, ./tasks or
     the bundled tasks. `name` may also be the path of a file that declares one task."""
-    from .parser import parse_text
-    from .resources import tasks_dir
-    from .yaml_form import parse_yaml_text
+    from ..parser import parse_text
+    from ..resources import tasks_dir
+    from ..yaml.form import parse_yaml_text
 
     candidates = []
     if name.endswith((SUFFIX, YAML_SUFFIX)) and Path(name).is_file():

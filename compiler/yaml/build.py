@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import ast as A
-from .comments import CommentMap, Note, children
-from .yaml_write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
+from .. import ast as A
+from ..authoring.comments import CommentMap, Note, children
+from .write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
 
 KIND_KEYS = {"task": "tasks", "actions": "actions", "agent": "agents", "experiment": "experiments"}
 GROUPED = {A.Data: "data", A.Checksum: "checksum", A.Input: "input", A.Model: "model", A.DropSection: "drop",

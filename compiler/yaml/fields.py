@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from ruamel.yaml.nodes import MappingNode, Node
 
-from . import ast as A
-from .values import did_you_mean
-from .yaml_form import YamlReader
+from .. import ast as A
+from ..values import did_you_mean
+from .reader import YamlReader
 
 
 def one_value(r: YamlReader, cls, mode: str = "str"):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ast as A
+from .. import ast as A
 from .comments import CommentMap, Note, children
-from .transform import decode_string, decode_text
+from ..transform import decode_string, decode_text
 
 WIDTH = 100
 INDENT = "  "
@@ -321,7 +321,7 @@ class MlabPrinter:
             return node.name.value, [node.value], None, False
         if isinstance(node, A.Section):
             return self._section(node)
-        layout = _ENTRY_LAYOUT.get(type(node))
+        layout = ENTRY_LAYOUT.get(type(node))
         if layout is None:  # an entry added to the language but not yet to the printer
             raise Unprintable(f"mlabc cannot print `{getattr(node, 'keyword', type(node).__name__)}` entries yet")
         return layout(node)
@@ -356,7 +356,7 @@ def _one(keyword: str):
     return lambda e: (keyword, [e.value], None, False)
 
 
-_ENTRY_LAYOUT = {
+ENTRY_LAYOUT = {
     A.Title: _one("title"), A.Category: _one("category"), A.Problem: _one("problem"),
     A.Starter: _one("starter"), A.ReadOnly: _one("read_only"), A.Requires: _one("requires"),
     A.Submission: lambda e: ("submission", [e.file] + (["columns", e.columns] if e.columns else []), None, False),

@@ -11,11 +11,11 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import ast as A
+from .. import ast as A
 from .comments import CommentMap, source_comments
-from .diagnostics import Diagnostic, DiagnosticError
-from .mlab_print import Unprintable, print_module
-from .parser import parse_bytes, parse_text
+from ..diagnostics import Diagnostic, DiagnosticError
+from .printer import Unprintable, print_module
+from ..parser import parse_bytes, parse_text
 
 SUFFIX = ".mlab"
 _LAYOUT_ONLY = {"span", "triple", "indent"}  # fields that record how a value was written, not what it is

@@ -10,16 +10,16 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from . import ast as A
+from .. import ast as A
 from .comments import CommentMap, source_comments
-from .diagnostics import DiagnosticError
+from ..diagnostics import DiagnosticError
 from .fmt import ast_shape
-from .loader import SUFFIX, YAML_SUFFIX
-from .mlab_print import Unprintable, print_module
-from .parser import parse_text
-from .yaml_build import YamlBuilder, tiered_models, yaml_order
-from .yaml_form import parse_yaml_text
-from .yaml_write import ConvertError, emit_document
+from ..loader import SUFFIX, YAML_SUFFIX
+from .printer import Unprintable, print_module
+from ..parser import parse_text
+from ..yaml.build import YamlBuilder, tiered_models, yaml_order
+from ..yaml.form import parse_yaml_text
+from ..yaml.write import ConvertError, emit_document
 
 FORMS = ("yaml", "mlab")
 
@@ -129,7 +129,7 @@ def convert_file(source: Path, to: str | None, output: Path | None, force: bool)
     try:
         text = data.decode("utf-8").lstrip("\ufeff")
     except UnicodeDecodeError:
-        from .parser import parse_bytes
+        from ..parser import parse_bytes
         parse_bytes(data, str(source))  # raises the located E106 diagnostic
         raise
     converted = convert_text(text, str(source), target)

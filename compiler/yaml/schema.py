@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .lower_actions import JSON_TYPES, TIERS
-from .lower_agent import FORMATS, KINDS, MODEL_PARAMS, ROLES
-from .lower_task import CATEGORIES, LIMIT_KINDS, REQUIRED, SOURCE_KINDS, SPLITS, VARIANTS
-from .resources import data_dir, spec_json
+from ..lower.actions import JSON_TYPES, TIERS
+from ..lower.agent import FORMATS, KINDS, MODEL_PARAMS, ROLES
+from ..lower.task import CATEGORIES, LIMIT_KINDS, REQUIRED, SOURCE_KINDS, SPLITS, VARIANTS
+from ..resources import data_dir, spec_json
 
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*$"
 

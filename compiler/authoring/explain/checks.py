@@ -1,31 +1,7 @@
 """Long explanations of the value, file, template and reply-format diagnostics (E4xx–E7xx)."""
 from __future__ import annotations
 
-from .explain import Explanation
-
-
-def _task(*changes: tuple[str, str], extra: str = "") -> str:
-    """A small complete task (it checks clean), with lines replaced: (old line, new line)."""
-    text = '''task toy {
-  title    "Predict y from x"
-  category canonical
-  problem  "Fit y from x, then write submission.csv with the columns id and y."
-  starter  "env"
-  data lite {
-    from    csv "data.csv"
-    split   random 0.2 seed 1
-    id      "id"
-    answers ["y"]
-    public  ["train.csv", "test.csv"]
-    private ["answers.csv"]
-  }
-  metric   mae on "y"
-  baseline run "train.py"
-''' + extra + "}\n"
-    for old, new in changes:
-        assert old in text, old
-        text = text.replace(old, new)
-    return text
+from .example import Explanation, example_task
 
 
 def _agent(body: str, before: str = "") -> str:
@@ -115,7 +91,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         "`metric` names a metric from the catalogue spec/metrics.json (mae, rmse, accuracy, ...), "
         "which says how submissions are scored and which direction is better. The name is not in "
         "the catalogue.",
-        _task(('metric   mae', 'metric   mea')), _task()),
+        example_task(('metric   mae', 'metric   mea')), example_task()),
     "E405": Explanation(
         "The value has the right type but is not allowed here: a name outside the allowed set (a "
         "data variant other than lite and full, an unknown category or split), a number out of "
@@ -174,35 +150,35 @@ EXPLANATIONS: dict[str, Explanation] = {
     "E501": Explanation(
         "`starter` names the folder (relative to the task's file) whose files are copied into every "
         "run's workspace: the starter script and any files the agent begins with. It does not exist.",
-        _task(('starter  "env"', 'starter  "envs"')), _task()),
+        example_task(('starter  "env"', 'starter  "envs"')), example_task()),
     "E502": Explanation(
         "A data variant's source names a bundled file or folder (`from csv`, `from parquet`, "
         "`from folder`), relative to the task's file, and it is not there.",
-        _task(('csv "data.csv"', 'csv "dataset.csv"')), _task()),
+        example_task(('csv "data.csv"', 'csv "dataset.csv"')), example_task()),
     "E503": Explanation(
         "`read_only` patterns protect workspace files from the agent's writes. A pattern that "
         "matches no starter file and no public data file protects nothing, and is almost always a "
         "typo.",
-        _task(extra='  read_only ["train.cvs"]\n'), _task(extra='  read_only ["train.csv"]\n')),
+        example_task(extra='  read_only ["train.cvs"]\n'), example_task(extra='  read_only ["train.csv"]\n')),
     "E504": Explanation(
         "An escape hatch (`evaluator \"file.py:function\"` or `from generate \"file.py:function\"`) "
         "names a Python file, relative to the task's file, that does not exist.",
-        _task(_EVALUATED, extra='  evaluator "evaluation.py:score" because "perplexity needs the model"\n'),
-        _task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
+        example_task(_EVALUATED, extra='  evaluator "evaluation.py:score" because "perplexity needs the model"\n'),
+        example_task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
     "E505": Explanation(
         "The Python file of an escape hatch exists, but defines no top-level function with the "
         "name after the colon. mlabc reads the file without running it.",
-        _task(_EVALUATED, extra='  evaluator "evaluate.py:scores" because "perplexity needs the model"\n'),
-        _task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
+        example_task(_EVALUATED, extra='  evaluator "evaluate.py:scores" because "perplexity needs the model"\n'),
+        example_task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
     "E506": Explanation(
         "The Python file of an escape hatch has a syntax error, so its functions cannot be found "
         "(and it could not run). The message gives Python's own description.",
-        _task(_EVALUATED, extra='  evaluator "broken.py:score" because "perplexity needs the model"\n'),
-        _task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
+        example_task(_EVALUATED, extra='  evaluator "broken.py:score" because "perplexity needs the model"\n'),
+        example_task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
     "E507": Explanation(
         "`demo` names a JSON file holding the replies that the keyless demo model plays, one string "
         "per step. It must exist and hold a non-empty JSON list of strings.",
-        _task(extra='  demo     "demo.jsn"\n'), _task(extra='  demo     "demo.json"\n')),
+        example_task(extra='  demo     "demo.jsn"\n'), example_task(extra='  demo     "demo.json"\n')),
     "E601": Explanation(
         "Prompts are Jinja templates, compiled when the agent is built. This one does not parse: "
         "typically a `{{` without `}}` or an `{% if %}` without `{% endif %}`.",
@@ -285,7 +261,7 @@ EXPLANATIONS: dict[str, Explanation] = {
 
 
 def _canonical(text: str) -> str:
-    from .fmt import format_text
+    from ..fmt import format_text
 
     return format_text(text, "example.mlab")
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 import copy
 import re
 
-from . import ast as A
-from .lower_actions import TIERS, input_schema, usage_text
-from .resources import spec_json
-from .templates import (DEFAULT_FORMAT_ERROR, check_template, history_template, locate, reply_format_template,
-                        tools_template)
-from .values import Reporter, did_you_mean, duplicate_entries
+from .. import ast as A
+from .actions import TIERS, input_schema, usage_text
+from ..resources import spec_json
+from .templates import DEFAULT_FORMAT_ERROR, check_template, history_template, locate, reply_format_template, tools_template
+from ..values import Reporter, did_you_mean, duplicate_entries
 
 FORMATS = ("sections", "json")
 KINDS = ("text", "action", "json")

@@ -1,0 +1,70 @@
+"""The examples of `mlabc explain`: their type, the files beside them, and how one is checked.
+
+Examples are whole files that may use the small files of SUPPORT_FILES and the standard
+library; `check_example` runs one.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+EXAMPLE_NAME = "example.mlab"
+
+# Files next to every example: a starter folder, a data table, a demo, Python escape hatches.
+SUPPORT_FILES = {
+    "env/train.py": "import pandas as pd\n\nprint(len(pd.read_csv('train.csv')))\n",
+    "data.csv": "id,x,y\n" + "".join(f"{i},{i / 10:.1f},{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),
+    "demo.json": '["Action: Final Answer\\nAction Input: {\\"final_answer\\": \\"done\\"}"]\n',
+    "evaluate.py": "def score(submission_dir, answers_dir):\n    return 0.0\n",
+    "broken.py": "def score(submission_dir, answers_dir)\n    return 0.0\n",
+    "shared.mlab": '# Declarations several files share.\nuse std "agents"\n',
+}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What a code means and how to fix it; `wrong` gives the code, `right` checks clean."""
+
+    text: str
+    wrong: str
+    right: str
+    encoding: str = "utf-8"  # how `wrong` is saved (E106 needs a file that is not UTF-8)
+
+
+def example_task(*changes: tuple[str, str], extra: str = "") -> str:
+    """A small complete task (it checks clean), with lines replaced: (old line, new line)."""
+    text = '''task toy {
+  title    "Predict y from x"
+  category canonical
+  problem  "Fit y from x, then write submission.csv with the columns id and y."
+  starter  "env"
+  data lite {
+    from    csv "data.csv"
+    split   random 0.2 seed 1
+    id      "id"
+    answers ["y"]
+    public  ["train.csv", "test.csv"]
+    private ["answers.csv"]
+  }
+  metric   mae on "y"
+  baseline run "train.py"
+''' + extra + "}\n"
+    for old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def check_example(text: str, encoding: str = "utf-8"):
+    """Check an example file next to SUPPORT_FILES in a fresh folder; returns the Compiled result."""
+    from ...api import check_paths
+
+    with tempfile.TemporaryDirectory(prefix="mlabc-explain-") as folder:
+        root = Path(folder)
+        for name, content in SUPPORT_FILES.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(content, encoding="utf-8")
+        example = root / EXAMPLE_NAME
+        example.write_bytes(text.encode(encoding))
+        return check_paths([str(example)])
