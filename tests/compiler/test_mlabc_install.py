@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,23 @@ def run(argv: list, cwd: Path, timeout: int = 300) -> subprocess.CompletedProces
     return done
 
 
+def _package_folders() -> list[str]:
+    """Every code package of the checkout, as its folder in an installed wheel (mlabc/..., mlab/...)."""
+    names = {"compiler": "mlabc", "runtime": "mlab"}
+    found = []
+    for folder, top in names.items():
+        for init in (REPO_ROOT / folder).rglob("__init__.py"):
+            if "__pycache__" not in init.parts:
+                found.append("/".join((top, *init.parent.relative_to(REPO_ROOT / folder).parts)))
+    return sorted(found)
+
+
+def _missing_packages(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        packaged = {name.rsplit("/", 1)[0] for name in archive.namelist() if name.endswith("/__init__.py")}
+    return [folder for folder in _package_folders() if folder not in packaged]
+
+
 @pytest.mark.skipif(not _can_build_wheels_offline(),
                     reason="building a wheel offline needs the `wheel` package or setuptools >= 70.1")
 def test_installed_wheel_uses_its_bundled_files(tmp_path):
@@ -47,6 +65,7 @@ def test_installed_wheel_uses_its_bundled_files(tmp_path):
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-q",
          "-w", wheels, source], cwd=tmp_path)
     [wheel] = wheels.glob("mlab-*.whl")
+    assert _missing_packages(wheel) == [], "package folders missing from the wheel (see setup.py)"
 
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], cwd=tmp_path)
