@@ -5,8 +5,10 @@ times per file:
   ours:     parse + check + lower + JSON-Schema validation of the IR (mlabc)
   baseline: ruamel.yaml loading of the same declaration written as YAML, plus
             jsonschema validation against spec/task.schema.json
-Prints the ratio ours/baseline (target <= 1.0) and the cold start of
-`mlabc --help` (target < 150 ms, median of 10 runs).
+Prints the ratio ours/baseline (target <= 1.0), the cold start of `mlabc --help`
+(target < 150 ms, median of 10 runs), and what the cached parse tables save: building the
+parser in-process and a one-file `mlabc check` in a fresh process, with the tables read from
+the user cache ($MLAB_CACHE/mlabc) against built from the grammar (medians of 10).
 
     python bench/compile.py [--files 1000]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import statistics
 import subprocess
 import sys
@@ -106,6 +109,45 @@ def cold_start_ms(runs: int = 10) -> float:
     return statistics.median(samples)
 
 
+def parser_build_ms(cached: bool, runs: int = 10) -> float:
+    """Building the LALR parser in a fresh process, its import excluded."""
+    code = ("import time; from mlabc.parser import mlab_parser; t = time.perf_counter(); "
+            f"mlab_parser(cached={cached}); print((time.perf_counter() - t) * 1000)")
+    return statistics.median(float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                                                  text=True, env=os.environ).stdout) for _ in range(runs))
+
+
+def one_file_check_ms(path: Path, runs: int = 10) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "mlabc", "check", str(path)], check=True, capture_output=True)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def cache_figures(folder: Path, path: Path) -> None:
+    """The parser's start-up and a one-file check, parse tables cached against built each time."""
+    saved = os.environ.get("MLAB_CACHE")
+    blocker = folder / "not-a-folder"  # the cache folder cannot be made under a file: no cache
+    blocker.write_text("")
+    figures = {}
+    try:
+        for label, cache in (("uncached", blocker / "cache"), ("cached", folder / "cache")):
+            os.environ["MLAB_CACHE"] = str(cache)
+            parser_build_ms(True, runs=1)  # fills the cache when there can be one
+            figures[label] = (parser_build_ms(True), one_file_check_ms(path))
+    finally:
+        if saved is None:
+            os.environ.pop("MLAB_CACHE", None)
+        else:
+            os.environ["MLAB_CACHE"] = saved
+    (build_u, check_u), (build_c, check_c) = figures["uncached"], figures["cached"]
+    print(f"parser start-up: {build_u:.1f} ms uncached, {build_c:.1f} ms cached (ratio {build_u / build_c:.1f}x)")
+    print(f"one-file `mlabc check`: {check_u:.0f} ms uncached, {check_c:.0f} ms cached "
+          f"(ratio {check_u / check_c:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
@@ -115,6 +157,7 @@ def main() -> None:
         time_ours(files[:20]), time_yaml(texts[:20])  # warm caches (parser tables, validators)
         ours = time_ours(files)
         baseline = time_yaml(texts)
+        cache_figures(Path(tmp), files[0])
     n = args.files
     print(f"files: {n}")
     print(f"mlabc parse+check+lower+validate: {ours / n * 1000:.2f} ms/file")

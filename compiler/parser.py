@@ -11,14 +11,17 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast as A
 from .diagnostics import Diagnostic, DiagnosticError, Span, decode_utf8, reject_nul
-from .resources import grammar_path
+from .resources import grammar_cache_path, grammar_path
 from .transform import to_ast
 
 
 @functools.cache
-def mlab_parser() -> Lark:
+def mlab_parser(cached: bool = True) -> Lark:
+    """The LALR parser of grammars/mlab.lark; its tables come from the user cache when they can
+    (building them costs several times the rest of a one-file `mlabc check`)."""
+    cache = grammar_cache_path() if cached else None
     return Lark.open(str(grammar_path()), parser="lalr", propagate_positions=True,
-                     maybe_placeholders=True, cache=False)
+                     maybe_placeholders=True, cache=str(cache) if cache else False)
 
 
 class Comment(NamedTuple):

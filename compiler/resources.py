@@ -1,4 +1,4 @@
-"""Locate the data that ships with mlab: grammars/, spec/ and tasks/.
+"""Locate the data that ships with mlab (grammars/, spec/ and tasks/) and mlabc's user cache.
 
 In a source checkout they sit beside the package folders; in an installed wheel
 they are packaged inside `mlabc` (see pyproject.toml). Nothing else in mlabc
@@ -7,7 +7,10 @@ knows where they live.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
+import sys
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -38,3 +41,29 @@ def tasks_dir() -> Path:
 def spec_json(name: str) -> dict:
     """A JSON document of spec/ (e.g. 'primitives.json'), parsed once."""
     return json.loads((data_dir("spec") / name).read_text(encoding="utf-8"))
+
+
+def cache_root() -> Path:
+    """$MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab: what mlab can rebuild."""
+    explicit = os.environ.get("MLAB_CACHE")
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base).expanduser() / "mlab").resolve()
+
+
+def grammar_cache_path() -> Path | None:
+    """Where the grammar's parse tables are cached, or None when the cache folder cannot be made.
+
+    The name holds the grammar's hash and the Python version, so checkouts and installs of other
+    versions keep files of their own instead of rebuilding each other's; lark itself checks the
+    file against the grammar, its options and its own version before it uses it."""
+    digest = hashlib.sha256(grammar_path().read_bytes()).hexdigest()[:16]
+    folder = cache_root() / "mlabc"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    if not os.access(folder, os.W_OK):
+        return None
+    return folder / f"grammar-{digest}-py{sys.version_info[0]}.{sys.version_info[1]}.lark-cache"
