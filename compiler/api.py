@@ -12,6 +12,8 @@ start-up:
 - `data_dir`, `std_dir`, `tasks_dir`: the data that ships with mlab;
 - `parse_command`: the start both command lines share (parse, --version, no verb);
 - `quote`: a `.mlab` single-line string literal;
+- `SIZE_UNITS`, `DURATION_UNITS`: bytes and seconds per unit of a size (8GiB) or duration (30m);
+- `cache_root`: $MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab;
 - `__version__`: the compiler's version.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "data_dir",
     "default_paths", "parse_command", "problems", "quote", "render_all", "std_dir", "tasks_dir",
+    "SIZE_UNITS", "DURATION_UNITS", "cache_root",
 ]
 
 # name → the module (relative to mlabc) that defines it; imported when the name is first read.
@@ -39,6 +42,9 @@ _EXPORTS = {
     "std_dir": ".resources",
     "tasks_dir": ".resources",
     "parse_command": ".cli_start",
+    "SIZE_UNITS": ".units",
+    "DURATION_UNITS": ".units",
+    "cache_root": ".resources",
     "quote": ".authoring.printer",
 }
 

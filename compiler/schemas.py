@@ -8,7 +8,6 @@ import jsonschema
 from .resources import data_dir, spec_json
 
 SCHEMA_VERSION = 1
-ARTIFACT_SCHEMAS = ("task", "agent", "actions", "experiment", "manifest")
 
 
 def schema_names() -> list[str]:

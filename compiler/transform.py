@@ -8,10 +8,8 @@ from lark import Token, Transformer, Tree, v_args
 
 from . import ast as A
 from .diagnostics import Span
+from .units import DURATION_UNITS, SIZE_UNITS
 
-_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_SIZE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
 
 
@@ -80,11 +78,11 @@ class ToAst(Transformer):
 
     def duration(self, meta, tok):
         number, unit = split_number_unit(str(tok))
-        return A.Duration(self._tok_span(tok), number * _DURATION_UNITS[unit], str(tok))
+        return A.Duration(self._tok_span(tok), number * DURATION_UNITS[unit], str(tok))
 
     def size(self, meta, tok):
         number, unit = split_number_unit(str(tok))
-        return A.Size(self._tok_span(tok), int(number * _SIZE_UNITS[unit]), str(tok))
+        return A.Size(self._tok_span(tok), int(number * SIZE_UNITS[unit]), str(tok))
 
     def percent(self, meta, tok):
         return A.Percent(self._tok_span(tok), float(str(tok)[:-1]) / 100, str(tok))

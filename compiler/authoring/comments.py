@@ -101,13 +101,6 @@ class CommentMap:
             return True
         return any(self.of(kid) or self.has_inside(kid) for kid in children(node))
 
-    def all_texts(self) -> list[str]:
-        out = []
-        for placed in self._placed.values():
-            out += [n.text for n in placed.leading] + placed.header + placed.trailing
-            out += [n.text for n in placed.closing]
-        return out
-
     # -- placement ------------------------------------------------------
     def _get(self, node) -> Placed:
         if id(node) not in self._placed:

@@ -21,8 +21,6 @@ from ..yaml.build import YamlBuilder, tiered_models, yaml_order
 from ..yaml.form import parse_yaml_text
 from ..yaml.write import ConvertError, emit_document
 
-FORMS = ("yaml", "mlab")
-
 
 def form_of(path: Path) -> str | None:
     if path.name.endswith(YAML_SUFFIX):

@@ -13,7 +13,6 @@ from ..values import Reporter, did_you_mean, duplicate_entries
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
-DIRECTIONS = ("lower_is_better", "higher_is_better")
 LOCAL_SOURCES = ("csv", "parquet", "folder")
 REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
 SOURCE_KINDS = LOCAL_SOURCES + REMOTE_SOURCES + ("sklearn", "generate")

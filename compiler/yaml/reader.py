@@ -18,12 +18,13 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from .. import ast as A
 from ..diagnostics import Diagnostic, DiagnosticError, Span
 from ..transform import ToAst
+from ..units import DURATION_PATTERN, SIZE_PATTERN
 from ..values import did_you_mean
 
 YAML_SUFFIX = ".mlab.yaml"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")
-UNIT = {"duration": re.compile(r"\d+(\.\d+)?(ms|s|m|h|d)"),
-        "size": re.compile(r"\d+(\.\d+)?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)"),
+UNIT = {"duration": re.compile(DURATION_PATTERN),
+        "size": re.compile(SIZE_PATTERN),
         "percent": re.compile(r"-?\d+(\.\d+)?%")}
 TOP_KEYS = ("use", "tasks", "actions", "agents", "experiments")
 _TAG = "tag:yaml.org,2002:"

@@ -13,6 +13,7 @@ from ..lower.actions import JSON_TYPES, TIERS
 from ..lower.agent import FORMATS, KINDS, MODEL_PARAMS, ROLES
 from ..lower.task import CATEGORIES, LIMIT_KINDS, REQUIRED, SOURCE_KINDS, SPLITS, VARIANTS
 from ..resources import data_dir, spec_json
+from ..units import DURATION_PATTERN, SIZE_PATTERN
 
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*$"
 
@@ -46,8 +47,8 @@ def _defs() -> dict:
                    "size": _ref("size"), "number": {"type": "number"}}
     return {
         "name": {"type": "string", "pattern": NAME_PATTERN, "description": "letters, digits, _ and -"},
-        "duration": {"type": "string", "pattern": r"^\d+(\.\d+)?(ms|s|m|h|d)$", "description": "e.g. 30m, 5h"},
-        "size": {"type": "string", "pattern": r"^\d+(\.\d+)?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$",
+        "duration": {"type": "string", "pattern": f"^{DURATION_PATTERN}$", "description": "e.g. 30m, 5h"},
+        "size": {"type": "string", "pattern": f"^{SIZE_PATTERN}$",
                  "description": "e.g. 512MiB, 8GiB"},
         "percent": {"type": "string", "pattern": r"^-?\d+(\.\d+)?%$", "description": "e.g. 10%"},
         "strings": {"type": "array", "items": {"type": "string"}},
