@@ -59,10 +59,10 @@ class PromptParts:
     """The rendered parts of a run's prompts, from the run folder's copy of its build."""
 
     def __init__(self, run_dir: Path):
-        from mlab import context as C
+        from mlab.agent import context as C
         from mlab.build import load_build
-        from mlab.prompting import Templates
-        from mlab.run import read_run_meta
+        from mlab.agent.prompting import Templates
+        from mlab.run.folder import read_run_meta
         from mlab.trace import read_trace
 
         meta = read_run_meta(run_dir)

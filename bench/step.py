@@ -97,7 +97,7 @@ def folder_bytes(folder: Path) -> int:
 def measure(where: Path, steps: int, data_mb: int, copies: int) -> dict:
     os.environ["MLAB_CACHE"] = str(where / "cache")
     from mlab.build import resolve_task
-    from mlab.run import Run
+    from mlab.run.folder import Run
 
     task = resolve_task(str(make_task(where / "src", data_mb)))
     run = Run.create(task, task.build.agent("research"), where / "runs")

@@ -36,7 +36,7 @@ def main() -> int:
     parser.add_argument("--cores", type=int, default=1, help="CPUs to pin to (default 1)")
     args = parser.parse_args()
 
-    from mlab.baseline import measure_starter
+    from mlab.scoring.baseline import measure_starter
     from mlab.build import resolve_task
 
     total, largest = bundled_bytes(REPO / "tasks")

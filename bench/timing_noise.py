@@ -1,7 +1,7 @@
 """Benchmark of the timed metric's success rule: how often noise passes for a 10% speed-up.
 
 Two programs are timed side by side in mlab's scoring sandbox the way a timed task's
-evaluation times them (mlab.timed: rounds of one run each, the order alternating, ten more
+evaluation times them (mlab.scoring.timed: rounds of one run each, the order alternating, ten more
 rounds for a split verdict), while background processes keep the CPUs busy. Each trial is one
 evaluation; its timings are judged by two rules:
 
@@ -67,10 +67,10 @@ def folder_with(root: Path, name: str, iterations: int) -> Path:
 
 
 def one_trial(settings, starter: Path, candidate: Path, rounds: int, extra: int) -> tuple[list[float], list[float]]:
-    """One evaluation's timings, as mlab.timed takes them: `rounds` rounds (round 1 starter first,
+    """One evaluation's timings, as mlab.scoring.timed takes them: `rounds` rounds (round 1 starter first,
     then alternating), and `extra` more when the medians clear the threshold but too few rounds do."""
-    from mlab.metrics import needs_more_rounds
-    from mlab.timed import round_order
+    from mlab.scoring.metrics import needs_more_rounds
+    from mlab.scoring.timed import round_order
 
     folders = {"starter": starter, "submission": candidate}
     times: dict[str, list[float]] = {"starter": [], "submission": []}
@@ -91,7 +91,7 @@ def one_trial(settings, starter: Path, candidate: Path, rounds: int, extra: int)
 
 def judge(starter: list[float], candidate: list[float], rounds: int) -> tuple[bool, bool]:
     """(success by the medians of the first `rounds` rounds, success by mlab's rule) of one trial."""
-    from mlab.metrics import improvement, is_success, timed_rounds_succeed, timed_score
+    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed, timed_score
 
     def by_medians(timing: dict) -> bool:
         return is_success(improvement(timing["score"], timing["baseline"], "lower_is_better"), THRESHOLD)
@@ -104,13 +104,15 @@ def judge(starter: list[float], candidate: list[float], rounds: int) -> tuple[bo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=40, help="evaluations per pair (default 40)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds per evaluation (default 5, as mlab.timed)")
-    parser.add_argument("--extra", type=int, default=10, help="rounds added to a split verdict (default 10, as mlab.timed)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds per evaluation (default 5, as mlab.scoring.timed)")
+    parser.add_argument("--extra", type=int, default=10,
+                        help="rounds added to a split verdict (default 10, as mlab.scoring.timed)")
     parser.add_argument("--load", type=int, default=2, help="background busy processes (default 2)")
     parser.add_argument("--work", type=float, default=0.15, help="seconds of work of the starter (default 0.15)")
     args = parser.parse_args()
 
-    from mlab.scripts import ScriptSettings
+    from mlab.actions.scripts import ScriptSettings
 
     iterations = calibrate(args.work)
     root = Path(tempfile.mkdtemp(prefix="mlab-bench-timing-"))

@@ -18,8 +18,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache import builds_cache, file_sha256
-from .errors import BuildError
+from mlab.cache import builds_cache, file_sha256
+from mlab.errors import BuildError
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -108,7 +108,7 @@ class Build:
 
     def compile_command(self) -> str:
         """The command that rebuilds this folder from its sources."""
-        from mlabc.resources import std_dir
+        from mlabc.api import std_dir
 
         std = str(std_dir().resolve())
         sources = sorted({entry["source"] for kind in ("tasks", "agents", "experiments")
@@ -148,7 +148,7 @@ def _read_yaml(path: Path) -> dict:
 
 
 def _validate(schema_name: str, doc: dict, path: Path) -> None:
-    from mlabc.schemas import problems
+    from mlabc.api import problems
 
     found = problems(schema_name, doc)
     if found:
@@ -157,7 +157,7 @@ def _validate(schema_name: str, doc: dict, path: Path) -> None:
 
 
 def compiler_version() -> str:
-    from mlabc import __version__
+    from mlabc.api import __version__
 
     return __version__
 
@@ -230,7 +230,7 @@ def _modified_artifacts(folder: Path, manifest: dict) -> list[str]:
 
 def task_search_dirs() -> list[Path]:
     """Where tasks named by name are looked for: ./tasks, then the bundled tasks."""
-    from mlabc.resources import tasks_dir
+    from mlabc.api import tasks_dir
 
     dirs = [Path("tasks").resolve()] if Path("tasks").is_dir() else []
     bundled = tasks_dir().resolve()
@@ -284,8 +284,8 @@ def find_task_source(name: str) -> Path:
 def compile_into_cache(sources: list[Path]) -> Build:
     """Compile .mlab files into the build cache (reusing a fresh earlier build)."""
     from mlabc.api import compile_paths
-    from mlabc.diagnostics import render_all
-    from mlabc.emit import BuildError as EmitError
+    from mlabc.api import render_all
+    from mlabc.api import BuildError as EmitError
 
     resolved = sorted(str(Path(s).resolve()) for s in sources)
     key = hashlib.sha256("\n".join(resolved).encode()).hexdigest()[:16]

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from .errors import MlabError
-from .tree import remove_tree, walk_tree
+from mlab.errors import MlabError
+from mlab.tree import remove_tree, walk_tree
 
 NEVER_FOLLOWS = "the harness never follows links out of the workspace"
 CHUNK = 1 << 20

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .errors import UsageError
+from mlab.errors import UsageError
 
 LIMIT_NAMES = ("steps", "time", "script_timeout", "memory", "disk", "tokens", "cost")
 DEFAULT_DISK_BYTES = 20 * 2**30   # the most a run's workspace may hold (see docs/security.md)

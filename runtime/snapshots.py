@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .confined import Refused, describe, open_binary, open_file, write_file, write_symlink
-from .tree import remove_tree, walk_tree
+from mlab.confined import Refused, describe, open_binary, open_file, write_file, write_symlink
+from mlab.tree import remove_tree, walk_tree
 
 SYMLINK_PREFIX = "symlink:"
 RACY_WINDOW_NS = 100_000_000  # generous bound on a file system's timestamp granularity

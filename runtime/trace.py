@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import RunError
+from mlab.errors import RunError
 
 TRACE = "trace.jsonl"
 TORN_SUFFIX = ".torn"

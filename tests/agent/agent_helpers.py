@@ -197,7 +197,7 @@ def actions_taken(run_dir: Path) -> list[tuple]:
 
 def interrupted_after_first_step(monkeypatch, *args) -> tuple[int, str, str]:
     """`mlab run ARGS` stopped as by a second Ctrl-C right after its first step (resumable)."""
-    from mlab import run_command
+    from mlab.cli import run as run_command
 
     shown = run_command.Display.step
 

@@ -29,7 +29,7 @@ def _mlab_environment(agent_cache, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _fresh_offline_models():
-    from mlab import offline_models
+    from mlab.models import offline as offline_models
 
     offline_models.reset()
     offline_models.configure_demo(None)

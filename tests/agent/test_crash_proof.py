@@ -53,7 +53,7 @@ def test_a_file_whose_name_is_not_utf8_is_snapshotted_and_survives_resume(tiny_t
     assert records[1]["snapshot"]["changed"].keys() >= {"\udcff\udcfe.txt"}  # os.fsdecode's spelling
     assert "\\udcff\\udcfe.txt" in records[2]["observation"]  # List Files shows the escaped name
     # the escaped name restores to the exact bytes
-    from mlab.run import manifest_at
+    from mlab.run.folder import manifest_at
     from mlab.snapshots import ObjectStore, restore_files
 
     meta = json.loads((run_dir / "run.json").read_text())
@@ -69,7 +69,7 @@ def test_a_resumed_run_after_a_non_utf8_name_goes_on(tiny_task, tmp_path, monkey
                research_reply("Execute Script", {"script_name": "odd.py"}), DONE]
     runs = tmp_path / "runs"
     model = scripted(tmp_path, replies)
-    from mlab import run_command
+    from mlab.cli import run as run_command
 
     shown = run_command.Display.step
 

@@ -48,7 +48,7 @@ def without_timings(observation: str) -> str:
 @pytest.fixture(scope="module")
 def all_actions_run(tiny_task, tmp_path_factory):
     """One run of the research agent through every core action (made once for the module)."""
-    from mlab import offline_models
+    from mlab.models import offline as offline_models
 
     offline_models.reset()
     folder = tmp_path_factory.mktemp("all-actions")

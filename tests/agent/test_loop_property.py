@@ -80,7 +80,7 @@ SUBMIT = 'Action: Final Answer\nAction Input: {"final_answer": "done"}'
                                                                  HealthCheck.large_base_example])
 @given(st.lists(RUN_STEP, min_size=1, max_size=3).map(lambda steps: [reply for step in steps for reply in step]))
 def test_arbitrary_replies_through_a_whole_run_with_resume_always_leave_a_result(tiny_task, replies):
-    from mlab import run_command
+    from mlab.cli import run as run_command
 
     folder = Path(tempfile.mkdtemp(prefix="mlab-property-"))
     shown = run_command.Display.step

@@ -4,8 +4,8 @@ import json
 import pytest
 
 from fake_openai import FakeOpenAI
-from mlab import offline_models
-from mlab.models import MissingKey, ModelClient, ModelError, RepliesExhausted, TierConfig, check_keys
+from mlab.models import offline as offline_models
+from mlab.models.client import MissingKey, ModelClient, ModelError, RepliesExhausted, TierConfig, check_keys
 
 
 def scripted(tmp_path, replies):

@@ -3,7 +3,7 @@ where the provider needs a mark (Anthropic)."""
 import pytest
 
 from agent_helpers import mlab, only_run, research_reply, scripted, trace
-from mlab.models import split_prefix
+from mlab.models.client import split_prefix
 
 STEPS = [research_reply("List Files", {"dir_path": "."}),
          research_reply("Execute Script", {"script_name": "train.py"}),

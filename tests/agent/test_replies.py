@@ -3,7 +3,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mlab.replies import ReplyError, parse_json_lenient, parse_reply
+from mlab.agent.replies import ReplyError, parse_json_lenient, parse_reply
 
 SECTIONS = {"format": "sections", "sections": [
     {"name": "Reflection", "kind": "text", "role": "reflection", "instruction": ""},

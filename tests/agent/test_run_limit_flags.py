@@ -3,7 +3,7 @@ import pytest
 
 from mlab.cli import _parser
 from mlab.errors import UsageError
-from mlab.run_command import _limit_overrides, parse_size
+from mlab.cli.run import _limit_overrides, parse_size
 
 
 def limits_of(*argv):

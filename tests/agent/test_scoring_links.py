@@ -72,7 +72,7 @@ def lab(tmp_path_factory):
     """Three tiny tasks (tabular, timed, evaluator) built once, and the files an attack points at:
     outside/<file> holds a perfect submission (a copy of the private answers) for each name."""
     from mlab.build import load_build
-    from mlab.data import prepare_data
+    from mlab.data.prepare import prepare_data
     from mlabc.api import compile_paths
 
     root = tmp_path_factory.mktemp("links")
@@ -115,7 +115,7 @@ def _no_bubblewrap(monkeypatch):
 
 
 def new_run(lab, tmp_path, name: str = "tiny"):
-    from mlab.run import Run
+    from mlab.run.folder import Run
 
     task = lab["tasks"][name]
     return Run.create(task, task.build.agent("research"), tmp_path / "runs")
@@ -135,7 +135,7 @@ def assert_refused(kind: str, failure_mode, detail, name: str = SUBMISSION) -> N
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_final_scoring_refuses(kind, lab, tmp_path):
-    from mlab.evaluate import evaluate
+    from mlab.scoring.evaluate import evaluate
 
     run = new_run(lab, tmp_path)
     try:
@@ -174,8 +174,8 @@ def assert_store_clean(run, secret: bytes) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_intermediate_scoring_refuses(kind, lab, tmp_path):
-    from mlab.report_eval import score_steps
-    from mlab.report_runs import load_runs
+    from mlab.reports.eval import score_steps
+    from mlab.reports.runs import load_runs
 
     run = snapshot_after_attack(kind, lab, tmp_path)
     (loaded,) = load_runs([run.dir])
@@ -194,7 +194,7 @@ def test_mlab_eval_rescoring_refuses(kind, lab, tmp_path):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_viewer_shows_no_contents_from_outside(kind, lab, tmp_path):
-    from mlab.viewer import write_run_page
+    from mlab.viewer.page import write_run_page
 
     run = snapshot_after_attack(kind, lab, tmp_path)
     page = write_run_page(run.dir, tmp_path / "view.html").read_text()
@@ -205,7 +205,7 @@ def test_the_viewer_shows_no_contents_from_outside(kind, lab, tmp_path):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_timed_scoring_refuses(kind, lab, tmp_path):
-    from mlab.timed import score_timed
+    from mlab.scoring.timed import score_timed
 
     run = new_run(lab, tmp_path, "tiny-timed")
     try:
@@ -219,7 +219,7 @@ def test_timed_scoring_refuses(kind, lab, tmp_path):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_evaluator_scoring_refuses(kind, lab, tmp_path):
-    from mlab.task_evaluator import score_with_evaluator
+    from mlab.scoring.evaluator import score_with_evaluator
 
     run = new_run(lab, tmp_path, "tiny-evaluated")
     try:
@@ -234,7 +234,7 @@ def test_evaluator_scoring_refuses(kind, lab, tmp_path):
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_baseline_run_refuses(kind, lab, monkeypatch):
     """The starter itself makes the link: a baseline is scored by the same confined reader."""
-    from mlab.baseline import measure_starter
+    from mlab.scoring.baseline import measure_starter
 
     if kind == "device" and os.geteuid() != 0:
         pytest.skip("making a device node needs root")
@@ -260,7 +260,7 @@ def test_restoring_a_read_only_file_never_writes_through(kind, lab, tmp_path):
 def test_a_checkout_never_writes_through_a_link_it_made(lab, tmp_path):
     """A run folder whose snapshots name a link and a file below it (a tampered trace) checks out
     without writing into the folder the link points at."""
-    from mlab.checkout import checkout
+    from mlab.run.checkout import checkout
     from mlab.snapshots import SYMLINK_PREFIX
 
     run = snapshot_after_attack("relative-link", lab, tmp_path)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from report_helpers import mlab
-from mlab.checkout import checkout
-from mlab.metrics import improvement
+from mlab.run.checkout import checkout
+from mlab.scoring.metrics import improvement
 
 
 def read_scores(run) -> list[dict]:
@@ -32,7 +32,7 @@ def test_every_step_is_scored_and_the_last_matches_the_result(run_of):
 def test_a_step_score_is_the_score_of_its_checked_out_workspace(run_of, tmp_path):
     """Scoring only the submission file gives what scoring the whole restored workspace gives."""
     from mlab.build import load_build
-    from mlab.evaluate import score_workspace
+    from mlab.scoring.score import score_workspace
 
     run = run_of("research-1")
     task = load_build(run / "build", check_fresh=False).task("tiny")

@@ -7,8 +7,9 @@ import pytest
 from scenarios import SCENARIOS
 
 from report_helpers import mlab
-from mlab.report_runs import load_run
-from mlab.taxonomy import NumberIndex, _parse, _script_failure, claimed_numbers, failure_labels, hallucinated_claims
+from mlab.reports.runs import load_run
+from mlab.reports.taxonomy import (NumberIndex, _parse, _script_failure, claimed_numbers, failure_labels,
+                                   hallucinated_claims)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from report_helpers import environment, mlab
-from mlab.viewer import MAX_PROMPT_CHARS, MAX_SHOWN_CHARS
+from mlab.viewer.page import MAX_PROMPT_CHARS, MAX_SHOWN_CHARS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

@@ -48,17 +48,20 @@ def house_task(house_build, mlab_env):
 
 @pytest.fixture
 def stand_in_sandbox(monkeypatch):
-    """mlab.sandbox replaced by the stand-in (plain child process, same API)."""
+    """Workspace scripts run by the stand-in (plain child process, same API) instead of mlab.sandbox."""
     import stand_in_sandbox as module
 
-    monkeypatch.setitem(sys.modules, "mlab.sandbox", module)
-    return module
+    from mlab.actions.scripts import use_script_runner
+
+    previous = use_script_runner(module)
+    yield module
+    use_script_runner(previous)
 
 
 @pytest.fixture
 def new_run(house_task, tmp_path):
     """A factory of runs of house-price (lite) with the research agent's action table."""
-    from mlab.run import Run
+    from mlab.run.folder import Run
 
     made = []
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mlab import sandbox
-from mlab.sandbox import SandboxPolicy, ScriptResult, run_script
+from mlab.sandbox import runner as sandbox
+from mlab.sandbox.runner import SandboxPolicy, ScriptResult, run_script
 
 MiB = 1 << 20
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from mlab import primitives
-from mlab.actions import ActionRejected, ActionTable
+from mlab.actions import primitives
+from mlab.actions.table import ActionRejected, ActionTable
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def test_a_bare_value_is_the_input_of_a_one_input_action(table):
 
 
 def test_booleans_and_floats_are_coerced_from_text():
-    from mlab.actions import _coerce_value
+    from mlab.actions.table import _coerce_value
 
     assert _coerce_value("true", "bool") is True and _coerce_value("No", "bool") is False
     assert _coerce_value("0.5", "float") == 0.5 and _coerce_value(3, "float") == 3.0

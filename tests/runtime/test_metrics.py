@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mlab import metrics
-from mlab.metrics import MetricError, compare_outputs, improvement, is_success, score, timed_score
+from mlab.scoring import metrics
+from mlab.scoring.metrics import MetricError, compare_outputs, improvement, is_success, score, timed_score
 
 SPEC = Path(__file__).resolve().parents[2] / "spec" / "metrics.json"
 
@@ -342,7 +342,7 @@ def test_timed_score_pairs_rounds_and_keeps_the_smallest_speedup():
 def test_the_sign_test_asks_every_round_of_five_and_twelve_of_fifteen():
     from math import comb
 
-    from mlab.metrics import SIGN_TEST_LEVEL, rounds_required
+    from mlab.scoring.metrics import SIGN_TEST_LEVEL, rounds_required
 
     assert (rounds_required(5), rounds_required(15)) == (5, 12)
     assert [rounds_required(n) for n in (1, 2, 3)] == [1, 2, 3]  # too few rounds: all of them
@@ -352,7 +352,7 @@ def test_the_sign_test_asks_every_round_of_five_and_twelve_of_fifteen():
 
 
 def test_split_verdicts_earn_more_rounds_and_clear_ones_do_not():
-    from mlab.metrics import needs_more_rounds, timed_rounds_succeed
+    from mlab.scoring.metrics import needs_more_rounds, timed_rounds_succeed
 
     one_slow = ([1.0] * 5, [0.5, 0.5, 0.5, 0.5, 0.95])
     assert needs_more_rounds(*one_slow, 0.10) and not timed_rounds_succeed(

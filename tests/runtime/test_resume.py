@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from mlabc.schemas import problems
 
-from mlab.run import Run
+from mlab.run.folder import Run
 from mlab.trace import read_trace
 
 from runtime_helpers import REPO
@@ -27,7 +27,8 @@ DRIVER = f"""
 import sys
 sys.path.insert(0, {str(HERE)!r})
 import stand_in_sandbox
-sys.modules["mlab.sandbox"] = stand_in_sandbox  # deterministic script runs, whatever the machine has
+from mlab.actions.scripts import use_script_runner
+use_script_runner(stand_in_sandbox)  # deterministic script runs, whatever the machine has
 from mlab.cli import main
 sys.exit(main(sys.argv[1:]))
 """

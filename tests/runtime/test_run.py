@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from mlabc.schemas import problems
 
-from mlab.checkout import checkout
+from mlab.run.checkout import checkout
 from mlab.cli import main
 from mlab.errors import UsageError
-from mlab.run import Run, RunEnded
+from mlab.run.folder import Run, RunEnded
 from mlab.trace import read_trace
 
 
@@ -35,7 +35,7 @@ def test_the_run_folder_and_run_json(new_run):
 
 def test_a_run_records_its_disk_limit_and_an_older_run_json_without_it_still_resumes(new_run):
     from mlab.limits import DEFAULT_DISK_BYTES
-    from mlab.run import Run
+    from mlab.run.folder import Run
 
     run = new_run()
     meta = json.loads((run.dir / "run.json").read_text())
@@ -219,7 +219,7 @@ def test_mlab_help_does_not_import_heavy_libraries():
 def test_script_threads_follow_the_task_whatever_the_machine_has(monkeypatch):
     import os
 
-    from mlab.run import thread_env
+    from mlab.run.folder import thread_env
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)  # as `taskset -c 3 mlab run`
     env = thread_env(2)

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from conftest_sandbox import MiB, folders, mode, sandboxed  # noqa: F401  (fixtures)
-from mlab import sandbox
-from mlab.sandbox import SandboxPolicy, describe_result, run_script, sandbox_available
-from mlab.sandbox_output import OutputCollector, keep_head_and_tail
+from mlab.sandbox import runner as sandbox
+from mlab.sandbox.runner import SandboxPolicy, describe_result, run_script, sandbox_available
+from mlab.sandbox.output import OutputCollector, keep_head_and_tail
 
 
 def test_a_normal_script_gives_its_output_and_exit_code(folders, mode):
@@ -201,7 +201,7 @@ def test_network_is_available_only_when_the_policy_allows_it(folders, mode):
 @pytest.mark.skipif(os.geteuid() != 0, reason="ownership is only lent when mlab runs as root")
 def is_pool_uid(uid: int) -> bool:
     """An unprivileged uid of mlab's pool: one per script running at once."""
-    from mlab.sandbox_uids import POOL_FIRST_UID, POOL_SIZE
+    from mlab.sandbox.uids import POOL_FIRST_UID, POOL_SIZE
     return POOL_FIRST_UID <= uid < POOL_FIRST_UID + POOL_SIZE
 
 
@@ -274,7 +274,7 @@ def test_a_delegated_cgroup_holds_the_script_and_gives_the_account(folders, mode
                                                                   monkeypatch):
     # A stand-in for a delegated cgroup v2 folder: the files the kernel would
     # provide are plain files here, so this checks mlab's side of the protocol.
-    from mlab import sandbox_cgroup
+    from mlab.sandbox import cgroup as sandbox_cgroup
 
     base = tmp_path / "cgroup"
     base.mkdir()
@@ -293,7 +293,7 @@ def test_a_delegated_cgroup_holds_the_script_and_gives_the_account(folders, mode
 
 
 def test_no_cgroup_is_used_where_none_is_delegated(monkeypatch, tmp_path):
-    from mlab import sandbox_cgroup
+    from mlab.sandbox import cgroup as sandbox_cgroup
 
     monkeypatch.setenv(sandbox_cgroup.CGROUP_VARIABLE, str(tmp_path))   # memory not enabled
     assert sandbox_cgroup.ScriptCgroup.create(256 * MiB) is None
@@ -394,7 +394,7 @@ def run_bpf(program: bytes, nr: int, arch: int) -> int:
     ("aarch64", 0x40000028, 26, 3),            # 32-bit arm
 ])
 def test_the_seccomp_filter_refuses_ptrace_and_allows_the_rest(machine, arch, ptrace, other):
-    from mlab.sandbox_seccomp import RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS, ptrace_filter
+    from mlab.sandbox.seccomp import RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS, ptrace_filter
 
     program = ptrace_filter(machine)
     assert run_bpf(program, ptrace, arch) == RET_ERRNO | 1     # EPERM

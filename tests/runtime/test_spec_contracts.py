@@ -7,7 +7,8 @@ import json
 import jinja2
 import pytest
 
-from mlab import context, primitives
+from mlab.agent import context
+from mlab.actions import primitives
 
 from runtime_helpers import REPO
 

@@ -65,7 +65,7 @@ def test_options_of_the_other_executor_are_refused(capsys, gpu_experiment):
 
 
 def test_a_second_sweep_of_the_same_folder_is_refused(capsys, gpu_experiment, tmp_path):
-    from mlab.sweep_state import SweepFolder
+    from mlab.sweeps.state import SweepFolder
 
     holder = SweepFolder(tmp_path / "runs" / "gpu-grid")
     holder.create()

@@ -9,13 +9,13 @@ import textwrap
 import pytest
 from sweep_helpers import compile_build, write_tiny_task
 
-from mlab.executors import Attempt, Ended, Executor
-from mlab.executors_local import DevicePool, LocalExecutor
-from mlab.sweep import Sweep
-from mlab.sweep_plan import RunSpec, expand
-from mlab.sweep_progress import Progress
-from mlab.sweep_state import SweepFolder, Work, reconcile
-from mlab.sweep_transfer import FolderSender, apply_piece, pack_folder, unpack
+from mlab.sweeps.executors import Attempt, Ended, Executor
+from mlab.sweeps.local import DevicePool, LocalExecutor
+from mlab.sweeps.runner import Sweep
+from mlab.sweeps.plan import RunSpec, expand
+from mlab.sweeps.progress import Progress
+from mlab.sweeps.state import SweepFolder, Work, reconcile
+from mlab.sweeps.transfer import FolderSender, apply_piece, pack_folder, unpack
 
 
 def spec(task="t", seed=0, gpus=0, required=False) -> RunSpec:
@@ -132,7 +132,7 @@ def test_gpus_go_to_one_run_at_a_time_and_cpu_runs_see_none(tmp_path, monkeypatc
         def poll(self):
             return None
 
-    monkeypatch.setattr("mlab.executors_local.subprocess.Popen", FakeProcess)
+    monkeypatch.setattr("mlab.sweeps.local.subprocess.Popen", FakeProcess)
     folder = SweepFolder(tmp_path / "sweep")
     folder.create()
     executor = LocalExecutor(folder, tmp_path / "build", workers=4, devices=["0", "1"])
@@ -159,7 +159,7 @@ def test_an_experiment_expands_over_tasks_agents_model_tiers_and_seeds_with_over
           override tiny { runs 3  agents [research] limits { steps 4 } }
         }
         """))
-    from mlab.sweep_plan import limits_not_passed, load_experiment
+    from mlab.sweeps.plan import limits_not_passed, load_experiment
 
     build = compile_build(tmp_path / "exp.mlab", tmp_path / "build")
     specs = expand(load_experiment(str(build / "experiments" / "grid.yaml")))
@@ -212,7 +212,7 @@ def test_a_run_folder_comes_home_in_pieces_that_are_each_resumable(tmp_path):
 @pytest.mark.parametrize("text", ["0,,1", "0,0", ""])
 def test_bad_device_lists_are_refused(text):
     from mlab.errors import UsageError
-    from mlab.sweep_command import parse_devices
+    from mlab.cli.sweep import parse_devices
 
     with pytest.raises(UsageError, match="--devices takes distinct device numbers"):
         parse_devices(text)

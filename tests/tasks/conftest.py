@@ -48,7 +48,7 @@ def task_of(suite_build):
 @pytest.fixture(scope="session")
 def prepared(task_of):
     """The lite preparation of a task in the session cache (made once)."""
-    from mlab.data import prepare_data
+    from mlab.data.prepare import prepare_data
 
     made = {}
 
@@ -63,7 +63,7 @@ def prepared(task_of):
 @pytest.fixture(scope="session")
 def audit_of(task_of):
     """The audit report of a task's lite variant (each audit, with its starter run, made once)."""
-    from mlab.audit import audit_task
+    from mlab.audit.checks import audit_task
 
     reports = {}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from task_helpers import TASKS, TIMED
 
-from mlab.sandbox import sandbox_available
+from mlab.sandbox.runner import sandbox_available
 
 CONFINEMENT = "sandbox confines scripts"
 
@@ -23,7 +23,7 @@ def test_lite_task_passes_its_audit(name, audit_of):
 
 @pytest.mark.parametrize("name", sorted(set(TASKS) - set(TIMED)))
 def test_starter_scores_within_tolerance_of_the_recorded_baseline(name, audit_of, task_of):
-    from mlab.baseline import recorded_baseline
+    from mlab.scoring.baseline import recorded_baseline
 
     recorded = recorded_baseline(task_of(name), "lite")
     assert recorded is not None, "tasks/baselines.json has no entry with this code hash: run mlab baseline --record"
@@ -38,8 +38,8 @@ def test_timed_starter_writes_the_expected_output(name, audit_of):
 
 
 def test_audit_finds_an_answer_column_in_a_public_test_file(task_copy, tmp_path):
-    from mlab.audit_leaks import leak_findings
-    from mlab.data import prepare_data
+    from mlab.audit.leaks import leak_findings
+    from mlab.data.prepare import prepare_data
 
     task = task_copy("house-price")
     done = prepare_data(task, "lite", cache_dir=tmp_path / "own-cache")  # changed below: not shared
@@ -55,8 +55,8 @@ def test_audit_finds_an_answer_column_in_a_public_test_file(task_copy, tmp_path)
 def test_audit_finds_answers_hidden_under_another_name(task_copy, tmp_path):
     import pandas as pd
 
-    from mlab.audit_leaks import leak_findings
-    from mlab.data import prepare_data
+    from mlab.audit.leaks import leak_findings
+    from mlab.data.prepare import prepare_data
 
     task = task_copy("spaceship-titanic")
     done = prepare_data(task, "lite", cache_dir=tmp_path / "own-cache")  # changed below: not shared
@@ -67,8 +67,8 @@ def test_audit_finds_answers_hidden_under_another_name(task_copy, tmp_path):
 
 
 def test_audit_finds_a_private_file_copied_to_the_public_side(task_copy, tmp_path):
-    from mlab.audit_leaks import leak_findings
-    from mlab.data import prepare_data
+    from mlab.audit.leaks import leak_findings
+    from mlab.data.prepare import prepare_data
 
     task = task_copy("vectorization")
     done = prepare_data(task, "lite", cache_dir=tmp_path / "own-cache")  # changed below: not shared
@@ -78,7 +78,7 @@ def test_audit_finds_a_private_file_copied_to_the_public_side(task_copy, tmp_pat
 
 
 def test_audit_command_reports_each_check(capsys, suite_build, audit_of, monkeypatch):
-    from mlab import audit
+    from mlab.audit import checks as audit
     from mlab.cli import main
 
     monkeypatch.setattr(audit, "audit_task", lambda task, variant, python=None: audit_of(task.name))

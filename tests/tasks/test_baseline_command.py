@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mlab import timed
+from mlab.scoring import timed
 from mlab.cli import main as mlab_main
 
 
@@ -18,7 +18,7 @@ def test_baseline_reports_the_starters_score_and_the_record(capsys, suite_build)
 
 
 def test_record_writes_provenance_and_the_runtime_uses_it_until_the_code_changes(task_copy, capsys):
-    from mlab.baseline import recorded_baseline
+    from mlab.scoring.baseline import recorded_baseline
 
     task = task_copy("spaceship-titanic")
     assert mlab_main(["baseline", "spaceship-titanic", "--build", str(task.build.dir), "--record"]) == 0
@@ -34,8 +34,8 @@ def test_record_writes_provenance_and_the_runtime_uses_it_until_the_code_changes
 
 
 def test_a_run_takes_its_baseline_from_the_record(task_of, tmp_path):
-    from mlab.evaluate import measure_baseline
-    from mlab.run import Run
+    from mlab.scoring.baseline import measure_baseline
+    from mlab.run.folder import Run
 
     task = task_of("feedback")
     run = Run.create(task, task.build.agent("research"), tmp_path / "runs")

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from mlab.errors import MlabError
-from mlab.evaluate import score_workspace
+from mlab.scoring.score import score_workspace
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")  # babylm's format is TorchScript
 torch = pytest.importorskip("torch", reason="babylm's models are TorchScript: pip install torch==2.13.0")
@@ -45,7 +45,7 @@ def test_a_uniform_model_has_the_vocabulary_size_as_perplexity(task_of, prepared
 
 
 def test_the_starter_model_beats_the_uniform_one(task_of):
-    from mlab.baseline import recorded_entry
+    from mlab.scoring.baseline import recorded_entry
 
     recorded = recorded_entry(task_of("babylm"), "lite")["value"]
     assert math.isfinite(recorded) and 1.0 < recorded < 20.0  # far below the vocabulary size
@@ -73,7 +73,7 @@ def test_a_model_of_the_wrong_shape_is_a_format_error(task_of, prepared, tmp_pat
 
 
 def test_an_evaluator_that_fails_is_the_tasks_fault(task_copy, tmp_path):
-    from mlab.data import prepare_data
+    from mlab.data.prepare import prepare_data
 
     def break_evaluator(root):
         path = root / "babylm" / "evaluate.py"
@@ -90,8 +90,8 @@ def test_an_evaluator_that_fails_is_the_tasks_fault(task_copy, tmp_path):
 
 
 def test_the_evaluator_sees_the_private_files_read_only(task_copy, tmp_path):
-    from mlab.data import prepare_data
-    from mlab.sandbox import sandbox_available
+    from mlab.data.prepare import prepare_data
+    from mlab.sandbox.runner import sandbox_available
 
     if not sandbox_available()[0]:
         pytest.skip("bubblewrap is not available: read-only binds need it")

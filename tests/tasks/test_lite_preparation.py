@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from task_helpers import TASKS
 
-from mlab.metrics import label_key
+from mlab.scoring.metrics import label_key
 
 BUNDLED_LIMIT = 20 * 1024 * 1024
 
@@ -33,7 +33,7 @@ def folder_digests(folder: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", TASKS)
 def test_lite_variant_prepares_the_same_files_twice(name, task_of, prepared, tmp_path):
-    from mlab.data import prepare_data
+    from mlab.data.prepare import prepare_data
 
     first = prepared(name)
     second = prepare_data(task_of(name), "lite", cache_dir=tmp_path / "another-cache")
@@ -66,7 +66,7 @@ def test_bundled_task_data_stays_under_the_size_limit():
 
 
 def test_a_file_beside_the_generator_changes_the_preparation_key(task_copy):
-    from mlab.data import preparation_key
+    from mlab.data.prepare import preparation_key
 
     task = task_copy("vectorization")
     before = preparation_key(task, "lite")

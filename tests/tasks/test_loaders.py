@@ -16,7 +16,7 @@ import pytest
 from task_helpers import REPO
 
 from mlab.cli import main as mlab_main
-from mlab.data import prepare_data
+from mlab.data.prepare import prepare_data
 from mlab.errors import DataError
 
 
@@ -48,7 +48,7 @@ class FakeKaggle:
 
 def serve_kaggle(monkeypatch, files, status=None) -> FakeKaggle:
     fake = FakeKaggle(files, status)
-    monkeypatch.setattr("mlab.loaders_kaggle.kaggle_api", lambda: fake)
+    monkeypatch.setattr("mlab.data.loaders.kaggle.kaggle_api", lambda: fake)
     return fake
 
 
@@ -90,7 +90,7 @@ def test_rules_not_accepted_say_where_to_accept_them(own_cache, monkeypatch, cap
 
 
 def test_missing_kaggle_credentials_are_explained(tmp_path, monkeypatch):
-    from mlab.loaders_kaggle import credentials_problem
+    from mlab.data.loaders.kaggle import credentials_problem
 
     monkeypatch.delenv("KAGGLE_USERNAME", raising=False)
     monkeypatch.delenv("KAGGLE_KEY", raising=False)
@@ -170,7 +170,7 @@ def test_a_hugging_face_dataset_keeps_its_own_train_and_test_split(task_of, own_
 
     splits = {"train": FakeSplit(reviews(30, 0)), "test": FakeSplit(reviews(10, 100)),
               "unsupervised": FakeSplit(reviews(5, 500))}
-    monkeypatch.setattr("mlab.loaders_hf.load_dataset", lambda name, cache_dir: splits)
+    monkeypatch.setattr("mlab.data.loaders.hf.load_dataset", lambda name, cache_dir: splits)
     done = prepare_data(task_of("imdb"), "full")
     train, test = pd.read_csv(done.public / "train.csv"), pd.read_csv(done.public / "test.csv")
     answers = pd.read_csv(done.private / "answers.csv")
@@ -192,7 +192,7 @@ class FakeImages:
 
 def test_torchvision_images_are_written_in_the_lite_layout(task_of, prepared, own_cache, monkeypatch):
     parts = {True: FakeImages(20, 1), False: FakeImages(8, 2)}
-    monkeypatch.setattr("mlab.loaders_vision.load_torchvision", lambda name, root, train: parts[train])
+    monkeypatch.setattr("mlab.data.loaders.vision.load_torchvision", lambda name, root, train: parts[train])
     lite = prepared("cifar10")
     done = prepare_data(task_of("cifar10"), "full")
     for name in ("train.npz", "test.npz"):
@@ -223,7 +223,7 @@ class FakeGraph:
 
 
 def test_an_ogb_graph_becomes_node_edge_and_label_tables(task_of, own_cache, monkeypatch):
-    monkeypatch.setattr("mlab.loaders_ogb.load_ogb", lambda name, root: FakeGraph())
+    monkeypatch.setattr("mlab.data.loaders.ogb.load_ogb", lambda name, root: FakeGraph())
     done = prepare_data(task_of("ogbn-arxiv"), "full")
     nodes = pd.read_csv(done.public / "nodes.csv")
     train, test = pd.read_csv(done.public / "train.csv"), pd.read_csv(done.public / "test.csv")

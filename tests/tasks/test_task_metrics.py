@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from task_helpers import TABULAR
 
-from mlab.evaluate import score_workspace
+from mlab.scoring.score import score_workspace
 
 PERFECT = {"accuracy": 1.0, "mae": 0.0, "smape1": 0.0, "mcrmse": 0.0, "dice": 1.0, "fathomnet": 1.0}
 
@@ -58,7 +58,7 @@ def test_perfect_submission_gets_the_best_score(name, task_of, prepared, tmp_pat
 
 @pytest.mark.parametrize("name", TABULAR)
 def test_known_bad_submission_scores_below_the_recorded_baseline(name, task_of, prepared, tmp_path):
-    from mlab.baseline import recorded_entry
+    from mlab.scoring.baseline import recorded_entry
 
     task = task_of(name)
     done = prepared(name)

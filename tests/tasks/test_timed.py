@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from mlab import timed
-from mlab.evaluate import score_workspace
+from mlab.scoring import timed
+from mlab.scoring.score import score_workspace
 
 VECTORIZED = textwrap.dedent('''
     import numpy as np
@@ -68,8 +68,8 @@ def workspace_with(tmp_path, prepared, name: str, files: dict[str, str]):
 
 
 def test_a_correct_vectorized_script_beats_the_starter_in_a_run(task_of, tmp_path, one_run_each):
-    from mlab.evaluate import evaluate
-    from mlab.run import Run
+    from mlab.scoring.evaluate import evaluate
+    from mlab.run.folder import Run
 
     task = task_of("vectorization")
     run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
@@ -128,7 +128,7 @@ def test_generation_with_wrong_tokens_scores_nothing(task_of, prepared, tmp_path
 
 
 def test_a_link_to_the_answers_is_not_followed_into_the_timed_copy(tmp_path):
-    from mlab.timed_sandbox import fresh_copy
+    from mlab.scoring.timed_sandbox import fresh_copy
 
     secret = tmp_path / "private" / "expected_output.npy"
     secret.parent.mkdir()
@@ -154,7 +154,7 @@ class ScriptedTimes:
         self.times = {"starter": list(starter_s), "submission": list(submission_s)}
 
     def run(self, folder, argv):
-        from mlab.sandbox import ScriptResult
+        from mlab.sandbox.runner import ScriptResult
 
         which = "submission" if "# submission" in (folder / argv[0]).read_text() else "starter"
         self.order.append(which)
@@ -167,8 +167,8 @@ class ScriptedTimes:
 @pytest.fixture
 def scripted_rounds(monkeypatch, task_of, tmp_path):
     """evaluate() of a vectorization run whose timings are scripted: (result, order of programs)."""
-    from mlab.evaluate import evaluate
-    from mlab.run import Run
+    from mlab.scoring.evaluate import evaluate
+    from mlab.run.folder import Run
 
     def evaluate_with(starter_s, submission_s, rounds=None):
         task = task_of("vectorization")
@@ -232,9 +232,9 @@ def test_a_speedup_below_the_threshold_says_so_plainly(scripted_rounds):
 
 def test_each_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_by_the_same_rule(
         task_of, tmp_path, monkeypatch):
-    from mlab.report_eval import score_steps
-    from mlab.report_runs import load_run
-    from mlab.run import Run
+    from mlab.reports.eval import score_steps
+    from mlab.reports.runs import load_run
+    from mlab.run.folder import Run
 
     task = task_of("vectorization")
     run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
@@ -259,7 +259,7 @@ def test_each_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_by_the
 
 def test_a_timed_script_that_fills_the_disk_is_stopped_at_the_tasks_disk_limit(task_of, prepared, tmp_path,
                                                                                 one_run_each, monkeypatch):
-    from mlab import timed_sandbox
+    from mlab.scoring import timed_sandbox
     from mlab.limits import resolve_limits
 
     def small_disk(*layers):

@@ -1,0 +1,91 @@
+"""The registry of runtime primitives: name → implementation, with its input and parameter contract.
+
+The names, inputs and parameters here are exactly those of spec/primitives.json (a test keeps
+them in step). Model-backed primitives are registered with a placeholder that answers that a
+model is required; the agent loop registers the real ones with `register(..., replace=True)`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from mlab.actions import files as file_actions
+from mlab.actions.history import EditHistory, ResearchLog
+from mlab.observation import Observation, error
+from mlab.actions.scripts import ScriptSettings, execute_script
+from mlab.actions.workspace import Workspace
+
+PrimitiveFunction = Callable[["PrimitiveContext", dict, dict], Observation]
+
+
+@dataclass
+class PrimitiveContext:
+    """What a primitive may use: the workspace and the run's state, for one step.
+
+    services: a slot for what later layers provide (the agent loop puts its model clients and
+    templates there); the non-model primitives never read it.
+    """
+
+    workspace: Workspace
+    edits: EditHistory
+    research_log: ResearchLog
+    scripts: ScriptSettings
+    step: int
+    action: dict
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    inputs: dict[str, str]
+    params: dict[str, Any]
+    run: PrimitiveFunction
+    model: bool = False
+
+
+REGISTRY: dict[str, Primitive] = {}
+
+
+def register(name: str, inputs: dict[str, str], params: dict[str, Any], run: PrimitiveFunction,
+             model: bool = False, replace: bool = False) -> Primitive:
+    """Add a primitive (or, with replace, swap an implementation keeping its contract)."""
+    if name in REGISTRY and not replace:
+        raise ValueError(f"primitive {name!r} is already registered")
+    primitive = Primitive(name, dict(inputs), dict(params), run, model)
+    REGISTRY[name] = primitive
+    return primitive
+
+
+def get(name: str) -> Primitive | None:
+    return REGISTRY.get(name)
+
+
+def model_required(name: str) -> PrimitiveFunction:
+    def placeholder(ctx, inputs, params) -> Observation:
+        return error(f"the action {ctx.action.get('name', name)!r} needs a language model, and this run "
+                     "has none (it is driven by a fixed list of actions); use the other actions")
+    return placeholder
+
+
+register("list_files", {"dir_path": "path"}, {}, file_actions.list_files)
+register("read_file", {"file_name": "path"}, {"max_chars": 20000}, file_actions.read_file)
+register("write_file", {"file_name": "path", "content": "text"}, {}, file_actions.write_file)
+register("append_file", {"file_name": "path", "content": "text"}, {}, file_actions.append_file)
+register("copy_file", {"source": "path", "destination": "path"}, {}, file_actions.copy_file)
+register("inspect_lines", {"script_name": "path", "start_line_number": "int", "end_line_number": "int"},
+         {"max_lines": 100}, file_actions.inspect_lines)
+register("undo_edit", {"script_name": "path"}, {}, file_actions.undo_edit)
+register("execute_script", {"script_name": "path"}, {"max_output_chars": 10000}, execute_script)
+register("final_answer", {"final_answer": "text"}, {}, file_actions.final_answer)
+register("append_log", {"content": "text"}, {}, file_actions.append_log)
+
+register("understand_file", {"file_name": "path", "things_to_look_for": "text"}, {"chunk_chars": 10000},
+         model_required("understand_file"), model=True)
+register("edit_script", {"script_name": "path", "edit_instruction": "text", "save_name": "path"}, {},
+         model_required("edit_script"), model=True)
+register("edit_script_segment", {"script_name": "path", "start_line_number": "int", "end_line_number": "int",
+                                 "edit_instruction": "text", "save_name": "path"}, {"max_lines": 200},
+         model_required("edit_script_segment"), model=True)
+register("reflection", {"things_to_reflect_on": "text"}, {}, model_required("reflection"), model=True)
+register("retrieve_log", {"current_plan": "text"}, {}, model_required("retrieve_log"), model=True)

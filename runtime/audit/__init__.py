@@ -1,0 +1,10 @@
+"""`mlab audit`: checks that a task can be trusted as a benchmark task (leaks, a sandbox probe, the baseline)."""
+from mlab.lazy import exports
+
+# name → the module under this package that defines it; imported on first use
+_NAMES = {
+    "audit_task": "checks",
+    "leak_findings": "leaks",
+}
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = exports(__name__, _NAMES)

@@ -1,0 +1,128 @@
+"""`mlab audit TASK`: check that a task can be trusted as a benchmark task.
+
+On a fresh run of the task (its real workspace, private folder and sandbox policy):
+1. leaks: no public file holds an answer column or values that reproduce the answers
+   (mlab.audit.leaks);
+2. confinement: a probe script in the sandbox reaches none of private/, the prepared data
+   and caches, the task sources and bundled data, the source tree (mlab.audit.probe);
+3. baseline: the starter's score reproduces the recorded baseline (tasks/baselines.json)
+   within its declared relative tolerance (untimed metrics); a timed task's starter runs and
+   writes the expected output; a declared `baseline N because` is reported as such;
+4. prompt: the agent's compiled prompt names the submission file and its columns.
+The audit passes when there are no findings.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class AuditReport:
+    """What the audit checked and what it found (findings make it fail)."""
+
+    task: str
+    variant: str
+    passed: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def check(self, name: str, problems: list[str]) -> None:
+        if problems:
+            self.findings += [f"{name}: {p}" for p in problems]
+        else:
+            self.passed.append(name)
+
+
+def audit_task(task, variant_name: str = "lite", python: str | None = None) -> AuditReport:
+    """Run every audit check on a fresh run of the task's variant."""
+    from mlab.audit.leaks import leak_findings
+    from mlab.audit.probe import run_probe
+    from mlab.data.prepare import prepare_data
+    from mlab.run.folder import Run
+
+    report = AuditReport(task.name, variant_name)
+    prepared = prepare_data(task, variant_name)
+    report.check("answers stay private", leak_findings(task.variant(variant_name), prepared.public, prepared.private))
+    report.check("prompt names the submission", prompt_findings(task))
+    runs_dir = Path(tempfile.mkdtemp(prefix="mlab-audit-runs-"))
+    try:
+        run = Run.create(task, task.build.agent(task.doc["agent"]), runs_dir, data=variant_name, python=python)
+        try:
+            reached, sandboxed = run_probe(run, prepared.folder)
+            if not sandboxed:
+                report.notes.append("scripts ran without the bubblewrap sandbox, so confinement rests on "
+                                    "file permissions alone")
+            report.check("sandbox confines scripts", reached)
+            report.check("baseline reproduces", baseline_findings(run, report))
+        finally:
+            run.close()
+    finally:
+        shutil.rmtree(runs_dir, ignore_errors=True)
+    return report
+
+
+def prompt_findings(task) -> list[str]:
+    """The default agent's first prompt must name the submission file and every column."""
+    from mlab.agent import context as C
+    from mlab.agent.prompting import Templates
+
+    agent = task.build.agent(task.doc["agent"])
+    text = Templates(agent.templates).render("prompt", **C.prompt_context(
+        task=task, tools="", tool_names=[], reply_format="", history="", research_log="", retrieved="",
+        step=1, max_steps=int(task.doc["limits"].get("steps") or 0)))
+    submission = task.doc.get("submission") or {}
+    wanted = [submission.get("file")] + list(submission.get("columns") or [])
+    missing = [w for w in wanted if w and w not in text]
+    return [f"the prompt of agent {agent.name} does not mention {', '.join(map(repr, missing))}"] if missing else []
+
+
+def baseline_findings(run, report: AuditReport) -> list[str]:
+    """Does the starter reproduce the recorded baseline (or, when timed, run correctly)?"""
+    from mlab.scoring.baseline import code_hash, recorded_entry, within_tolerance
+    from mlab.errors import MlabError
+    from mlab.scoring.baseline import run_starter
+
+    task, variant = run.task, run.meta["data"]["variant"]
+    declared = task.doc["baseline"]
+    if declared["kind"] == "value":
+        report.notes.append(f"declared baseline {declared['value']} because {declared['reason']!r}: "
+                            "the starter is deliberately incomplete")
+        return []
+    if task.doc["metric"]["kind"] == "timed":
+        from mlab.scoring.timed import score_run_timed
+
+        try:
+            timed = score_run_timed(run, workspace=run.workspace.root, runs=1)  # a check, not a timing
+        except MlabError as problem:
+            return [str(problem)]
+        if timed.value is None:
+            return [f"the starter timed against itself failed: {timed.detail}"]
+        report.notes.append(f"timed metric: the starter ran in {timed.value:.3g} s and wrote the expected output; "
+                            "no number is recorded (it is timed beside each submission)")
+        return []
+    measured = run_starter(run, declared["script"])
+    if measured.get("value") is None:
+        return [f"the starter {declared['script']} gave no score (exit code {measured.get('exit_code')}): "
+                f"{measured.get('failure')}"]
+    entry = recorded_entry(task, variant)
+    if entry is None:
+        return [f"no recorded baseline for {task.name} ({variant}); measured {measured['value']:.6g}: record it "
+                f"with `mlab baseline {task.name} --data {variant} --record`"]
+    problems = []
+    if entry.get("code_hash") != code_hash(task, variant):
+        problems.append("the recorded baseline was measured on other starter code or data (code hash differs); "
+                        f"re-record it with `mlab baseline {task.name} --data {variant} --record`")
+    tolerance = float(entry.get("tolerance", 0.02))
+    if not within_tolerance(measured["value"], float(entry["value"]), tolerance):
+        problems.append(f"the starter scored {measured['value']:.6g}, the recorded baseline is {entry['value']:.6g} "
+                        f"(tolerance {tolerance:.0%})")
+    else:
+        report.notes.append(f"starter scored {measured['value']:.6g}; recorded {entry['value']:.6g}")
+    return problems

@@ -1,0 +1,419 @@
+"""`mlab run` and `mlab list`: an agent drives a model on a task until it submits, then the
+submission is scored into result.json."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError
+
+RUN_EPILOG = """\
+model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
+  MLAB_MODEL_TIMEOUT   seconds one call may take before it is abandoned and retried (default 600)
+  MLAB_MODEL_BACKOFF   seconds to wait before the first retry, doubled at each retry up to 60 (default 1)
+  MLAB_MODEL_ATTEMPTS  attempts per call before the run ends with `model API failure` (default 5)
+keyless models: mlab/demo (a labelled demonstration), mlab/scripted:FILE.json, mlab/replay:RUN_DIR, mlab/human
+exit codes: 0 scored, 1 the run failed, 2 usage or a missing API key, 3 I/O, 130 interrupted (resumable)"""
+CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
+    "MLAB_MODEL_TIMEOUT": ("timeout_s", float, 600.0, "a number of seconds above 0"),
+    "MLAB_MODEL_BACKOFF": ("backoff_s", float, 1.0, "a number of seconds, 0 or more"),
+    "MLAB_MODEL_ATTEMPTS": ("max_attempts", int, 5, "a whole number of at least 1"),
+}
+LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses the same ones
+
+
+def add_parsers(verbs) -> None:
+    run = verbs.add_parser(
+        "run", help="run an agent on a task until it submits, then score it",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
+    run.add_argument("task", nargs="?", metavar="TASK", help="task name, .mlab file, or build folder")
+    run.add_argument("--agent", metavar="A", help="agent (default: the task's)")
+    run.add_argument("--model", metavar="M", help="main model, e.g. anthropic/claude-3-opus-20240229 or mlab/demo")
+    run.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions")
+    run.add_argument("--edit-model", metavar="M", help="model for script edits")
+    run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers; "
+                     "--model's server then also serves the tiers not named")
+    run.add_argument("--data", choices=("lite", "full"), help="data variant (default lite)")
+    run.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
+    run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
+    run.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
+    run.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
+    run.add_argument("--script-timeout", metavar="T", help="time limit of each script, e.g. 90s, 5m")
+    run.add_argument("--memory", metavar="SIZE", help="memory limit of each script's process tree, e.g. 8GiB")
+    run.add_argument("--disk", metavar="SIZE",
+                     help="most the workspace may hold while a script runs, e.g. 20GiB (the default)")
+    run.add_argument("--runs-dir", default="runs", metavar="DIR", help="where run folders go (default runs/)")
+    run.add_argument("--build", metavar="DIR", help="take the task and agent from this build (refused if stale)")
+    run.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
+    run.add_argument("--seed", type=int, help="replicate number (default 0); passed to the model as a sampling seed")
+    run.add_argument("--python", metavar="P", help="interpreter for the agent's scripts")
+    run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "
+                     "(with --resume: replaces the one the run was started with)")
+    run.add_argument("--plain", action="store_true", help="plain log lines even on a terminal")
+    verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")
+
+
+# -- models ------------------------------------------------------------------------------
+
+def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None,
+                   api_base: str | None = None) -> dict:
+    """Per tier: the model and its generation parameters (declared defaults, CLI overrides).
+
+    An offline main model, or one served at --api-base, also serves the helper tiers not
+    named on the command line: the agent's declared helper models (another provider's)
+    could not be reached through that model's path.
+    """
+    from mlab.models.client import is_offline
+
+    declared = agent_doc["models"]
+    chosen = {"main": main, "fast": fast, "edit": edit}
+    tiers = {}
+    for tier in ("main", "fast", "edit"):
+        model = chosen[tier]
+        if model is None and main is not None and (is_offline(main) or api_base):
+            model = main
+        if model is None:
+            model = declared[tier]["default"] or (main if tier != "main" else None)
+        if model is None:
+            raise UsageError(f"agent {agent_doc['name']} declares no default {tier} model; pass --model")
+        params = {} if is_offline(model) else dict(declared[tier]["params"])
+        tiers[tier] = {"model": model, "params": params}
+    return tiers
+
+
+def client_settings(environ=os.environ) -> dict:
+    """The ModelClient's retry settings from the MLAB_MODEL_* environment variables."""
+    settings = {}
+    for variable, (option, kind, default, allowed) in CLIENT_SETTINGS.items():
+        text = environ.get(variable, "").strip()
+        if not text:
+            settings[option] = default
+            continue
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        fits = {"max_attempts": lambda v: v >= 1, "backoff_s": lambda v: v >= 0}.get(option, lambda v: v > 0)
+        if value is None or value != value or not fits(value):  # value != value: NaN
+            raise UsageError(f"{variable}={text!r} is not {allowed}")
+        settings[option] = value
+    return settings
+
+
+def _check_offline_models(models: list[str]) -> None:
+    """Refuse an offline model that cannot play (a missing scripted file, a folder without a trace,
+    an unknown name) before a run folder is made for it."""
+    from mlab.models import offline as offline_models
+    from mlab.models.client import ModelError, is_offline
+
+    for model in dict.fromkeys(models):
+        if is_offline(model):
+            try:
+                offline_models.model_state(model)
+            except ModelError as problem:
+                raise UsageError(f"--model {model}: {problem}") from None
+    offline_models.reset()
+
+
+def _demo_replies(task) -> list[str] | None:
+    demo = task.doc.get("demo")
+    if not demo:
+        return None
+    try:
+        return json.loads((task.root / demo).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as problem:
+        raise MlabError(f"task {task.name}: cannot read its demonstration {demo}: {problem}") from None
+
+
+def _prepare_offline(task, tiers: dict, records: list[dict]) -> None:
+    """Load the demonstration, and on resume move offline models past the replies already used."""
+    from mlab.models import offline as offline_models
+
+    offline_models.reset()
+    baseline = task.doc["baseline"]
+    offline_models.configure_demo(_demo_replies(task),
+                                  baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py")
+    used: dict[tuple[str, str], int] = {}
+    for record in records:
+        for call in (record.get("model") or {}).get("calls", []):
+            key = (call.get("model", ""), call.get("tier", "main"))
+            used[key] = used.get(key, 0) + 1
+    for (model, tier), count in used.items():
+        if model.startswith("mlab/") and model != "mlab/human":
+            offline_models.set_position(model, tier, count)
+
+
+# -- the live display ----------------------------------------------------------------------
+
+class Display:
+    """One line per step: a live rich panel on a terminal, plain lines otherwise."""
+
+    def __init__(self, run, plain: bool, demo: bool):
+        self.run = run
+        self.start = time.monotonic()
+        self.live = None
+        self.demo = demo
+        self.warned = False
+        if not plain and sys.stdout.isatty():
+            from rich.console import Console
+            from rich.live import Live
+
+            self.console = Console()
+            self.live = Live(self._panel(None, None), console=self.console, refresh_per_second=4, transient=False)
+            self.live.start()
+        else:
+            print(self._title(), flush=True)
+
+    def _line(self, record, usage) -> str:
+        action = record.get("action") if isinstance(record.get("action"), str) else "(none)"
+        cost = "unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
+        tokens = 0 if usage is None else usage.total_tokens
+        return (f"step {record['step']:>3}  {action:<28} {time.monotonic() - self.start:7.1f}s  "
+                f"tokens {tokens:>9,}  cost {cost}  [{record['status']}]")
+
+    def _panel(self, record, usage):
+        from rich.panel import Panel
+
+        body = self._line(record, usage) if record else "starting..."
+        return Panel(body, title=self._title())
+
+    def _title(self) -> str:
+        title = f"mlab run {self.run.id} — {self.run.task.name} / {self.run.agent.name}"
+        if self.demo:
+            title += " — DEMONSTRATION by the keyless demo model (not an agent result)"
+        return title
+
+    def step(self, record, observation, usage) -> None:
+        if self.live is not None:
+            self.live.update(self._panel(record, usage))
+            self.live.console.print(self._line(record, usage))
+        else:
+            print(self._line(record, usage), flush=True)
+        if usage.cost is None and self.run.limits.cost is not None and not self.warned:
+            self.warned = True  # said once: the limit cannot be enforced from here on
+            print(f"mlab: warning: the cost limit (${self.run.limits.cost:g}) cannot be applied: a model of this run "
+                  "has no price in litellm's price map; use --tokens to bound the run", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+# -- run -----------------------------------------------------------------------------------
+
+def _limit_overrides(args) -> dict:
+    from mlab.limits import parse_duration
+
+    limits = {}
+    if args.steps is not None:
+        limits["steps"] = args.steps
+    if args.time is not None:
+        limits["time"] = parse_duration(args.time)
+    if args.tokens is not None:
+        limits["tokens"] = args.tokens
+    if args.cost is not None:
+        limits["cost"] = args.cost
+    if getattr(args, "script_timeout", None) is not None:
+        limits["script_timeout"] = parse_duration(args.script_timeout)
+    if getattr(args, "memory", None) is not None:
+        limits["memory"] = parse_size(args.memory)
+    if getattr(args, "disk", None) is not None:
+        limits["disk"] = parse_size(args.disk)
+    return limits
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """'8GiB', '512MiB', '2GB' or a number of bytes → bytes (a usage error otherwise)."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _SIZE_UNITS or float(match.group(1)) <= 0:
+        raise UsageError(f"{text!r} is not a size; write e.g. 512MiB, 8GiB or a number of bytes")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+
+
+def _open_run(args):
+    from mlab.build import load_build, resolve_task
+    from mlab.run.folder import Run
+
+    if args.resume:
+        given = [flag for flag, value in (("TASK", args.task), ("--agent", args.agent), ("--model", args.model),
+                                          ("--fast-model", args.fast_model), ("--edit-model", args.edit_model),
+                                          ("--api-base", args.api_base), ("--build", args.build),
+                                          ("--data", args.data), ("--seed", args.seed is not None),
+                                          ("--python", args.python), ("--steps", args.steps is not None),
+                                          ("--time", args.time), ("--tokens", args.tokens is not None),
+                                          ("--cost", args.cost is not None), ("--script-timeout", args.script_timeout),
+                                          ("--memory", args.memory), ("--disk", args.disk)) if value]
+        if given:
+            raise UsageError(f"--resume continues a run with the task, agent, models, data, seed, interpreter "
+                             f"and limits it was started with; do not give {', '.join(given)}")
+        folder = Path(args.resume)
+        if (folder / "result.json").is_file():
+            raise UsageError(f"{folder} is finished (it has a result.json); start a new run instead")
+        try:
+            config = json.loads((folder / LOOP_CONFIG).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            if not folder.is_dir():
+                raise UsageError(f"--resume {folder}: no such run folder") from None
+            raise MlabError(f"{folder} was not started by `mlab run` (no {LOOP_CONFIG}); "
+                            "continue it with `mlab drive --resume`") from None
+        except (OSError, ValueError) as problem:
+            raise MlabError(f"cannot read {folder / LOOP_CONFIG}: {problem}") from None
+        _check_offline_models([t["model"] for t in config["tiers"].values()])
+        from mlab.models.client import import_litellm
+
+        import_litellm()  # before the run's clock starts again
+        return Run.resume(folder, device=args.device), config
+    if not args.task:
+        raise UsageError("name a task (e.g. `mlab run house-price --model mlab/demo`) or give --resume RUN_DIR")
+    task = resolve_task(args.task, Path(args.build) if args.build else None)
+    agent_name = args.agent or task.doc["agent"]
+    build = load_build(Path(args.build)) if args.build else task.build
+    if agent_name not in build.agent_names:
+        raise UsageError(f"no agent {agent_name!r} in the build of {task.name}; agents: {', '.join(build.agent_names)}")
+    agent = build.agent(agent_name)
+    tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model, args.api_base)
+    from mlab.models.client import check_keys, import_litellm
+
+    check_keys([t["model"] for t in tiers.values()], args.api_base)
+    _check_offline_models([t["model"] for t in tiers.values()])
+    import_litellm()  # before the run's clock starts: a slow import is not the agent's time
+    seed = 0 if args.seed is None else args.seed
+    run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
+                     limits=_limit_overrides(args), python=args.python, device=args.device)
+    config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
+    (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return run, config
+
+
+def cmd_run(args) -> int:
+    from mlab.agent.loop import AgentLoop
+    from mlab.models.client import MissingKey, ModelClient, TierConfig
+    from mlab.scoring.result import write_result
+
+    settings = client_settings()
+    try:
+        run, config = _open_run(args)
+    except MissingKey as problem:
+        print(f"mlab: {problem}", file=sys.stderr)
+        return 2
+    tiers = config["tiers"]
+    _prepare_offline(run.task, tiers, run.records)
+    client = ModelClient({t: TierConfig(c["model"], c["params"]) for t, c in tiers.items()},
+                         api_base=config.get("api_base"), seed=config.get("seed"), **settings)
+    demo = tiers["main"]["model"] == "mlab/demo"
+    stop = {"asked": False}
+
+    def on_interrupt(signum, frame):
+        if stop["asked"]:
+            raise KeyboardInterrupt
+        stop["asked"] = True
+        print("\nstopping after this step (Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    display = Display(run, args.plain, demo)
+    try:
+        outcome = AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"]).run_until_done()
+    except KeyboardInterrupt:
+        outcome = None
+    finally:
+        display.close()
+        signal.signal(signal.SIGINT, previous)
+        run.close()
+    if outcome is None or outcome.end_reason == "interrupted":
+        print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
+    _print_result(run, result)
+    return EXIT_OK if result["failure_mode"] in (None, "small improvement") else EXIT_FAILED
+
+
+def score_apart(score, run_dir: Path) -> dict:
+    """Score in a forked child, so pandas and the submission's data never enlarge the harness.
+
+    The child writes result.json and exits; its exit status carries only success. Where fork
+    is not available, scoring happens in this process.
+    """
+    import os
+    import traceback
+
+    if not hasattr(os, "fork"):
+        return score()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        status = 0
+        try:
+            score()
+        except MlabError as problem:
+            print(f"mlab: {problem}", file=sys.stderr)
+            status = 3
+        except BaseException:
+            traceback.print_exc()
+            status = 4
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code == 3:
+        raise MlabError(f"the run in {run_dir} could not be scored (see above)")
+    if code != 0:
+        raise MlabError(f"scoring the run in {run_dir} failed (exit {code}, see above); the run's trace "
+                        "and workspace are complete")
+    from mlab.scoring.result import RESULT
+
+    return json.loads((run_dir / RESULT).read_text(encoding="utf-8"))
+
+
+def _print_result(run, result: dict) -> None:
+    label = "DEMONSTRATION by the keyless demo model — not an agent result\n" if result["demo"] else ""
+    score = "none" if result["score"] is None else f"{result['score']:.6g}"
+    base = result["baseline"].get("value")
+    base = "none" if base is None else f"{base:.6g}"
+    gain = "n/a" if result["improvement"] is None else f"{result['improvement']:+.1%}"
+    verdict = "success" if result["success"] else f"no success ({result['failure_mode'] or 'below threshold'})"
+    cost = "unknown" if result["cost"] is None else f"${result['cost']:.4f}"
+    print(f"{label}run: {run.dir}\n{result['metric']}: {score} (baseline {base}, improvement {gain}, "
+          f"threshold {result['threshold']:.0%}) -> {verdict}\nsteps {result['steps']}, "
+          f"{result['wall_time_s']:.1f}s, {result['total_tokens']:,} tokens, cost {cost}")
+    if result.get("detail"):
+        print(f"detail: {result['detail']}")
+
+
+def cmd_list(args) -> int:
+    from mlab.build import compile_into_cache, task_search_dirs
+
+    sources = [p for folder in task_search_dirs() for p in sorted(folder.glob("*.mlab"))]
+    build = compile_into_cache(sources)
+    print("tasks:")
+    for name in build.task_names:
+        doc = build.task(name).doc
+        hardware = doc["hardware"]
+        gpus = f"{hardware['gpus']} gpu{'s' if hardware['gpus'] != 1 else ''}" + \
+            ("" if not hardware["gpus"] else " (required)" if hardware["gpus_required"] else " (optional)")
+        print(f"  {name:<22} {doc['category']:<17} {doc['metric']['name']:<10} data: "
+              f"{', '.join(sorted(doc['data'])):<10} {hardware['cpus']} cpu, {gpus}")
+    print("agents:")
+    for name in build.agent_names:
+        doc = build.agent(name).doc
+        print(f"  {name:<22} {doc['reply']['format']:<9} shows {len(doc['shown'])} actions; "
+              f"main model {doc['models']['main']['default']}")
+    experiments = sorted(build.manifest["experiments"])
+    print("experiments:")
+    for name in experiments:
+        print(f"  {name}")
+    return EXIT_OK

@@ -1,0 +1,196 @@
+"""`mlab sweep`: run a declared experiment's runs with an executor, then report them.
+
+Exit codes: 0 every run finished, 1 some run failed (after its retries) or is left unfinished,
+2 usage, 3 I/O, 130 stopped (Ctrl-C); a sweep run again continues where it stopped.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from mlab.errors import UsageError
+from mlab.sweeps.plan import Experiment, RunSpec, expand, limits_not_passed, load_experiment
+from mlab.sweeps.state import DONE, FAILED, SweepFolder, Work, reconcile, steps_taken
+
+
+def add_parsers(verbs) -> None:
+    sweep = verbs.add_parser("sweep", help="run an experiment: tasks × agents × models × seeds, then report")
+    sweep.add_argument("experiment", metavar="EXPERIMENT",
+                       help="experiment name (from ./tasks or the bundled tasks) or build/experiments/<name>.yaml")
+    sweep.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help="local: worker processes here (default); ray: Ray tasks on a cluster")
+    sweep.add_argument("--workers", type=int, metavar="K",
+                       help="runs at once (local default: CPUs / the CPUs a task declares; ray: as the cluster fits)")
+    sweep.add_argument("--devices", metavar="0,1,...",
+                       help="GPUs to hand out to runs of tasks that declare GPUs, one run per device (local)")
+    sweep.add_argument("--address", metavar="ADDR",
+                       help="Ray cluster to join ('auto': the one this machine belongs to); default: start one here")
+    sweep.add_argument("--runs-dir", default="runs", metavar="DIR",
+                       help="the sweep's folder is DIR/<experiment>/ (default runs/)")
+    sweep.add_argument("--plan", action="store_true",
+                       help="print the runs, their resources and an estimate of model calls; run nothing")
+    sweep.add_argument("--retry-failed", action="store_true",
+                       help="give runs that used up their retries another round of attempts")
+    sweep.add_argument("--no-report", action="store_true",
+                       help="write only the run table, not the report (make it later with `mlab report DIR/runs`)")
+    sweep.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+
+
+def parse_devices(text: str | None) -> list[str]:
+    if text is None:
+        return []
+    devices = [d.strip() for d in text.split(",")]
+    if not all(devices) or len(set(devices)) != len(devices):
+        raise UsageError(f"--devices takes distinct device numbers separated by commas (e.g. 0,1), not {text!r}")
+    return devices
+
+
+def _check_arguments(args, specs: list[RunSpec], devices: list[str]) -> None:
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be 1 or more")
+    if args.address and args.executor != "ray":
+        raise UsageError("--address names a Ray cluster; use it with --executor ray")
+    if devices and args.executor != "local":
+        raise UsageError("--devices is for the local executor; Ray hands out the GPUs of its nodes itself")
+    if args.executor == "local":
+        for spec in specs:
+            if spec.gpus_required and spec.gpus > len(devices):
+                have = f"only {len(devices)} given" if devices else "give them with --devices 0,1,..."
+                raise UsageError(f"task {spec.task} requires {spec.gpus} GPU(s); {have}")
+
+
+def default_workers(specs: list[RunSpec]) -> int:
+    cpus = max((int(s.hardware.get("cpus") or 1) for s in specs), default=1)
+    return max(1, (os.cpu_count() or 1) // max(cpus, 1))
+
+
+# -- the plan --------------------------------------------------------------------------
+
+def _memory(value) -> str:
+    return "-" if not value else f"{value / 2**30:g} GiB"
+
+
+def _status(spec: RunSpec, state: dict, to_do: dict[str, Work]) -> str:
+    work = to_do.get(spec.key)
+    if work is not None:
+        return work.kind
+    return "done" if state["runs"][spec.key]["status"] == DONE else "failed"
+
+
+def print_plan(experiment: Experiment, specs: list[RunSpec], folder: SweepFolder, retries: int,
+               retry_failed: bool) -> None:
+    """The runs, what each needs and how many model calls the rest may make; nothing is changed."""
+    state = folder.load(experiment.name)
+    to_do = {w.spec.key: w for w in reconcile(folder, state, specs, retries, retry_failed, dry=True)}
+    print(f"experiment {experiment.name}: {len(specs)} runs; build {experiment.build.dir}; folder {folder.root}")
+    header = f"  {'status':<7} {'task':<20} {'agent':<16} {'models':<34} {'seed':>4} {'data':<5} " \
+             f"{'cpus':>4} {'gpus':>5} {'memory':>8} {'steps':>5} {'calls':>6}"
+    print(header)
+    calls, unknown = 0, 0
+    for spec in specs:
+        status = _status(spec, state, to_do)
+        work = to_do.get(spec.key)
+        done_steps = steps_taken(folder.run_dir(work.resume)) if work and work.resume else 0
+        estimate = spec.estimated_calls(done_steps) if work else 0
+        if work and estimate is None:
+            unknown += 1
+        calls += estimate or 0
+        gpus = f"{spec.gpus}{'' if not spec.gpus else '!' if spec.gpus_required else '?'}"
+        print(f"  {status:<7} {spec.task:<20} {spec.agent:<16} {spec.models_text():<34} {spec.seed:>4} "
+              f"{spec.data:<5} {spec.hardware.get('cpus', 1):>4} {gpus:>5} {_memory(spec.hardware.get('memory')):>8} "
+              f"{spec.steps_limit if spec.steps_limit is not None else '-':>5} "
+              f"{'-' if estimate is None else estimate:>6}")
+    kinds = [w.kind for w in to_do.values()]
+    done = sum(1 for s in specs if state["runs"][s.key]["status"] == DONE)
+    failed = sum(1 for s in specs if s.key not in to_do and state["runs"][s.key]["status"] == FAILED)
+    print(f"to run: {len(to_do)} (new {kinds.count('new')}, resume {kinds.count('resume')}, retry "
+          f"{kinds.count('retry')}); done: {done}; failed after {retries + 1} attempt(s): {failed}")
+    extra = f" (+ {unknown} run(s) without a step limit)" if unknown else ""
+    print(f"estimated model calls: about {calls:,}{extra} (each run's step limit left × 1.25 for helper-model calls)")
+    print("gpus: ! required, ? optional (used when devices are given)")
+    _warn_limits(specs)
+
+
+def _warn_limits(specs: list[RunSpec]) -> None:
+    skipped = limits_not_passed(specs)
+    if skipped:
+        print(f"note: the experiment's {', '.join(skipped)} limit(s) are not applied: `mlab run` takes "
+              "them from the task only", file=sys.stderr)
+
+
+# -- running ---------------------------------------------------------------------------
+
+def _executor(args, experiment: Experiment, folder: SweepFolder, specs: list[RunSpec], devices: list[str]):
+    if args.executor == "ray":
+        from mlab.sweeps.ray import RayExecutor
+
+        executor = RayExecutor(folder, experiment.build.dir, args.workers, args.address)
+        try:
+            executor.check_fits(specs)
+        except BaseException:
+            executor.close()
+            raise
+        return executor
+    from mlab.sweeps.local import LocalExecutor
+
+    return LocalExecutor(folder, experiment.build.dir, args.workers or default_workers(specs), devices)
+
+
+def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
+    """Before any run starts: every model the runs will call (the agents' defaults for tiers the
+    experiment leaves open) has its key, so a missing key is one message, not a failed sweep."""
+    from mlab.models.client import MissingKey, check_keys
+    from mlab.cli.run import resolve_models
+
+    models = set()
+    for spec in specs:
+        given = dict(spec.models)
+        tiers = resolve_models(experiment.build.agent(spec.agent).doc, given.get("main"), given.get("fast"),
+                               given.get("edit"))
+        models.update(tier["model"] for tier in tiers.values())
+    try:
+        check_keys(sorted(models))
+    except MissingKey as problem:
+        raise UsageError(f"{problem} (needed by the runs of experiment {experiment.name})") from None
+
+
+def cmd_sweep(args) -> int:
+    from mlab.sweeps.runner import Sweep, stop_on_signals
+    from mlab.sweeps.progress import Progress
+    from mlab.sweeps.report import report_sweep
+
+    experiment = load_experiment(args.experiment)
+    specs = expand(experiment)
+    if not specs:
+        raise UsageError(f"experiment {experiment.name} expands to no runs (check its runs and models)")
+    devices = parse_devices(args.devices)
+    _check_arguments(args, specs, devices)
+    folder = SweepFolder(Path(args.runs_dir) / experiment.name)
+    if args.plan:
+        print_plan(experiment, specs, folder, experiment.retries, args.retry_failed)
+        return 0
+    _check_keys(experiment, specs)
+    _warn_limits(specs)
+    folder.create()
+    folder.lock()
+    try:
+        executor = _executor(args, experiment, folder, specs, devices)
+        progress = Progress(experiment.name, live=False if args.plain else None)
+        workers = getattr(executor, "workers", None)
+        print(f"sweep {experiment.name}: {len(specs)} runs, {args.executor} executor"
+              f"{f', {workers} workers' if workers else ''}; folder {folder.root}", flush=True)
+        sweep = Sweep(experiment.name, specs, folder, executor, experiment.retries, progress)
+        with stop_on_signals(sweep.stop):
+            try:
+                outcome = sweep.run(args.retry_failed)
+            finally:
+                executor.close()
+        progress.close()
+        for note in report_sweep(experiment.name, specs, sweep.state, folder, with_report=not args.no_report):
+            print(note)
+    finally:
+        folder.unlock()
+    print(f"{outcome.done} of {len(specs)} runs done, {outcome.failed} failed, {outcome.unfinished} unfinished"
+          + ("; stopped: run the same command again to continue" if outcome.stopped else ""))
+    return outcome.exit_code

@@ -1,0 +1,350 @@
+"""Prepare a task's data variant once into the cache, then install it into run folders.
+
+Preparation materialises the variant from its declared source (a bundled CSV or Parquet
+file, a scikit-learn bundled dataset, a folder of files, a `generate` function, or a remote
+source downloaded once by mlab.data.loaders.remote), applies the declared split (or the task's
+`prepare` function) and writes public files (for the workspace) and private files (answers,
+for the evaluator) into a cache folder named by the hash of everything that determines
+them. A second run finds the folder and only copies.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlab.build import TaskBuild
+from mlab.cache import data_cache, file_sha256
+from mlab.errors import DataError
+from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
+from mlab.data.splits import write_split
+
+DATA_CODE_VERSION = 1  # bump when preparation changes what it writes
+TABULAR_SOURCES = ("csv", "parquet", "sklearn")
+READY = "prepared.json"
+
+
+@dataclass(frozen=True)
+class PreparedData:
+    """A prepared variant in the cache: public/ and private/ folders and how they were made."""
+
+    folder: Path
+    key: str
+    reused: bool
+
+    @property
+    def public(self) -> Path:
+        return self.folder / "public"
+
+    @property
+    def private(self) -> Path:
+        return self.folder / "private"
+
+
+def _where(task: TaskBuild, variant: str) -> str:
+    return f"data variant {variant} of task {task.name}"
+
+
+def source_path(task: TaskBuild, rel: str, where: str) -> Path:
+    """The task file `rel` (relative to the task's folder), which must exist."""
+    path = (task.root / rel).resolve()
+    if not path.exists():
+        raise DataError(f"{where}: {path} does not exist (was the task moved after compiling?)")
+    return path
+
+
+def folder_digest(folder: Path) -> str:
+    """SHA-256 over the names and contents of a folder's files (compiled Python caches left out)."""
+    digest = hashlib.sha256()
+    files = (p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.relative_to(folder).parts)
+    for path in sorted(files):
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+def local_source_digest(task: TaskBuild, source: dict, where: str) -> str | None:
+    """The content hash of a source kept with the task (a table, a folder, a generator's whole
+    folder); None for sources named by their declaration (scikit-learn's sets, remote sources)."""
+    kind = source["kind"]
+    if kind in ("csv", "parquet"):
+        return file_sha256(source_path(task, source["value"], where))
+    if kind == "folder":
+        return folder_digest(source_path(task, source["value"], where))
+    if kind == "generate":
+        # The whole folder of the generator: it may read word lists or helpers beside it.
+        return folder_digest(source_path(task, source["file"], where).parent)
+    return None
+
+
+def preparation_key(task: TaskBuild, variant_name: str) -> str:
+    """The content hash naming a prepared variant: source bytes, split, files, code versions."""
+    variant = task.variant(variant_name)
+    where = _where(task, variant_name)
+    source = variant["source"]
+    kind = source["kind"]
+    content = local_source_digest(task, source, where)
+    if content is None and kind in REMOTE_SOURCES:
+        content = fetch_source(kind, source["value"], variant["checksums"], where).digest
+    elif content is None and kind == "sklearn":
+        content = "scikit-learn " + _package_version("scikit-learn")
+    elif content is None:
+        raise DataError(f"{where}: unknown source kind {kind!r}")
+    hook = variant.get("prepare")
+    if hook:
+        content += " prepare " + folder_digest(source_path(task, hook["file"], where).parent)
+    seeded = kind == "generate" or kind in REMOTE_SOURCES or bool(hook)
+    fields = {"code": DATA_CODE_VERSION, "source": source, "content": content,
+              "split": variant["split"], "id": variant["id"], "answers": variant["answers"],
+              "public": variant["public"], "private": variant["private"], "checksums": variant["checksums"],
+              "seed": generate_seed(variant) if seeded else None, "prepare": hook,
+              "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def generate_seed(variant: dict) -> int:
+    """The seed a generator gets: the declared split seed, else 0 (data never depends on the run)."""
+    declared = variant["split"].get("seed")
+    return int(declared) if declared is not None else 0
+
+
+def prepare_data(task: TaskBuild, variant_name: str, cache_dir: Path | None = None) -> PreparedData:
+    """The prepared variant, from the cache when it is there, else made now and cached."""
+    key = preparation_key(task, variant_name)
+    root = Path(cache_dir) if cache_dir is not None else data_cache()
+    folder = root / f"{task.name}-{variant_name}-{key[:16]}"
+    if (folder / READY).is_file():
+        return PreparedData(folder, key, reused=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{task.name}-{variant_name}-", dir=root))
+    except OSError as error:
+        raise DataError(f"cannot create the data cache in {root}: {error.strerror or error}") from None
+    try:
+        (staging / "public").mkdir()
+        (staging / "private").mkdir()
+        _materialise(task, variant_name, staging / "public", staging / "private")
+        _verify_checksums(task, variant_name, staging)
+        (staging / READY).write_text(json.dumps({"task": task.name, "variant": variant_name, "key": key},
+                                                indent=2) + "\n", encoding="utf-8")
+        try:
+            os.rename(staging, folder)
+        except OSError:
+            if not (folder / READY).is_file():  # not a concurrent preparation that won the race
+                raise
+    except DataError:
+        raise
+    except OSError as error:
+        raise DataError(f"cannot prepare {_where(task, variant_name)}: {error}") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return PreparedData(folder, key, reused=False)
+
+
+def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path) -> None:
+    variant = task.variant(variant_name)
+    where = _where(task, variant_name)
+    source = variant["source"]
+    kind = source["kind"]
+    if kind == "csv":
+        import pandas as pd
+
+        write_split(_read(pd.read_csv, source_path(task, source["value"], where), where),
+                    variant, public, private, where)
+    elif kind == "parquet":
+        import pandas as pd
+
+        write_split(_read(pd.read_parquet, source_path(task, source["value"], where), where),
+                    variant, public, private, where)
+    elif kind == "sklearn":
+        write_split(_sklearn_frame(source["value"], variant, where), variant, public, private, where)
+    elif kind == "folder" and variant.get("prepare"):
+        _call_prepare(task, variant, source_path(task, source["value"], where), public, private, where)
+    elif kind == "folder":
+        _copy_folder(source_path(task, source["value"], where), variant, public, private)
+    elif kind in REMOTE_SOURCES:
+        download = fetch_source(kind, source["value"], variant["checksums"], where)
+        if variant.get("prepare"):
+            _call_prepare(task, variant, download.folder, public, private, where)
+        else:
+            convert(kind, download, variant, public, private, generate_seed(variant), where)
+    elif kind == "generate":
+        frame = _call_generator(task, variant, public, private, where)
+        if frame is not None:
+            write_split(frame.reset_index(drop=True), variant, public, private, where)
+    _check_declared_files(variant, public, private, where)
+
+
+def _read(reader, path: Path, where: str):
+    try:
+        return reader(path)
+    except ImportError as error:
+        raise DataError(f"{where}: reading {path.name} needs a package that is missing ({error})") from None
+    except (ValueError, OSError) as error:
+        raise DataError(f"{where}: cannot read {path}: {error}") from None
+
+
+def _add_id_column(frame, variant: dict):
+    id_column = variant.get("id")
+    if id_column and id_column not in frame.columns:
+        frame.insert(0, id_column, range(len(frame)))
+    return frame
+
+
+def _sklearn_frame(loader_name: str, variant: dict, where: str):
+    import sklearn.datasets
+
+    loader = getattr(sklearn.datasets, loader_name, None)
+    if loader is None or not loader_name.startswith("load_"):
+        raise DataError(f"{where}: scikit-learn has no bundled dataset loader {loader_name!r}")
+    try:
+        frame = loader(as_frame=True).frame
+    except (TypeError, OSError, ValueError) as error:
+        raise DataError(f"{where}: {loader_name}(as_frame=True) failed: {error}") from None
+    if frame is None:
+        raise DataError(f"{where}: {loader_name} gives no table (as_frame=True returned no frame)")
+    frame = frame.copy()
+    answers = list(variant.get("answers") or [])
+    if len(answers) == 1 and answers[0] not in frame.columns and "target" in frame.columns:
+        frame = frame.rename(columns={"target": answers[0]})
+    return _add_id_column(frame, variant)
+
+
+def _copy_folder(folder: Path, variant: dict, public: Path, private: Path) -> None:
+    hidden = set(variant.get("private") or [])
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(folder).as_posix()
+        target = (private if rel in hidden else public) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+
+
+def _task_function(task: TaskBuild, target: dict, where: str):
+    """The function a task names as "file.py:function", loaded from the task's folder."""
+    path = source_path(task, target["file"], where)
+    spec = importlib.util.spec_from_file_location(f"_mlab_task_{task.name.replace('-', '_')}", path)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, target["function"])
+    except Exception as error:  # the task's own code: any failure is the task author's to see
+        raise DataError(f"{where}: cannot load {target['file']}:{target['function']}: "
+                        f"{type(error).__name__}: {error}") from None
+
+
+def _call_prepare(task: TaskBuild, variant: dict, raw: Path, public: Path, private: Path, where: str) -> None:
+    """The task's `prepare` function: raw (downloaded) files in, the variant's files out."""
+    hook = variant["prepare"]
+    function = _task_function(task, hook, where)
+    try:
+        function(raw, public, private, generate_seed(variant))
+    except DataError:
+        raise
+    except Exception as error:
+        raise DataError(f"{where}: {hook['file']}:{hook['function']} failed: "
+                        f"{type(error).__name__}: {error}") from None
+
+
+def _call_generator(task: TaskBuild, variant: dict, public: Path, private: Path, where: str):
+    source = variant["source"]
+    function = _task_function(task, source, where)
+    try:
+        result = function(public, private, generate_seed(variant))
+    except Exception as error:
+        raise DataError(f"{where}: {source['file']}:{source['function']} failed: "
+                        f"{type(error).__name__}: {error}") from None
+    if result is None:
+        return None
+    if not hasattr(result, "columns"):
+        raise DataError(f"{where}: {source['function']} must return a pandas DataFrame or None, "
+                        f"not {type(result).__name__}")
+    return _add_id_column(result, variant)
+
+
+def _check_declared_files(variant: dict, public: Path, private: Path, where: str) -> None:
+    missing = [f"public {name}" for name in variant["public"] if not (public / name).exists()]
+    missing += [f"private {name}" for name in variant.get("private") or [] if not (private / name).exists()]
+    if missing:
+        raise DataError(f"{where}: preparation did not produce the declared file(s): {', '.join(missing)}")
+
+
+def _verify_checksums(task: TaskBuild, variant_name: str, staging: Path) -> None:
+    where = _where(task, variant_name)
+    variant = task.variant(variant_name)
+    source = variant["source"]
+    downloaded = {}
+    if source["kind"] in REMOTE_SOURCES:  # checked against the download when it was fetched
+        downloaded = fetch_source(source["kind"], source["value"], variant["checksums"], where).files
+    for name, expected in variant["checksums"].items():
+        if name in downloaded:
+            continue
+        candidates = [task.root / name, staging / "public" / name, staging / "private" / name]
+        path = next((p for p in candidates if p.is_file()), None)
+        if path is None:
+            raise DataError(f"{where}: a checksum is declared for {name!r}, but no such file exists "
+                            "(relative to the task folder or among the prepared files)")
+        actual = file_sha256(path)
+        if actual != expected:
+            raise DataError(f"{where}: {name} has SHA-256 {actual}, but the task declares {expected}; "
+                            "the data changed or was corrupted")
+
+
+def checksum_lines(task: TaskBuild, variant_name: str, prepared: PreparedData) -> tuple[list[str], str]:
+    """`checksum "file" "sha256"` declarations of a variant's data, and what they cover in words.
+
+    A remote source's declarations cover every downloaded file (as the download record holds
+    them, checked when the download is fetched); any other source's cover the prepared public
+    and private files. Either way they are the entries `_verify_checksums` checks.
+    """
+    from mlabc.api import quote
+
+    variant = task.variant(variant_name)
+    source = variant["source"]
+    if source["kind"] in REMOTE_SOURCES:
+        files = fetch_source(source["kind"], source["value"], variant["checksums"], _where(task, variant_name)).files
+        what = f"the download of {source['kind']} {source['value']!r} ({len(files)} files)"
+    else:
+        files = {p.relative_to(prepared.folder / side).as_posix(): file_sha256(p)
+                 for side in ("public", "private") for p in sorted((prepared.folder / side).rglob("*")) if p.is_file()}
+        what = f"the {len(files)} prepared files"
+    return [f"checksum {quote(name)} {quote(digest)}" for name, digest in sorted(files.items())], what
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy a folder's contents into another (merging, replacing files of the same name)."""
+    for path in sorted(source.rglob("*")):
+        rel = path.relative_to(source)
+        if path.is_dir():
+            (target / rel).mkdir(parents=True, exist_ok=True)
+        elif path.is_file() and "__pycache__" not in rel.parts:
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target / rel)
+
+
+def install_starter(task: TaskBuild, workspace: Path) -> None:
+    """Copy the task's starter folder into a workspace."""
+    starter = task.doc.get("starter")
+    if starter:
+        folder = source_path(task, starter, f"task {task.name}")
+        copy_tree(folder, workspace)
+
+
+def install_data(prepared: PreparedData, workspace: Path, private: Path) -> None:
+    """Copy a prepared variant: public files into the workspace, private files into private/."""
+    copy_tree(prepared.public, workspace)
+    copy_tree(prepared.private, private)

@@ -1,0 +1,91 @@
+"""Split a table into train and test rows as a task's data variant declares, and write the parts.
+
+Convention for tabular sources: public[0] gets the train rows (all columns), public[1] the
+test rows without the answer columns, private[0] the id column and the answer columns of
+the test rows. With `split none` the whole table is public[0].
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlab.errors import DataError
+
+DEFAULT_TEST_FRACTION = 0.2
+
+
+def split_table(frame, split: dict, where: str):
+    """(train, test) row sets of `frame` per the declared split; the order of rows is kept.
+
+    random: `frame.sample(frac, random_state=seed)` are the test rows, in the order drawn.
+    group:  whole groups of `column`, drawn the same way from the distinct values, go to test.
+    time:   the rows with the largest values of `column` go to test.
+    """
+    method = split.get("method", "none")
+    fraction = split.get("fraction")
+    fraction = DEFAULT_TEST_FRACTION if fraction is None else float(fraction)
+    seed = split.get("seed") or 0
+    if method == "none":
+        return frame, frame.iloc[0:0]
+    if not 0 < fraction < 1:
+        raise DataError(f"{where}: the test fraction must be between 0 and 1, not {fraction}")
+    if method == "random":
+        test = frame.sample(frac=fraction, random_state=seed)
+        return frame.drop(test.index), test
+    column = split.get("column")
+    if column not in frame.columns:
+        raise DataError(f"{where}: split column {column!r} is not in the data; columns: "
+                        + ", ".join(map(str, frame.columns[:30])))
+    if method == "group":
+        import pandas as pd
+
+        groups = pd.Series(frame[column].drop_duplicates().to_numpy())
+        chosen = groups.sample(frac=fraction, random_state=seed)
+        in_test = frame[column].isin(set(chosen))
+        return frame[~in_test], frame[in_test]
+    if method == "time":
+        count = int(round(len(frame) * fraction))
+        order = frame[column].sort_values(kind="stable").index
+        in_test = frame.index.isin(order[len(order) - count:]) if count else frame.index.isin([])
+        return frame[~in_test], frame[in_test]
+    raise DataError(f"{where}: unknown split method {method!r}")
+
+
+def write_table(frame, path: Path) -> None:
+    """Write a table as CSV, or Parquet when the file name says so."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".parquet":
+        try:
+            frame.to_parquet(path, index=False)
+        except ImportError as error:
+            raise DataError(f"writing {path.name} needs a Parquet engine ({error}); "
+                            "install pyarrow") from None
+    else:
+        frame.to_csv(path, index=False)
+
+
+def write_split(frame, variant: dict, public_dir: Path, private_dir: Path, where: str) -> None:
+    """Split `frame` and write public and private files by the tabular convention."""
+    answers = list(variant.get("answers") or [])
+    id_column = variant.get("id")
+    missing = [c for c in answers if c not in frame.columns]
+    if missing:
+        raise DataError(f"{where}: answer column(s) {', '.join(missing)} are not in the data; "
+                        "columns: " + ", ".join(map(str, frame.columns[:30])))
+    if id_column and id_column not in frame.columns:
+        raise DataError(f"{where}: id column {id_column!r} is not in the data; columns: "
+                        + ", ".join(map(str, frame.columns[:30])))
+    public, private = list(variant["public"]), list(variant.get("private") or [])
+    train, test = split_table(frame, variant["split"], where)
+    if variant["split"].get("method", "none") == "none":
+        if len(public) != 1 or private:
+            raise DataError(f"{where}: `split none` gives one table, so declare exactly one public "
+                            f"file and no private files (found public {public}, private {private})")
+        write_table(train, public_dir / public[0])
+        return
+    if len(public) != 2 or len(private) != 1:
+        raise DataError(f"{where}: a split table is written as two public files (train, test) and one "
+                        f"private file (answers); found public {public}, private {private}")
+    write_table(train, public_dir / public[0])
+    write_table(test.drop(columns=answers), public_dir / public[1])
+    kept = ([id_column] if id_column else []) + answers
+    write_table(test[kept], private_dir / private[0])

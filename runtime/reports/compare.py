@@ -1,0 +1,93 @@
+"""Paired comparison of two agents or two models on the same tasks and seeds.
+
+Runs are paired when they share the data variant, the task, the seed and the other factor
+(the model when agents are compared, the agent when models are): the two sides then saw the
+same problem with the same replicate number. Several runs on one side of a pair (repeated
+runs) are averaged. The difference is A − B, per task and over all pairs, each with a 95%
+bootstrap interval over pairs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mlab.errors import UsageError
+from mlab.reports.runs import DEMO_SUFFIX
+from mlab.reports.stats import bootstrap_ci
+
+FACTORS = ("agent", "model")
+MEASURES = {"success_value": "success", "improvement_valid": "improvement", "total_tokens": "tokens",
+            "cost": "cost"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    factor: str
+    first: str
+    second: str
+
+    @property
+    def title(self) -> str:
+        return f"{self.factor} {self.first} − {self.factor} {self.second}"
+
+
+def parse_compare(text: str) -> Comparison:
+    """'agent:research,agent:react' or 'model:A,model:B' (model names may hold ':')."""
+    usage = ("--compare takes FACTOR:A,FACTOR:B with FACTOR agent or model, "
+             "e.g. agent:research,agent:react or model:openai/gpt-4o,model:mlab/demo")
+    sides = text.split(",")
+    if len(sides) != 2:
+        raise UsageError(f"{usage}; got {text!r}")
+    parsed = []
+    for side in sides:
+        factor, sep, value = side.strip().partition(":")
+        if not sep or factor not in FACTORS or not value:
+            raise UsageError(f"{usage}; got {side.strip()!r}")
+        parsed.append((factor, value))
+    if parsed[0][0] != parsed[1][0]:
+        raise UsageError(f"compare like with like: both sides must be agents or both models; got {text!r}")
+    if parsed[0][1] == parsed[1][1]:
+        raise UsageError(f"--compare needs two different {parsed[0][0]}s; got {parsed[0][1]!r} twice")
+    return Comparison(parsed[0][0], parsed[0][1], parsed[1][1])
+
+
+def _matches(column: pd.Series, value: str) -> pd.Series:
+    """A model may be named with or without its demonstration label."""
+    return (column == value) | (column.str.removesuffix(DEMO_SUFFIX) == value)
+
+
+def compare(frame: pd.DataFrame, comparison: Comparison, seed: int = 0) -> tuple[pd.DataFrame, dict]:
+    """The paired differences per task and over all tasks, and counts for the report's text."""
+    column = comparison.factor
+    available = sorted(frame[column].unique())
+    sides = []
+    for value in (comparison.first, comparison.second):
+        chosen = frame[_matches(frame[column], value)]
+        if chosen.empty:
+            raise UsageError(f"no runs with {column} {value!r}; the runs have {column}s: {', '.join(available)}")
+        sides.append(chosen)
+    other = "model" if column == "agent" else "agent"
+    key = ["data_variant", "task", "seed", other]
+    means = [side.groupby(key, sort=True)[list(MEASURES)].mean() for side in sides]
+    paired = means[0].merge(means[1], left_index=True, right_index=True, suffixes=("_a", "_b")).reset_index()
+    info = {"pairs": len(paired), "runs_a": len(sides[0]), "runs_b": len(sides[1]),
+            "unpaired_a": int(len(means[0]) - len(paired)), "unpaired_b": int(len(means[1]) - len(paired))}
+    rows = []
+    scopes = [((variant, task), group) for (variant, task), group in paired.groupby(["data_variant", "task"])]
+    scopes += [((variant, "all tasks"), group) for variant, group in paired.groupby("data_variant")]
+    for (variant, task), group in scopes:
+        row = {"data_variant": variant, "task": task, "pairs": len(group)}
+        for measure, name in MEASURES.items():
+            a, b = group[f"{measure}_a"].to_numpy(float), group[f"{measure}_b"].to_numpy(float)
+            both = ~(np.isnan(a) | np.isnan(b))
+            difference = a[both] - b[both]
+            low, high = bootstrap_ci(difference, seed)
+            row.update({f"{name}_a": a[both].mean() if both.any() else np.nan,
+                        f"{name}_b": b[both].mean() if both.any() else np.nan,
+                        f"{name}_difference": difference.mean() if difference.size else np.nan,
+                        f"{name}_difference_low": low, f"{name}_difference_high": high,
+                        f"{name}_pairs": int(both.sum())})
+        rows.append(row)
+    return pd.DataFrame(rows), info

@@ -1,0 +1,195 @@
+"""Per-run evaluation rows (`mlab eval`), and the score of every step's snapshot.
+
+A run's final score, baseline, improvement and success are read from its result.json (what
+the run reported). With intermediate scoring, each step's workspace is restored from the
+run's snapshots and scored with the task's metric; the scores go into runs/<id>/scores.jsonl
+for the viewer, anytime curves and best-step success. A tabular metric reads only the
+submission file, so only that file is restored, and a step whose submission did not change
+reuses the score of the step before (a 200-step run scores each distinct submission once);
+any other metric gets the whole workspace, restored with `checkout`, for every step that
+changed it.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from mlab.errors import MlabError, RunError
+from mlab.reports.runs import SCORES, LoadedRun
+from mlab.reports.taxonomy import failure_labels, hallucinated_claims
+
+TIERS = ("main", "fast", "edit")
+
+
+# -- intermediate scores -----------------------------------------------------------------
+
+def _step_usage(record: dict) -> tuple[int, float | None]:
+    tokens, cost = 0, 0.0
+    for call in (record.get("model") or {}).get("calls", []):
+        tokens += int(call.get("prompt_tokens", 0)) + int(call.get("completion_tokens", 0))
+        cost = None if cost is None or call.get("cost") is None else cost + float(call["cost"])
+    return tokens, cost
+
+
+def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
+    if run.result is not None:
+        return (run.result.get("baseline") or {}).get("value")
+    baseline = task_doc.get("baseline") or {}
+    return baseline.get("value") if baseline.get("kind") == "value" else None
+
+
+def _score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
+                    whole: bool, folder: Path) -> tuple[float | None, str | None, dict | None]:
+    """(score, why there is none, the side-by-side baseline of a timed metric) of one step: its
+    submission restored alone, or the whole workspace (`whole`: a metric that may read more than
+    the submission, or a linked submission)."""
+    from mlab.run.checkout import checkout
+    from mlab.scoring.score import score_workspace
+    from mlab.snapshots import restore_files
+
+    if not whole and digest is not None and not store.has(digest):
+        return None, f"the snapshot object of {file} at step {step} is missing from {run.dir / 'objects'}", None
+    try:
+        if whole:
+            checkout(run.dir, step, folder)
+        elif digest is None:
+            folder.mkdir()
+        else:
+            restore_files(store, {file: digest}, folder)
+        score = score_workspace(task, run.variant, folder, run.dir / "private")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return score.value, score.detail, score.baseline
+
+
+def score_steps(run: LoadedRun) -> list[dict]:
+    """The score of the workspace after every step (0: as prepared), with time and usage so far."""
+    from mlab.build import load_build
+    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
+    from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, apply_delta
+
+    try:
+        task = load_build(run.dir / "build", check_fresh=False).task(run.task)
+    except MlabError as problem:
+        raise RunError(f"cannot score the steps of run {run.id}: {problem}") from None
+    doc = task.doc
+    file = (doc.get("submission") or {}).get("file", "submission.csv")
+    baseline = _baseline_value(run, doc)
+    direction, threshold = doc["metric"]["direction"], doc["success"]["improvement"]
+    tabular = doc["metric"]["kind"] == "tabular"
+    store = ObjectStore(run.dir / "objects", durable=False)
+    manifest = dict(store.get_json(run.meta["initial_snapshot"]))
+    scored: dict = {}
+    rows = []
+    tokens, cost = 0, 0.0
+    scratch = Path(tempfile.mkdtemp(prefix="mlab-eval-"))
+    try:
+        for step in range(len(run.records) + 1):
+            record = run.records[step - 1] if step else {}
+            if step:
+                apply_delta(manifest, record.get("snapshot") or {})
+                used, spent = _step_usage(record)
+                tokens += used
+                cost = None if cost is None or spent is None else cost + spent
+            digest = manifest.get(file)
+            # A tabular metric reads the submission alone: score each distinct one once. Other
+            # metrics, and a linked submission, need the whole workspace of every changed step.
+            whole = not tabular or bool(digest and digest.startswith(SYMLINK_PREFIX))
+            key = json.dumps(manifest, sort_keys=True) if whole else digest
+            if key not in scored:
+                scored[key] = _score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
+            value, problem, timed = scored[key]
+            # A timed metric times the starter beside each step's script: compare with that.
+            reference = (timed or {}).get("value", baseline)
+            gain = None
+            if value is not None and reference is not None:
+                gain = improvement(value, reference, direction)
+            rows.append({"step": step, "score": value, "improvement": gain,
+                         "success": gain is not None and is_success(gain, threshold)
+                         and timed_rounds_succeed((timed or {}).get("paired_speedups"), threshold),
+                         "elapsed_s": float(record.get("elapsed_s", 0.0)), "tokens": tokens,
+                         "cost": None if cost is None else round(cost, 8),
+                         "submission": digest, "problem": problem if value is None else None})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rows
+
+
+def write_scores(run: LoadedRun, rows: list[dict]) -> Path:
+    """runs/<id>/scores.jsonl, replaced whole (a reader never sees half of it)."""
+    path = run.dir / SCORES
+    temp = path.with_name(path.name + ".tmp")
+    try:
+        temp.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        os.replace(temp, path)
+    except OSError as problem:
+        raise RunError(f"cannot write {path}: {problem.strerror or problem}") from None
+    run.__dict__["scores"] = rows  # the cached property now holds what was written
+    return path
+
+
+# -- rows ------------------------------------------------------------------------------
+
+def best_step(run: LoadedRun) -> dict | None:
+    """The step whose snapshot scored best (the earliest among equals), from scores.jsonl."""
+    rows = [r for r in (run.scores or []) if r.get("score") is not None and math.isfinite(r["score"])]
+    if not rows:
+        return None
+    lower = (run.result or {}).get("direction") == "lower_is_better"
+    return min(rows, key=lambda r: (r["score"] if lower else -r["score"], r["step"]))
+
+
+def run_row(run: LoadedRun) -> dict:
+    """One evaluation row of a run: what it is, how it scored, what it used, why it failed."""
+    result = run.result or {}
+    tiers = run.tiers
+    claims = hallucinated_claims(run)
+    labels = failure_labels(run, claims)
+    best = best_step(run)
+    row = {
+        "run_id": run.id, "task": run.task, "data_variant": run.variant, "agent": run.agent,
+        "model": run.model, **{f"model_{t}": (tiers.get(t) or {}).get("model") for t in TIERS},
+        "seed": run.seed, "demo": run.demo, "finished": run.finished,
+        "metric": result.get("metric"), "direction": result.get("direction"),
+        "final_score": result.get("score"),
+        "best_score": best["score"] if best else None, "best_step": best["step"] if best else None,
+        "baseline": (result.get("baseline") or {}).get("value"),
+        "improvement": result.get("improvement"),
+        "best_improvement": best["improvement"] if best else None,
+        "threshold": result.get("threshold"), "success": bool(result.get("success")),
+        "best_success": None if run.scores is None else
+        any(r.get("success") for r in run.scores) or bool(result.get("success")),
+        "submitted": bool(result.get("submitted")), "valid_submission": result.get("score") is not None,
+        "steps": result.get("steps", sum(1 for r in run.records if r.get("action") is not None)),
+        "wall_time_s": result.get("wall_time_s", run.records[-1].get("elapsed_s") if run.records else 0.0),
+    }
+    tokens = result.get("tokens") or {}
+    for tier in TIERS:
+        row[f"prompt_tokens_{tier}"] = (tokens.get(tier) or {}).get("prompt", 0)
+        row[f"completion_tokens_{tier}"] = (tokens.get(tier) or {}).get("completion", 0)
+    compute = result.get("compute") or {}
+    row.update({
+        "total_tokens": result.get("total_tokens", 0), "cost": result.get("cost"),
+        "compute_scripts": compute.get("scripts", 0), "compute_wall_s": compute.get("wall_s", 0.0),
+        "compute_cpu_s": compute.get("cpu_s", 0.0), "compute_peak_memory_bytes": compute.get("peak_memory_bytes", 0),
+        "end_reason": result.get("end_reason"), "failure_mode": result.get("failure_mode"),
+        "failure_labels": "; ".join(label.text() for label in labels),
+        "hallucinated_claims": len(claims), "run_dir": str(run.dir),
+    })
+    return row
+
+
+def evaluate_runs(runs: list[LoadedRun], intermediate: bool = False, on_run=None) -> list[dict]:
+    """Rows of `runs`; with `intermediate`, every step is scored first (into scores.jsonl)."""
+    rows = []
+    for run in runs:
+        if intermediate:
+            write_scores(run, score_steps(run))
+        rows.append(run_row(run))
+        if on_run:
+            on_run(run, rows[-1])
+    return rows

@@ -1,0 +1,182 @@
+"""`mlab report`: tables (Markdown, CSV, LaTeX) and plots (PNG) over a folder of runs.
+
+What is reported, as in the paper's evaluation and more: success rate and average improvement
+(over runs with a valid submission) per task × agent × model and averaged over tasks;
+efficiency per run; failure labels per agent × model; a paired comparison of two agents or
+models; best-step versus last-step success. Data variants are never mixed: every table and
+plot is split by variant. Demonstration runs keep "(demonstration)" in their model's name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from mlab.errors import StorageError
+from mlab.reports.compare import Comparison, compare
+from mlab.reports.eval import evaluate_runs
+from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
+from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
+                           per_task, runs_frame)
+from mlab.reports.tables import Table, percent, signed_percent, text, to_markdown, with_interval, write_table
+from mlab.reports.taxonomy import HALLUCINATED_CLAIM, LABELS
+
+REPORT = "report.md"
+
+
+@dataclass
+class Report:
+    folder: Path
+    files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _group_columns(task: bool = False) -> list:
+    columns = [("variant", text("data_variant"))]
+    if task:
+        columns.append(("task", text("task")))
+    return columns + [("agent", text("agent")), ("model", text("model"))]
+
+
+def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None) -> tuple[list[Table], dict]:
+    tasks, overall = per_task(frame, seed), over_tasks(frame, seed)
+    tables = [
+        Table("per_task", "Success rate and average improvement per task", tasks, _group_columns(True) + [
+            ("runs", text("runs")), ("success rate [95% CI]", lambda r: with_interval(r, "success_rate")),
+            ("valid submissions", text("valid_submissions")),
+            ("avg improvement [95% CI]", lambda r: with_interval(r, "avg_improvement"))]),
+        Table("over_tasks", "Average over tasks", overall, _group_columns() + [
+            ("tasks", text("tasks")), ("runs", text("runs")),
+            ("success rate [95% CI]", lambda r: with_interval(r, "success_rate")),
+            ("avg improvement [95% CI]", lambda r: with_interval(r, "avg_improvement"))],
+              "The mean over tasks of each task's rate; intervals resample runs within each task."),
+        Table("efficiency", "Efficiency per run (mean [95% CI])", efficiency(frame, seed), _group_columns() + [
+            ("runs", text("runs"))] + [
+            (title, lambda r, c=column: with_interval(r, c, as_percent=False,
+                                                      digits=4 if c == "cost" else 1))
+            for column, title in EFFICIENCY.items()],
+              "Tokens are prompt plus completion tokens over every model tier; script times are the "
+              "agent's own scripts, measured by the kernel."),
+    ]
+    failures = failure_counts(frame, LABELS)
+    present = [label for label in LABELS if label in failures and failures[label].sum() > 0]
+    tables.append(Table("failures", "Failure labels of unsuccessful runs", failures, _group_columns() + [
+        ("runs", text("runs")), ("unsuccessful", text("unsuccessful"))] + [
+        (label, text(label)) for label in present] + [
+        ("hallucinated claims, any outcome", text("runs with hallucinated claims (any outcome)"))],
+        "A run can carry several labels. Labels are computed from the trace and result "
+        "(see mlab.reports.taxonomy for the exact rules)."))
+    extra: dict = {"per_task": tasks, "over_tasks": overall}
+    if comparison is not None:
+        compared, info = compare(frame, comparison, seed)
+        extra["comparison_info"] = info
+        tables.append(Table("comparison", f"Paired comparison: {comparison.title}", compared, [
+            ("variant", text("data_variant")), ("task", text("task")), ("pairs", text("pairs")),
+            (f"success {comparison.first}", lambda r: percent(r["success_a"])),
+            (f"success {comparison.second}", lambda r: percent(r["success_b"])),
+            ("success difference [95% CI]", lambda r: signed_percent(r, "success_difference")),
+            ("improvement difference [95% CI]", lambda r: signed_percent(r, "improvement_difference")),
+            ("token difference [95% CI]", lambda r: with_interval(r, "tokens_difference", as_percent=False,
+                                                                   digits=0))],
+            f"{info['pairs']} pairs (same data variant, task, seed and "
+            f"{'model' if comparison.factor == 'agent' else 'agent'}); differences are first minus second; "
+            f"task and seed combinations without a partner, left out: {info['unpaired_a']} of "
+            f"{comparison.first}, {info['unpaired_b']} of {comparison.second}. pp: percentage points."))
+    best = best_versus_last(frame, seed)
+    extra["best_versus_last"] = best
+    if not best.empty:
+        tables.append(Table("best_vs_last", "Best-step versus last-step success", best, _group_columns() + [
+            ("runs with step scores", text("runs")),
+            ("last step", lambda r: percent(r["last_step_success"])),
+            ("best step", lambda r: percent(r["best_step_success"])),
+            ("difference [95% CI]", lambda r: signed_percent(r, "difference"))],
+            "Best step: the best-scoring snapshot of the run (scores from `mlab eval --intermediate`)."))
+    return tables, extra
+
+
+def _anytime(runs: list[LoadedRun], frame: pd.DataFrame) -> dict[str, list[list[dict]]]:
+    several = frame["data_variant"].nunique() > 1
+    curves: dict[str, list[list[dict]]] = {}
+    for run in runs:
+        if run.scores and run.finished:
+            label = f"{run.agent} · {run.model}" + (f" · {run.variant}" if several else "")
+            curves.setdefault(label, []).append(run.scores)
+    return curves
+
+
+def _summary(frame: pd.DataFrame, unfinished: int, runs_dir: Path, seed: int) -> list[str]:
+    variants = frame["data_variant"].value_counts().sort_index()
+    lines = [f"{len(frame)} finished runs from `{runs_dir}`: {frame['task'].nunique()} task(s), "
+             f"{frame['agent'].nunique()} agent(s), {frame['model'].nunique()} model(s)."]
+    if unfinished:
+        lines.append(f"{unfinished} unfinished run(s) (no result.json) are left out of every table.")
+    shown = ", ".join(f"{name} ({count} runs)" for name, count in variants.items())
+    if len(variants) > 1:
+        lines.append(f"Data variants: {shown}. Variants are reported separately and never averaged together.")
+    else:
+        lines.append(f"Data variant: {shown}.")
+    demos = int(frame["demo"].sum())
+    if demos:
+        lines.append(f"**{demos} run(s) were played by the keyless demo model: demonstrations, not agent "
+                     f"results.** Their model is named `mlab/demo{DEMO_SUFFIX}` in every table and plot.")
+    lines.append(f"Intervals are 95% percentile bootstrap intervals ({RESAMPLES} resamples, seed {seed}). "
+                 "Average improvement counts only runs with a valid submission, as in MLAgentBench; "
+                 "improvement is relative to the baseline and positive when better, for any metric direction.")
+    return lines
+
+
+def write_report(runs_dir: Path, out_dir: Path, comparison: Comparison | None = None, seed: int = 0) -> Report:
+    """Compute every table and plot from the runs under `runs_dir` into `out_dir`."""
+    from mlab.reports import plots
+
+    runs = load_runs([runs_dir])
+    finished = [run for run in runs if run.finished]
+    if not finished:
+        from mlab.errors import UsageError
+
+        raise UsageError(f"none of the {len(runs)} run(s) in {runs_dir} has finished (no result.json); "
+                         "nothing to report")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as problem:
+        raise StorageError(f"cannot create {out_dir}: {problem.strerror or problem}") from None
+    report = Report(out_dir)
+    frame = runs_frame(evaluate_runs(finished))
+    frame.drop(columns=["success_value", "improvement_valid"]).to_csv(out_dir / "runs.csv", index=False)
+    report.files.append(out_dir / "runs.csv")
+    tables, extra = _tables(frame, seed, comparison)
+    lines = ["# mlab report", "", *_summary(frame, len(runs) - len(finished), runs_dir, seed), ""]
+    plots_made = {
+        "success_heatmap": plots.success_heatmap(extra["per_task"], out_dir / "success_heatmap.png"),
+        "improvement_bars": plots.improvement_bars(extra["per_task"], extra["over_tasks"],
+                                                   out_dir / "improvement_bars.png"),
+        "tokens_vs_success": plots.tokens_vs_success(frame, out_dir / "tokens_vs_success.png"),
+    }
+    curves = _anytime(finished, frame)
+    if curves:
+        plots_made["anytime"] = plots.anytime_curves(curves, out_dir / "anytime.png")
+    else:
+        report.notes.append("no intermediate scores: run `mlab eval --intermediate RUN_DIR...` for anytime "
+                            "curves and best-step success")
+    after = {"per_task": "success_heatmap", "over_tasks": "improvement_bars", "efficiency": "tokens_vs_success"}
+    for table in tables:
+        report.files += write_table(table, out_dir)
+        lines += [f"## {table.title}", "", to_markdown(table), ""]
+        if table.note:
+            lines += [table.note, ""]
+        plot = after.get(table.name)
+        if plot in plots_made:
+            lines += [f"![{plot.replace('_', ' ')}]({plots_made[plot].name})", ""]
+    if "anytime" in plots_made:
+        lines += ["## Anytime performance", "", f"![anytime curves]({plots_made['anytime'].name})", ""]
+    for note in report.notes:
+        lines += [f"Note: {note}.", ""]
+    claims = int((frame["hallucinated_claims"] > 0).sum())
+    if claims:
+        lines += [f"{claims} run(s) state numbers as confirmed that no earlier observation showed "
+                  f"(label `{HALLUCINATED_CLAIM}`); `mlab view RUN_DIR` marks them in the trace.", ""]
+    (out_dir / REPORT).write_text("\n".join(lines), encoding="utf-8")
+    report.files = [out_dir / REPORT, *report.files, *plots_made.values()]
+    return report
+

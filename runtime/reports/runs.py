@@ -1,0 +1,218 @@
+"""Read finished (and unfinished) run folders for evaluation, reports and the viewer.
+
+Everything here only reads: run.json, result.json, models.json, trace.jsonl, scores.jsonl
+and the agent declaration copied into the run's build/ folder. No lock is taken and the
+trace is not repaired, so a run that another process is driving can be looked at safely
+(an incomplete last line is simply not shown).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from mlab.errors import RunError, UsageError
+from mlab.run.folder import RUN_JSON, read_run_meta
+from mlab.trace import TRACE, read_trace
+
+RESULT = "result.json"
+MODELS = "models.json"
+SCORES = "scores.jsonl"
+DEMO_MODEL = "mlab/demo"
+DEMO_SUFFIX = " (demonstration)"
+# Offline models whose name carries a file or folder: the argument differs per run, so the
+# model is named by its kind alone in groups (every scripted run is "mlab/scripted").
+_MODELS_WITH_ARGUMENT = ("mlab/scripted:", "mlab/replay:")
+
+
+def model_label(model: str | None, demo: bool = False) -> str:
+    """The name a model is grouped and shown by; demonstrations say so in the name itself."""
+    if not model:
+        return "(unknown)"
+    for prefix in _MODELS_WITH_ARGUMENT:
+        if model.startswith(prefix):
+            model = prefix[:-1]
+    return model + DEMO_SUFFIX if demo or model == DEMO_MODEL else model
+
+
+@dataclass(frozen=True)
+class Section:
+    """One declared reply section (or JSON field) of the run's agent."""
+
+    name: str
+    kind: str           # text, action or json
+    role: str | None    # reflection, plan, fact-check, thought, ... (None for action and input)
+
+
+@dataclass
+class LoadedRun:
+    """One run folder, read."""
+
+    dir: Path
+    meta: dict
+    result: dict | None
+    config: dict | None
+    _records: list[dict] | None = field(default=None, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.meta["id"]
+
+    @property
+    def task(self) -> str:
+        return self.meta["task"]
+
+    @property
+    def agent(self) -> str:
+        return self.meta["agent"]
+
+    @property
+    def variant(self) -> str:
+        return self.meta["data"]["variant"]
+
+    @property
+    def seed(self) -> int:
+        return int(self.meta["seed"])
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None
+
+    @property
+    def tiers(self) -> dict:
+        """Per tier: {"model", "params"}, from result.json or models.json (empty for scripted drives)."""
+        if self.result is not None:
+            return self.result.get("models") or {}
+        return (self.config or {}).get("tiers") or {}
+
+    @property
+    def main_model(self) -> str | None:
+        return (self.tiers.get("main") or {}).get("model")
+
+    @property
+    def demo(self) -> bool:
+        if self.result is not None:
+            return bool(self.result.get("demo"))
+        return self.main_model == DEMO_MODEL
+
+    @property
+    def model(self) -> str:
+        """The main model as grouped in reports (see model_label)."""
+        return model_label(self.main_model, self.demo)
+
+    @property
+    def records(self) -> list[dict]:
+        if self._records is None:
+            self._records = read_trace(self.dir / TRACE).records
+        return self._records
+
+    @cached_property
+    def agent_doc(self) -> dict | None:
+        """The agent declaration as compiled (build/agents/<agent>/agent.json), or None if missing."""
+        path = self.dir / "build" / "agents" / self.agent / "agent.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    @cached_property
+    def sections(self) -> list[Section]:
+        """The agent's reply sections in declared order, with their roles."""
+        doc = self.agent_doc or {}
+        sections = (doc.get("reply") or {}).get("sections") or []
+        return [Section(s.get("name", ""), s.get("kind", "text"), s.get("role")) for s in sections]
+
+    @cached_property
+    def problem(self) -> str:
+        """The task's problem text, as the agent was shown it ('' when the build is missing)."""
+        path = self.dir / "build" / "tasks" / self.task / "task.yaml"
+        try:
+            from ruamel.yaml import YAML
+
+            doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        except Exception:  # a damaged copy only costs the problem text, which is optional here
+            return ""
+        return str((doc or {}).get("problem") or "")
+
+    @cached_property
+    def scores(self) -> list[dict] | None:
+        """Per-step scores written by `mlab eval --intermediate`, or None when there are none."""
+        return read_scores(self.dir)
+
+
+def read_scores(run_dir: Path) -> list[dict] | None:
+    path = Path(run_dir) / SCORES
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    except OSError as problem:
+        raise RunError(f"cannot read {path}: {problem.strerror or problem}") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            raise RunError(f"{path} line {number} is not JSON; rewrite it with "
+                           f"`mlab eval --intermediate {run_dir}`") from None
+    return rows
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as problem:
+        raise RunError(f"cannot read {path}: {problem}") from None
+    if not isinstance(document, dict):
+        raise RunError(f"{path} is not a JSON object")
+    return document
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """Read one run folder (a clear error when it is not one)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir} is not a folder; give a run folder (runs/<run-id>)")
+    meta = read_run_meta(run_dir)
+    return LoadedRun(run_dir.resolve(), meta, _read_json(run_dir / RESULT), _read_json(run_dir / MODELS))
+
+
+def find_run_dirs(folder: Path) -> list[Path]:
+    """Every run folder at or under `folder` (a folder holding run.json), sorted by path.
+
+    A run folder is not searched further (its workspace and objects can be large).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder")
+    if (folder / RUN_JSON).is_file():
+        return [folder]
+    found = []
+    for here, dirs, files in os.walk(folder):
+        if RUN_JSON in files:
+            found.append(Path(here))
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    return sorted(found)
+
+
+def load_runs(paths: list[Path]) -> list[LoadedRun]:
+    """Runs named directly or found under folders; an error when there is none."""
+    runs: list[LoadedRun] = []
+    seen: set[Path] = set()
+    for path in paths:
+        for run_dir in find_run_dirs(Path(path)):
+            real = run_dir.resolve()
+            if real not in seen:
+                seen.add(real)
+                runs.append(load_run(run_dir))
+    if not runs:
+        raise UsageError(f"no run folders (folders holding {RUN_JSON}) in {', '.join(str(p) for p in paths)}")
+    return runs

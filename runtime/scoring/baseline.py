@@ -1,0 +1,213 @@
+"""`mlab baseline`: run a task's starter in the sandbox, report its score, record it with provenance.
+
+Recorded baselines live in baselines.json beside the task's .mlab file (tasks/baselines.json
+for the shipped tasks), one entry per task and data variant:
+
+    {"schema_version": 1, "baselines": {"house-price": {"lite": {"value": 17000.0, "metric": "mae",
+      "direction": "lower_is_better", "script": "train.py", "seed": 42, "code_hash": "...",
+      "mlab_version": "0.1.0", "tolerance": 0.02, "wall_s": 1.9, "recorded": "2026-11-30"}}}}
+
+The code hash covers what decides the starter's score: the starter files, the data source
+(bundled file, generator folder, or remote source with its declared checksums and prepare
+function), the variant's declaration, the baseline script and the metric. The runtime uses a
+recorded value only while its code hash matches; otherwise it measures the starter again.
+Timed metrics have no recorded number (the starter is timed beside each submission), and a
+task whose starter is deliberately incomplete declares `baseline N because "..."` instead.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from mlab.cache import cache_root
+from mlab.errors import MlabError, StorageError
+
+BASELINES_FILE = "baselines.json"
+DEFAULT_TOLERANCE = 0.02  # relative: a starter re-run on another machine may differ a little
+
+
+def baselines_path(task) -> Path:
+    return task.root / BASELINES_FILE
+
+
+def data_digest(task, variant_name: str) -> str:
+    """The hash of what the variant's data is made from (no package versions, no download)."""
+    from mlab.data.prepare import folder_digest, source_path, local_source_digest
+
+    variant = task.variant(variant_name)
+    source, where = variant["source"], f"data variant {variant_name} of task {task.name}"
+    content = local_source_digest(task, source, where)
+    if content is None:  # sklearn's bundled sets and remote sources: named by their declaration (with checksums)
+        content = f"{source['kind']}:{source['value']}"
+    if variant.get("prepare"):
+        content += " " + folder_digest(source_path(task, variant["prepare"]["file"], where).parent)
+    return content
+
+
+def code_hash(task, variant_name: str) -> str:
+    """The hash a recorded baseline is valid for (see the module docstring)."""
+    from mlab.data.prepare import folder_digest, source_path
+
+    doc = task.doc
+    variant = {k: v for k, v in task.variant(variant_name).items() if k != "limits"}
+    starter = doc.get("starter")
+    fields = {"starter": folder_digest(source_path(task, starter, f"task {task.name}")) if starter else None,
+              "data": data_digest(task, variant_name), "variant": variant, "baseline": doc["baseline"],
+              "metric": doc["metric"], "submission": doc.get("submission")}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def read_baselines(path: Path) -> dict:
+    """The baselines file's document ({"schema_version": 1, "baselines": {}} when there is none)."""
+    if not path.is_file():
+        return {"schema_version": 1, "baselines": {}}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise MlabError(f"the recorded baselines {path} cannot be read: {error}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("baselines"), dict):
+        raise MlabError(f"the recorded baselines {path} do not hold a `baselines` mapping")
+    return document
+
+
+def recorded_entry(task, variant_name: str) -> dict | None:
+    """The recorded entry of task/variant, whatever its code hash (None when there is none)."""
+    entry = read_baselines(baselines_path(task))["baselines"].get(task.name, {}).get(variant_name)
+    return entry if isinstance(entry, dict) and isinstance(entry.get("value"), (int, float)) else None
+
+
+def recorded_baseline(task, variant_name: str) -> dict | None:
+    """The result.json baseline from the recorded value, when its code hash matches."""
+    entry = recorded_entry(task, variant_name)
+    if entry is None or entry.get("code_hash") != code_hash(task, variant_name):
+        return None
+    return {"kind": "run", "script": entry.get("script"), "value": float(entry["value"]), "measured": True,
+            "recorded": {k: entry.get(k) for k in ("seed", "code_hash", "mlab_version", "recorded", "wall_s")},
+            "from": str(baselines_path(task))}
+
+
+def record_baseline(task, variant_name: str, measured: dict) -> Path:
+    """Write a measured starter score into the task's baselines file (entries kept sorted)."""
+    from mlab import __version__
+    from mlab.data.prepare import generate_seed
+
+    path = baselines_path(task)
+    document = read_baselines(path)
+    entries = document["baselines"].setdefault(task.name, {})
+    old = entries.get(variant_name) or {}
+    entries[variant_name] = {
+        "value": measured["value"], "metric": task.doc["metric"]["name"],
+        "direction": task.doc["metric"]["direction"], "script": measured.get("script"),
+        "seed": generate_seed(task.variant(variant_name)), "code_hash": code_hash(task, variant_name),
+        "mlab_version": __version__, "tolerance": old.get("tolerance", DEFAULT_TOLERANCE),
+        "wall_s": measured.get("wall_s"), "recorded": datetime.date.today().isoformat()}
+    document["baselines"] = {name: dict(sorted(v.items())) for name, v in sorted(document["baselines"].items())}
+    temp = path.with_name(path.name + ".tmp")
+    try:
+        temp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        os.replace(temp, path)
+    except OSError as error:
+        raise StorageError(f"cannot write the recorded baselines {path}: {error.strerror or error}") from None
+    return path
+
+
+def measure_starter(task, variant_name: str, python: str | None = None) -> dict:
+    """Run the starter on a freshly prepared run of the task and score it (never from a record).
+
+    Returns {"kind", "script", "value", "measured", "exit_code", "wall_s", "failure"}; for a
+    timed metric, the starter timed against itself ("value" is its median time).
+    """
+    from mlab.run.folder import Run
+
+    doc = task.doc
+    if doc["baseline"]["kind"] == "value":
+        return {"kind": "value", "value": doc["baseline"]["value"], "reason": doc["baseline"]["reason"],
+                "measured": False}
+    runs_dir = Path(tempfile.mkdtemp(prefix="mlab-baseline-runs-"))
+    try:
+        run = Run.create(task, task.build.agent(doc["agent"]), runs_dir, data=variant_name, python=python)
+        try:
+            if doc["metric"]["kind"] == "timed":
+                return _time_starter(run)
+            return run_starter(run, doc["baseline"]["script"])
+        finally:
+            run.close()
+    finally:
+        shutil.rmtree(runs_dir, ignore_errors=True)
+
+
+def _time_starter(run) -> dict:
+    """A timed task's starter, timed side by side with itself (as a submission would be)."""
+    from mlab.scoring.timed import score_run_timed
+
+    score = score_run_timed(run, workspace=run.workspace.root)
+    baseline = dict(score.baseline or {})
+    baseline.update(failure=score.detail if score.value is None else None,
+                    wall_s=baseline.get("value"), exit_code=0 if score.value is not None else None)
+    return baseline
+
+
+def _baseline_key(run) -> str:
+    import hashlib
+
+    doc = run.task.doc
+    parts = [run.meta["build"]["digest"], run.meta["data"]["key"], json.dumps(doc["baseline"], sort_keys=True),
+             run.meta["python"]]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def measure_baseline(run) -> dict:
+    """The baseline: declared, or measured by running the starter script (cached)."""
+    baseline = run.task.doc["baseline"]
+    if baseline["kind"] == "value":
+        return {"kind": "value", "value": baseline["value"], "reason": baseline["reason"], "measured": False}
+    if run.task.doc["metric"]["kind"] == "timed":
+        return {"kind": "run", "script": baseline["script"], "value": None, "measured": True,
+                "timed": "measured side by side with the submission at evaluation"}
+    recorded = recorded_baseline(run.task, run.meta["data"]["variant"])
+    if recorded is not None:
+        return recorded
+    cache = cache_root() / "baselines" / f"{run.task.name}-{run.meta['data']['variant']}-{_baseline_key(run)}.json"
+    if cache.is_file():
+        try:
+            return json.loads(cache.read_text(encoding="utf-8"))
+        except ValueError:
+            pass
+    result = run_starter(run, baseline["script"])
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    except OSError:
+        pass  # the cache is an optimisation; the result stands without it
+    return result
+
+
+def run_starter(run, script: str) -> dict:
+    """Run `script` on a fresh copy of the run's initial workspace and score what it leaves."""
+    from mlab.scoring.score import score_workspace
+    from mlab.snapshots import ObjectStore, restore_files
+
+    store = ObjectStore(run.dir / "objects", durable=False)
+    initial = store.get_json(run.meta["initial_snapshot"])
+    folder = Path(tempfile.mkdtemp(prefix="mlab-baseline-"))
+    try:
+        workspace = folder / "workspace"
+        restore_files(store, initial, workspace)
+        outcome = run.scripts.run(workspace, [script])
+        score = score_workspace(run.task, run.meta["data"]["variant"], workspace, run.private_dir)
+        return {"kind": "run", "script": script, "value": score.value, "measured": True,
+                "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 3),
+                "failure": score.detail if score.value is None else None}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def within_tolerance(measured: float, recorded: float, tolerance: float) -> bool:
+    """Whether a re-measured score is the recorded one within a relative tolerance."""
+    scale = max(abs(recorded), 1e-12)
+    return abs(measured - recorded) <= tolerance * scale + 1e-12

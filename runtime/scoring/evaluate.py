@@ -1,0 +1,55 @@
+"""Score a run's submission with its task's metric, against the baseline, into result.json.
+
+The submission is scored by mlab.scoring.score. A `baseline
+run "script"` comes from the task's recorded baselines (tasks/baselines.json, see
+mlab.scoring.baseline) when their code hash matches, else it is measured by running the
+starter in the sandbox on the run's prepared workspace, once per build and data
+preparation (cached). Timed metrics (mlab.scoring.timed) time the starter side by side with the
+submission instead; evaluator metrics run the task's evaluator (mlab.scoring.evaluator).
+"""
+from __future__ import annotations
+
+from mlab.scoring.baseline import measure_baseline
+from mlab.scoring.outcome import SMALL_IMPROVEMENT
+from mlab.scoring.score import score_workspace
+
+
+def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None = None) -> dict:
+    """Score the run's final workspace and compare with the baseline (the core of result.json)."""
+    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
+
+    doc = run.task.doc
+    if doc["metric"]["kind"] == "timed":
+        from mlab.scoring.timed import score_run_timed
+
+        score = score_run_timed(run)
+        baseline = score.baseline or measure_baseline(run)
+    else:
+        score = score_workspace(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
+        baseline = measure_baseline(run)
+    direction = doc["metric"]["direction"]
+    threshold = doc["success"]["improvement"]
+    gain = None
+    if score.value is not None and baseline.get("value") is not None:
+        gain = improvement(score.value, baseline["value"], direction)
+    success = gain is not None and is_success(gain, threshold)
+    noisy = success and not timed_rounds_succeed(baseline.get("paired_speedups"), threshold)
+    success = success and not noisy
+    failure, detail = outcome_failure, outcome_detail
+    if failure is None and score.failure_mode:
+        failure, detail = score.failure_mode, score.detail
+    elif failure is None and noisy:
+        from mlab.scoring.metrics import rounds_clearing, rounds_required
+
+        paired = baseline["paired_speedups"]
+        failure, detail = SMALL_IMPROVEMENT, (
+            f"improvement {gain:.1%} (medians of {len(paired)} rounds) reaches the threshold {threshold:.0%}, "
+            f"but only {rounds_clearing(paired, threshold)} of the {len(paired)} rounds did "
+            f"({rounds_required(len(paired))} needed): a speed-up that not enough rounds show cannot be "
+            f"told apart from timing noise")
+    elif failure is None and not success and gain is not None:
+        failure, detail = SMALL_IMPROVEMENT, f"improvement {gain:.1%} is below the threshold {threshold:.0%}"
+    return {"metric": doc["metric"]["name"], "direction": direction, "score": score.value,
+            "baseline": baseline, "improvement": gain, "threshold": threshold, "success": success,
+            "submitted": score.submitted, "failure_mode": failure, "detail": detail,
+            "submission_problem": score.detail if score.failure_mode else None}

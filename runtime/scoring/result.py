@@ -1,0 +1,54 @@
+"""Assemble a run's result.json (validated against spec/result.schema.json)."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+
+from mlab import __version__
+from mlab.errors import MlabError
+
+RESULT = "result.json"
+
+
+def _litellm_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("litellm")
+    except Exception:
+        return None
+
+
+def write_result(run, outcome, tiers: dict, config: dict, demo: bool) -> dict:
+    from mlabc.api import problems
+
+    from mlab.scoring.evaluate import evaluate
+    from mlab.models.client import Usage
+
+    scored = evaluate(run, outcome.failure_mode, outcome.detail)
+    usage = Usage.from_records(run.records)
+    last = run.records[-1] if run.records else {}
+    result = {
+        "schema": "https://mlab.dev/spec/result.schema.json", "schema_version": 1,
+        "run_id": run.id, "task": run.task.name, "agent": run.agent.name,
+        "data_variant": run.meta["data"]["variant"], "seed": run.meta["seed"], "demo": demo,
+        "end_reason": run.end_reason or outcome.end_reason, **scored,
+        "steps": sum(1 for r in run.records if r.get("status") in ("ok", "error", "final")),
+        "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3),
+        "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
+        "model_calls": usage.calls, "compute": run.compute_totals(),
+        "models": tiers,
+        "provenance": {"mlab_version": __version__, "compiler_version": run.meta["compiler_version"],
+                       "build_digest": run.meta["build"]["digest"], "litellm_version": _litellm_version(),
+                       "python": platform.python_version(), "api_base": config.get("api_base")},
+    }
+    found = problems("result", result)
+    if found:
+        raise MlabError("internal error: the result does not match spec/result.schema.json: " + "; ".join(found))
+    path = Path(run.dir) / RESULT
+    temp = path.with_suffix(".tmp")
+    temp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    os.replace(temp, path)
+    return result

@@ -1,0 +1,84 @@
+"""Score the submission in a workspace with its task's metric (tabular here; timed and evaluator
+metrics in mlab.scoring.timed and mlab.scoring.evaluator).
+
+The submission is validated first: a missing file, wrong columns, missing or duplicate ids or
+empty values give the failure mode `submission format error` with what was expected — never a
+crash and never a made-up score.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from mlab.confined import Refused, copy_out
+from mlab.errors import MlabError
+from mlab.scoring.outcome import NOT_SCORED, SUBMISSION_FORMAT_ERROR, Score
+
+
+def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
+    """The task's metric on the submission in `workspace`, or why there is none."""
+    from mlab.scoring import metrics
+    from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, load_and_validate,
+                                         load_answers)
+
+    doc = task.doc
+    metric = doc["metric"]
+    if metric["kind"] == "timed":
+        from mlab.scoring.timed import score_timed
+
+        return score_timed(task, variant_name, workspace, private_dir)
+    if metric["kind"] == "evaluator":
+        from mlab.scoring.evaluator import score_with_evaluator
+
+        return score_with_evaluator(task, variant_name, workspace, private_dir)
+    if metric["kind"] != "tabular":
+        return Score(None, False, NOT_SCORED,
+                     f"the {metric['name']} metric ({metric['kind']}) is not scored by this version of mlab")
+    submission = doc["submission"] or {}
+    variant = task.variant(variant_name)
+    rel = submission.get("file", "submission.csv")
+    expected = ", ".join(submission.get("columns") or []) or "the declared columns"
+    scratch = Path(tempfile.mkdtemp(prefix="mlab-submission-"))
+    try:
+        # Scored from a harness-owned copy made through the confined reader, never from the
+        # workspace path itself: a link or special file there is refused, and nothing can be
+        # swapped between the checks and the read.
+        path = scratch / Path(rel).name
+        try:
+            copy_submission(workspace, rel, path, MAX_SUBMISSION_BYTES)
+        except (FileNotFoundError, NotADirectoryError):
+            return Score(None, False, SUBMISSION_FORMAT_ERROR,
+                         f"no submission: {rel} (columns {expected}) was not found in the workspace")
+        except Refused as why:
+            return Score(None, True, SUBMISSION_FORMAT_ERROR, f"{why} (expected columns: {expected})")
+        answers_path = Path(private_dir) / variant["private"][0]
+        columns = metric["columns"]
+        try:
+            answers = load_answers(answers_path, variant["id"], columns, metric["name"])
+            aligned = load_and_validate(path, answers_path, variant["id"], columns, metric["name"])
+            value = metrics.score(metric["name"], answers, aligned, [c for c in columns if c != variant["id"]])
+        except SubmissionError as problem:
+            text = str(problem)
+            if "expected columns" not in text:
+                text += f" (expected columns: {expected})"
+            return Score(None, True, SUBMISSION_FORMAT_ERROR, text)
+        except AnswersError as problem:
+            raise MlabError(f"task {task.name}: {problem}") from None
+        except metrics.MetricError as problem:
+            return Score(None, True, SUBMISSION_FORMAT_ERROR, str(problem))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return Score(float(value), True)
+
+
+def copy_submission(workspace: Path, rel: str, destination: Path, limit: int) -> None:
+    """Copy the workspace's file `rel` through the confined reader into a harness-owned file.
+
+    At most limit + 1 bytes are copied; a larger file's copy is then given its real size as a
+    hole, so the size check that follows names it without the harness storing it.
+    """
+    size = copy_out(workspace, rel, destination, limit)
+    if size > limit:
+        os.truncate(destination, size)

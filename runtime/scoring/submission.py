@@ -1,0 +1,241 @@
+"""Read a submission CSV, check it against the answers, and align it on their ids.
+
+`load_and_validate` either returns the submission as a DataFrame whose rows follow the
+answers' ids one for one, or raises SubmissionError whose message says what was wrong
+and what was expected: the file, its columns, its ids, its values. A submission is
+never half-scored: any problem stops it before a metric sees it.
+
+`load_answers` reads the task's private answers the same way; a broken answers file is
+the task's fault, not the agent's, so it raises AnswersError instead.
+
+Values are checked by what the metric needs from each column (see `Metric.kinds_of`):
+number (a finite number), label (any non-empty text), rle (a run-length encoded mask,
+empty allowed) and ranking (space-separated items, empty allowed).
+"""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from mlab.errors import DataError, MlabError, first_line
+from mlab.scoring.metrics import MetricError, get_metric, is_missing, label_key, parse_rle
+
+MAX_SUBMISSION_BYTES = 200 * 1024 * 1024
+EXAMPLES = 5
+
+
+class SubmissionError(MlabError, ValueError):
+    """The submission cannot be scored; the message says what was expected."""
+
+
+class AnswersError(DataError):
+    """The task's private answers are unusable (a fault of the task, not of the submission)."""
+
+
+def load_and_validate(submission_path: str | Path, answers_path: str | Path, id_column: str,
+                      columns: Sequence[str], metric: str | None = None) -> pd.DataFrame:
+    """The submission aligned row for row on the answers' ids, or SubmissionError.
+
+    columns: the predicted columns the metric scores (`metric NAME on ...`); the id
+    column, if listed, is skipped. Other columns of the file are ignored. metric: the
+    metric's name, which decides how values are checked and converted (numbers become
+    floats); without it every value only has to be non-empty.
+    """
+    predicted = [c for c in columns if c != id_column]
+    kinds = _value_kinds(metric, predicted)
+    answers = load_answers(answers_path, id_column, predicted, metric)
+    path = Path(submission_path)
+    table = _read_submission(path, [id_column, *predicted])
+    keys = _check_ids(table, answers, id_column, path.name)
+    aligned = table.assign(_key=keys).set_index("_key").loc[[label_key(v) for v in answers[id_column]]]
+    aligned = aligned.reset_index(drop=True)
+    result = pd.DataFrame({id_column: answers[id_column].to_numpy()})
+    problems = []
+    for column in predicted:
+        values, problem = _convert(aligned[column], kinds[column], column)
+        result[column] = values
+        if problem:
+            problems.append(problem)
+    if problems:
+        raise SubmissionError(f"{path.name}: " + "; ".join(problems))
+    return result
+
+
+def load_answers(answers_path: str | Path, id_column: str, columns: Sequence[str],
+                 metric: str | None = None) -> pd.DataFrame:
+    """The task's answers: the id column and the scored columns, numbers as floats.
+
+    A missing answer in a number column is kept as NaN: metrics skip such rows.
+    """
+    path = Path(answers_path)
+    predicted = [c for c in columns if c != id_column]
+    kinds = _value_kinds(metric, predicted)
+    try:
+        table = _strip_header(pd.read_csv(path, dtype=str, encoding="utf-8-sig"))
+    except Exception as error:  # whatever went wrong, the task's answers are unusable
+        raise AnswersError(f"the task's answers {path} could not be read: {error}") from None
+    absent = [c for c in [id_column, *predicted] if c not in table.columns]
+    if absent:
+        raise AnswersError(f"the task's answers {path.name} lack column(s) {absent} "
+                           f"(found {list(table.columns)})")
+    keys = [label_key(v) for v in table[id_column]]
+    if "" in keys or len(set(keys)) != len(keys):
+        raise AnswersError(f"the task's answers {path.name} have empty or repeated ids in `{id_column}`")
+    answers = table[[id_column, *predicted]].reset_index(drop=True)
+    for column in predicted:
+        if kinds[column] == "number":
+            # a flag answer may be written True/False (e.g. fathomnet's osd); it means 1/0
+            flags = answers[column].map(lambda v: {"True": "1", "False": "0"}.get(label_key(v), v))
+            answers[column] = pd.to_numeric(flags, errors="coerce").astype(float)
+        elif kinds[column] in ("rle", "ranking"):
+            answers[column] = answers[column].fillna("").astype(str)
+    return answers
+
+
+def _value_kinds(metric: str | None, columns: list[str]) -> dict[str, str]:
+    if metric is None:
+        return {c: "label" for c in columns}
+    try:
+        entry = get_metric(metric)
+        kinds = entry.kinds_of(columns)
+    except MetricError as error:
+        raise AnswersError(str(error)) from None
+    if not kinds:
+        raise AnswersError(f"metric `{metric}` is not scored from a submission table")
+    return kinds
+
+
+def _strip_header(table: pd.DataFrame) -> pd.DataFrame:
+    """Column names without surrounding spaces, so " SalePrice" still counts."""
+    return table.rename(columns=lambda c: str(c).strip())
+
+
+def _expected_layout(columns: list[str]) -> str:
+    return f"a CSV file whose header line is `{','.join(columns)}`"
+
+
+def _read_submission(path: Path, expected: list[str]) -> pd.DataFrame:
+    """The submission as text cells, after checking the file and its header."""
+    layout = _expected_layout(expected)
+    if not path.exists():
+        raise SubmissionError(f"no submission: {path.name} was not written; expected {layout} "
+                              f"with one row per test id")
+    if not path.is_file():
+        raise SubmissionError(f"{path.name} is a folder, not a file; expected {layout}")
+    size = path.stat().st_size
+    if size > MAX_SUBMISSION_BYTES:
+        raise SubmissionError(f"{path.name} is {size / 2**20:.0f} MB, over the "
+                              f"{MAX_SUBMISSION_BYTES // 2**20} MB limit for a submission; expected {layout}")
+    if size == 0:
+        raise SubmissionError(f"{path.name} is empty; expected {layout} and one row per test id")
+    try:
+        table = pd.read_csv(path, dtype=str, encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise SubmissionError(f"{path.name} is not a text file; expected {layout}") from None
+    except pd.errors.EmptyDataError:
+        raise SubmissionError(f"{path.name} holds no header line; expected {layout}") from None
+    except Exception as error:  # pandas raises several types for malformed CSV; all mean the same
+        reason = first_line(error)
+        raise SubmissionError(f"{path.name} could not be read as CSV ({reason}); expected {layout}") from None
+    table = _strip_header(table)
+    found = list(table.columns)
+    absent = [c for c in expected if c not in found]
+    if absent:
+        raise SubmissionError(f"{path.name} lacks column(s) {absent}: expected columns {expected}, "
+                              f"found {found}{_header_hint(found, absent)}")
+    return table
+
+
+def _header_hint(found: list[str], absent: list[str]) -> str:
+    """A likely reason for a wrong header, or ""."""
+    if len(found) == 1 and any(sep in found[0] for sep in (";", "\t", "|")):
+        return " (separate columns with commas)"
+    if all(_is_number_text(c) for c in found):
+        return " (the first line should be the header, not data)"
+    near = []
+    for wanted in absent:
+        same_letters = [c for c in found if c.lower() == wanted.lower()]
+        close = same_letters or difflib.get_close_matches(wanted, found, n=1, cutoff=0.6)
+        if close:
+            near.append(f"`{wanted}` instead of `{close[0]}`")
+    return f" (names must match exactly: did you mean {', '.join(near)}?)" if near else ""
+
+
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _examples(values: Sequence[str]) -> str:
+    shown = ", ".join(str(v) for v in list(values)[:EXAMPLES])
+    return f"{shown}, ..." if len(values) > EXAMPLES else shown
+
+
+def _check_ids(table: pd.DataFrame, answers: pd.DataFrame, id_column: str, name: str) -> list[str]:
+    """The canonical id of each submission row, after checking the ids match the answers' one for one."""
+    keys = [label_key(v) for v in table[id_column]]
+    wanted = {label_key(v): v for v in answers[id_column]}
+    problems = []
+    empty = keys.count("")
+    if empty:
+        problems.append(f"{empty} row(s) have no value in `{id_column}`")
+    counts = pd.Series([k for k in keys if k]).value_counts()
+    repeated = list(counts[counts > 1].index)
+    if repeated:
+        problems.append(f"{len(repeated)} id(s) appear more than once (e.g. {_examples(repeated)})")
+    present = set(keys)
+    missing = [original for key, original in wanted.items() if key not in present]
+    if missing:
+        problems.append(f"{len(missing)} of the {len(wanted)} test ids are missing "
+                        f"(e.g. {_examples(missing)})")
+    extra = list(dict.fromkeys(k for k in keys if k and k not in wanted))
+    if extra:
+        problems.append(f"{len(extra)} id(s) are not test ids (e.g. {_examples(extra)})")
+    if problems:
+        raise SubmissionError(f"{name}: " + "; ".join(problems) +
+                              f"; expected exactly one row for each of the {len(wanted)} ids of the test set")
+    return keys
+
+
+def _convert(cells: pd.Series, kind: str, column: str) -> tuple[pd.Series, str | None]:
+    """The column's values converted for the metric, and what is wrong with them (or None)."""
+    if kind in ("rle", "ranking"):
+        text = cells.map(lambda v: "" if is_missing(v) else str(v).strip())
+        if kind == "ranking":
+            return text, None
+        bad = []
+        for row, value in enumerate(text):
+            try:
+                parse_rle(value)
+            except ValueError as error:
+                bad.append((row, value, error))
+        if not bad:
+            return text, None
+        row, value, error = bad[0]
+        return text, (f"{len(bad)} value(s) in `{column}` are not run-length encodings "
+                      f"`start length start length ...` (e.g. row {row + 1}: {value[:40]!r}: {error})")
+    empty = int(sum(is_missing(v) or not str(v).strip() for v in cells))
+    if kind == "label":
+        labels = cells.map(lambda v: "" if is_missing(v) else str(v).strip())
+        return labels, (f"{empty} value(s) in `{column}` are empty or NaN; expected a value in every row"
+                        if empty else None)
+    numbers = pd.to_numeric(cells.str.strip(), errors="coerce").astype(float)
+    not_numbers = [repr(v) for v, n in zip(cells, numbers) if np.isnan(n) and not is_missing(v) and str(v).strip()]
+    infinite = int(np.isinf(numbers).sum())
+    faults = []
+    if empty:
+        faults.append(f"{empty} value(s) in `{column}` are empty or NaN")
+    if not_numbers:
+        faults.append(f"{len(not_numbers)} value(s) in `{column}` are not numbers (e.g. {_examples(not_numbers)})")
+    if infinite:
+        faults.append(f"{infinite} value(s) in `{column}` are infinite")
+    if faults:
+        return numbers, "; ".join(faults) + f"; expected a finite number in every row of `{column}`"
+    return numbers, None

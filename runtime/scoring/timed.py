@@ -1,0 +1,206 @@
+"""Score a timed metric (`metric runtime on "output file"`): starter and submission timed side by side.
+
+The task's starter script (from the run's initial workspace, or the task's starter folder
+with the prepared data) and the submitted script run in TIMED_RUNS rounds in the sandbox, one
+run of each per round, the order alternating from round to round (round_order), each run in a
+fresh copy of its workspace without the output file. The output the submission writes must
+match the starter's (mlab.scoring.metrics.compare_outputs: arrays close, text equal), and the task's
+private expected output when it has one; otherwise the submission scores nothing and the
+reason says what differed. The score is the submission's median wall time, the baseline the
+starter's median, so the improvement is 1 - 1/speed-up. Each round's own speed-up is kept too:
+success needs it to clear the threshold in enough rounds to be told apart from timing noise (a
+sign test, mlab.scoring.metrics.rounds_required: all of the first five; when the medians clear it but
+a round did not, TIMED_EXTRA_RUNS more rounds are timed and 12 of the 15 must). A starter that
+fails or disagrees with the expected output is a fault of the task, reported as such.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from mlab.confined import Refused, copy_out, open_file
+from mlab.errors import MlabError
+from mlab.scoring.outcome import SUBMISSION_FORMAT_ERROR, Score
+from mlab.scoring.timed_sandbox import copy_files, fresh_copy, how_it_ended, output_tail, scoring_sandbox
+
+TIMED_RUNS = 5  # rounds; a submission must clear the threshold in all five...
+TIMED_EXTRA_RUNS = 10  # ...or, when its medians do and some round did not, in 12 of 15 (metrics.rounds_required)
+
+
+def round_order(number: int) -> tuple[str, str]:
+    """Which program runs first in round `number` (from 1): the starter in odd rounds, so round 1
+    makes the reference output; the submission in even ones, so that warm caches and drifting
+    clocks favour neither."""
+    return ("starter", "submission") if number % 2 == 1 else ("submission", "starter")
+
+
+def expected_output(task, variant_name: str, private_dir: Path, output: str) -> Path | None:
+    """The task's private reference output: `expected_<output>`, else its only private file of that kind."""
+    private = list(task.variant(variant_name).get("private") or [])
+    named = f"expected_{Path(output).name}"
+    if named in private:
+        return Path(private_dir) / named
+    same_kind = [name for name in private if Path(name).suffix == Path(output).suffix]
+    return Path(private_dir) / same_kind[0] if len(same_kind) == 1 else None
+
+
+def starter_folder(task, variant_name: str, into: Path) -> Path:
+    """The workspace a run starts from: the task's starter files and the prepared public data."""
+    from mlab.data.prepare import copy_tree, install_starter, prepare_data
+
+    into.mkdir(parents=True, exist_ok=True)
+    install_starter(task, into)
+    copy_tree(prepare_data(task, variant_name).public, into)
+    return into
+
+
+def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, starter: Path | None = None,
+                runs: int | None = None, python: str | None = None, device: str | None = None):
+    """The Score of the submitted script in workspace, with the side-by-side baseline in Score.baseline."""
+    from mlab.scoring.metrics import needs_more_rounds, timed_score
+
+    runs = TIMED_RUNS if runs is None else runs
+    doc = task.doc
+    threshold = doc["success"]["improvement"]
+    script = doc["submission"]["file"]
+    output = doc["metric"]["columns"][0]
+    reference_script = doc["baseline"]["script"] if doc["baseline"]["kind"] == "run" else script
+    workspace = Path(workspace)
+    try:
+        os.close(open_file(workspace, script)[0])
+    except (FileNotFoundError, NotADirectoryError):
+        return Score(None, False, SUBMISSION_FORMAT_ERROR,
+                     f"no submission: {script} (the script to time) was not found in the workspace")
+    except Refused as why:
+        return Score(None, True, SUBMISSION_FORMAT_ERROR, str(why))
+    sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
+    expected = expected_output(task, variant_name, private_dir, output)
+    scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-"))
+    try:
+        base = starter if starter is not None else starter_folder(task, variant_name, scratch / "starter")
+        candidate_base = fresh_copy(base, scratch / "candidate-base", leave_out=(output,))
+        copy_files(workspace, candidate_base)  # the submission over the starter's files
+        times: dict[str, list[float]] = {"starter": [], "submission": []}
+        reference = scratch / f"reference-{Path(output).name}"
+
+        def time_starter(first: bool) -> None:
+            folder = fresh_copy(base, scratch / "run", leave_out=(output,))
+            result = sandbox.run(folder, [reference_script])
+            written = _take_output(folder, output, scratch)
+            _check_starter(task, result, written, expected, reference_script, output)
+            times["starter"].append(max(result.wall_s, 1e-6))
+            if first:
+                shutil.copyfile(written, reference)  # both harness-owned: taken through the confined reader
+
+        def time_submission():
+            folder = fresh_copy(candidate_base, scratch / "run", leave_out=(output,))
+            result = sandbox.run(folder, [script])
+            failure = how_it_ended(result)
+            if failure:
+                return _invalid(f"{script} {failure}; its last output:\n{output_tail(result)}", times, reference_script)
+            written = _take_output(folder, output, scratch)
+            problem = written if isinstance(written, str) else _output_problem(written, reference, expected)
+            if problem:
+                return _invalid(f"{script} wrote a wrong {output}, so its time does not count: {problem}",
+                                times, reference_script)
+            times["submission"].append(max(result.wall_s, 1e-6))
+            return None
+
+        def time_rounds(first: int, last: int):
+            """Time rounds first..last; the Score of an invalid submission, else None."""
+            for number in range(first, last + 1):
+                for which in round_order(number):
+                    invalid = time_starter(number == 1) if which == "starter" else time_submission()
+                    if invalid is not None:
+                        return invalid
+            return None
+
+        rounds = max(1, runs)
+        invalid = time_rounds(1, rounds)
+        if invalid is None and needs_more_rounds(times["starter"], times["submission"], threshold):
+            invalid = time_rounds(rounds + 1, rounds + TIMED_EXTRA_RUNS)
+        if invalid is not None:
+            return invalid
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    timing = timed_score(times["starter"], times["submission"])
+    baseline = _baseline(reference_script, times)
+    baseline["speedup"] = round(timing["speedup"], 4)
+    baseline["paired_speedups"] = [round(r, 6) for r in timing["paired_speedups"]]
+    baseline["speedup_floor"] = round(timing["speedup_floor"], 4)
+    return Score(timing["score"], True, baseline=baseline)
+
+
+def _take_output(folder: Path, output: str, scratch: Path) -> Path | str:
+    """A harness-owned copy of the output a script wrote in folder, taken through the confined
+    reader (mlab.confined), or why there is none: a link or special file is never followed."""
+    taken = scratch / "written" / Path(output).name
+    taken.parent.mkdir(exist_ok=True)
+    taken.unlink(missing_ok=True)
+    try:
+        copy_out(folder, output, taken)
+    except (FileNotFoundError, NotADirectoryError):
+        return f"the script did not write {Path(output).name}"
+    except Refused as why:
+        return str(why)
+    return taken
+
+
+def _check_starter(task, result, written: Path | str, expected: Path | None, script: str, output: str) -> None:
+    """A starter that fails or writes a wrong output makes every score meaningless: the task's fault."""
+    from mlab.scoring.metrics import compare_outputs
+
+    failure = how_it_ended(result)
+    if failure:
+        raise MlabError(f"task {task.name}: its starter {script} {failure} while being timed; "
+                        f"its last output:\n{output_tail(result)}")
+    if isinstance(written, str):
+        raise MlabError(f"task {task.name}: its starter {script} did not write {output} as a plain file: {written}")
+    if expected is not None:
+        same, why = compare_outputs(expected, written)
+        if not same:
+            raise MlabError(f"task {task.name}: its starter's {output} differs from the task's expected "
+                            f"output {expected.name}: {why}")
+
+
+def _output_problem(written: Path, reference: Path, expected: Path | None) -> str | None:
+    from mlab.scoring.metrics import compare_outputs
+
+    for target, what in ((reference, "the starter's output"), (expected, "the expected output")):
+        if target is None:
+            continue
+        same, why = compare_outputs(target, written)
+        if not same:
+            return f"{why} (compared with {what})"
+    return None
+
+
+def _baseline(script: str, times: dict[str, list[float]]) -> dict:
+    from statistics import median
+
+    starter = times["starter"]
+    return {"kind": "run", "script": script, "value": float(median(starter)) if starter else None,
+            "measured": True, "timed": "side by side with the submission in alternating rounds, median wall seconds",
+            "runs": len(starter), "starter_times_s": [round(t, 4) for t in starter],
+            "submission_times_s": [round(t, 4) for t in times["submission"]]}
+
+
+def _invalid(detail: str, times: dict[str, list[float]], script: str):
+    return Score(None, True, SUBMISSION_FORMAT_ERROR, detail, baseline=_baseline(script, times))
+
+
+def score_run_timed(run, workspace: Path | None = None, runs: int | None = None):
+    """score_timed for a run: the starter from the run's initial snapshot, the run's interpreter."""
+    from mlab.snapshots import ObjectStore, restore_files
+
+    store = ObjectStore(run.dir / "objects", durable=False)
+    scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-starter-"))
+    try:
+        restore_files(store, store.get_json(run.meta["initial_snapshot"]), scratch / "starter")
+        return score_timed(run.task, run.meta["data"]["variant"], workspace or run.workspace.root, run.private_dir,
+                           starter=scratch / "starter", runs=runs, python=run.scripts.python,
+                           device=run.scripts.device)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,243 @@
+"""Expand a compiled experiment into the runs of a sweep: task × agent × models × seed.
+
+An experiment is named (its .mlab declaration is found in ./tasks or the bundled tasks and
+compiled into the build cache) or given as build/experiments/<name>.yaml inside a build. Tasks
+`all` or a category are resolved against the tasks of the build; for a named experiment that
+build holds every task found, so `tasks all` means every task there is.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mlab.build import MANIFEST, Build, compile_into_cache, load_build, task_search_dirs
+from mlab.errors import BuildError, UsageError
+
+TIERS = ("main", "fast", "edit")
+# Limits `mlab run` takes on its command line (every limit an experiment can set).
+CLI_LIMITS = {"steps": "--steps", "time": "--time", "tokens": "--tokens", "cost": "--cost",
+              "script_timeout": "--script-timeout", "memory": "--memory", "disk": "--disk"}
+# Model calls per step beyond the main call (observation summaries, Understand File, AI edits):
+# the demonstrations of the bundled tasks make about one helper call every four steps.
+HELPER_CALL_FACTOR = 0.25
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run the experiment asks for, and what it needs."""
+
+    task: str
+    agent: str
+    data: str
+    seed: int
+    models: tuple[tuple[str, str], ...]  # (tier, model) for the tiers the experiment gives
+    limits: tuple[tuple[str, float], ...] = ()  # limits the experiment sets, passed to `mlab run`
+    steps_limit: int | None = None  # the run's resolved step limit, for the estimate
+    time_limit: float | None = None
+    hardware: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        """The run's identity in the sweep's state: stable across re-runs of the sweep."""
+        models = ",".join(f"{tier}={model}" for tier, model in self.models) or "default-models"
+        return f"{self.task}/{self.agent}/{self.data}/{models}/seed={self.seed}"
+
+    @property
+    def gpus(self) -> int:
+        return int(self.hardware.get("gpus") or 0)
+
+    @property
+    def gpus_required(self) -> bool:
+        return bool(self.hardware.get("gpus_required")) and self.gpus > 0
+
+    def models_text(self) -> str:
+        return " ".join(f"{tier}={model}" for tier, model in self.models) or "(agent defaults)"
+
+    def run_arguments(self, build_dir: Path, runs_dir: Path) -> list[str]:
+        """The arguments of `mlab run` that start this run."""
+        args = ["run", self.task, "--build", str(build_dir), "--agent", self.agent, "--data", self.data,
+                "--seed", str(self.seed), "--runs-dir", str(runs_dir), "--plain"]
+        flags = {"main": "--model", "fast": "--fast-model", "edit": "--edit-model"}
+        for tier, model in self.models:
+            args += [flags[tier], model]
+        for name, value in self.limits:
+            if name in CLI_LIMITS:
+                args += [CLI_LIMITS[name], _number(value)]
+        return args
+
+    def estimated_calls(self, steps_done: int = 0) -> int | None:
+        """Model calls the run may still make: remaining steps × (1 + helper factor)."""
+        if self.steps_limit is None:
+            return None
+        remaining = max(self.steps_limit - steps_done, 0)
+        return int(round(remaining * (1 + HELPER_CALL_FACTOR)))
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A loaded experiment: its compiled document and the build its tasks and agents come from."""
+
+    name: str
+    doc: dict
+    build: Build
+
+    @property
+    def retries(self) -> int:
+        return int(self.doc.get("retries", 0))
+
+
+# -- finding and loading ----------------------------------------------------------------
+
+_EXPERIMENT = re.compile(r"^\s*experiment\s+([A-Za-z0-9_.-]+)\s*\{", re.MULTILINE)
+_TASK = re.compile(r"^\s*task\s+[A-Za-z0-9_.-]+\s*\{", re.MULTILINE)
+
+
+def _mlab_files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.mlab"))
+
+
+def _declared(path: Path, pattern: re.Pattern) -> list[str]:
+    try:
+        return pattern.findall(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return []
+
+
+def find_experiment_source(name: str) -> Path:
+    """The .mlab file that declares `experiment name` in ./tasks or the bundled tasks."""
+    known: set[str] = set()
+    for folder in task_search_dirs():
+        for path in _mlab_files(folder):
+            declared = _declared(path, _EXPERIMENT)
+            if name in declared:
+                return path
+            known.update(declared)
+    raise UsageError(f"no experiment named {name!r} in {', '.join(map(str, task_search_dirs()))}; "
+                     f"known: {', '.join(sorted(known)) or 'none'} (or give build/experiments/<name>.yaml)")
+
+
+def task_sources() -> list[Path]:
+    """The .mlab files declaring tasks at the top of each search folder; ./tasks wins over the
+    bundled tasks for a file of the same name, so a local copy of a task replaces the bundled one."""
+    chosen: dict[str, Path] = {}
+    for folder in task_search_dirs():
+        for path in sorted(folder.glob("*.mlab")):
+            if path.stem not in chosen and _declared(path, _TASK):
+                chosen[path.stem] = path
+    return list(chosen.values())
+
+
+def _read_experiment(path: Path) -> dict:
+    from mlabc.api import problems
+    from ruamel.yaml import YAML, YAMLError
+
+    try:
+        doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise BuildError(f"cannot read {path}: {error}") from None
+    except YAMLError as error:
+        raise BuildError(f"{path} is not valid YAML ({error}); rebuild with `mlabc compile`") from None
+    found = problems("experiment", doc) if isinstance(doc, dict) else ["not a mapping"]
+    if found:
+        raise BuildError(f"{path} does not match spec/experiment.schema.json (was it made by another "
+                         "mlabc?):\n  " + "\n  ".join(found[:10]))
+    return doc
+
+
+def load_experiment(spec: str) -> Experiment:
+    """An experiment by name (compiled into the build cache) or as a .yaml inside a build."""
+    path = Path(spec)
+    if spec.endswith((".yaml", ".yml")):
+        if not path.is_file():
+            raise UsageError(f"no such experiment file: {spec}")
+        build_dir = path.resolve().parent.parent
+        if path.resolve().parent.name != "experiments" or not (build_dir / MANIFEST).is_file():
+            raise UsageError(f"{spec} is not an experiment inside a build; expected BUILD/experiments/"
+                             f"<name>.yaml next to BUILD/{MANIFEST} (make one with `mlabc compile`)")
+        build = load_build(build_dir)
+        doc = _read_experiment(path)
+        return Experiment(doc["name"], doc, build)
+    if "/" in spec or spec.endswith(".mlab"):
+        raise UsageError(f"give an experiment by name (e.g. `mlab sweep smoke`) or as "
+                         f"build/experiments/<name>.yaml, not {spec!r}")
+    source = find_experiment_source(spec)
+    build = compile_into_cache([source])
+    doc = _read_experiment(build.dir / "experiments" / f"{spec}.yaml")
+    if "names" not in doc["tasks"]:
+        # `all` or a category: the tasks to choose from are every task there is.
+        build = compile_into_cache([source, *[p for p in task_sources() if p.resolve() != source.resolve()]])
+        doc = _read_experiment(build.dir / "experiments" / f"{spec}.yaml")
+    return Experiment(spec, doc, build)
+
+
+# -- expansion ------------------------------------------------------------------------
+
+def resolve_tasks(selector: dict, build: Build) -> list[str]:
+    if "names" in selector:
+        missing = [n for n in selector["names"] if n not in build.task_names]
+        if missing:
+            raise BuildError(f"the experiment names task(s) {', '.join(missing)} that its build does not "
+                             f"hold; it holds: {', '.join(build.task_names) or 'none'}")
+        return list(selector["names"])
+    if selector.get("all"):
+        return build.task_names
+    category = selector["category"]
+    chosen = [n for n in build.task_names if build.task(n).doc["category"] == category]
+    if not chosen:
+        categories = sorted({build.task(n).doc["category"] for n in build.task_names})
+        raise BuildError(f"no task of category {category!r} in the build; categories: "
+                         f"{', '.join(categories) or 'none'}")
+    return chosen
+
+
+def _model_combinations(models: dict) -> list[tuple[tuple[str, str], ...]]:
+    unknown = sorted(set(models) - set(TIERS))
+    if unknown:
+        raise BuildError(f"unknown model tier(s) {', '.join(unknown)}; tiers are {', '.join(TIERS)}")
+    tiers = [t for t in TIERS if models.get(t)]
+    lists = [[(tier, model) for model in dict.fromkeys(models[tier])] for tier in tiers]
+    return [tuple(combo) for combo in itertools.product(*lists)]
+
+
+def expand(experiment: Experiment) -> list[RunSpec]:
+    """Every run of the experiment, per-task overrides applied, in a stable order."""
+    from mlab.limits import resolve_limits
+
+    doc, build = experiment.doc, experiment.build
+    tasks = resolve_tasks(doc["tasks"], build)
+    stray = sorted(set(doc["overrides"]) - set(tasks))
+    if stray:
+        raise BuildError(f"experiment {experiment.name} overrides task(s) {', '.join(stray)} that it "
+                         f"does not run; it runs: {', '.join(tasks)}")
+    specs: list[RunSpec] = []
+    for name in tasks:
+        task = build.task(name)
+        override = doc["overrides"].get(name, {})
+        data = override.get("data", doc["data"])
+        variant = task.variant(data)
+        agents = list(dict.fromkeys(override.get("agents", doc["agents"])))
+        missing = [a for a in agents if a not in build.agent_names]
+        if missing:
+            raise BuildError(f"experiment {experiment.name} uses agent(s) {', '.join(missing)} that its build "
+                             f"does not hold; it holds: {', '.join(build.agent_names)}")
+        runs = int(override.get("runs", doc["runs"]))
+        limits = {k: v for k, v in {**doc["limits"], **override.get("limits", {})}.items() if v is not None}
+        resolved = resolve_limits(task.doc["limits"], variant.get("limits"), limits)
+        for agent in agents:
+            for models in _model_combinations({**doc["models"], **override.get("models", {})}):
+                for seed in range(runs):
+                    specs.append(RunSpec(task=name, agent=agent, data=data, seed=seed, models=models,
+                                         limits=tuple(sorted(limits.items())), steps_limit=resolved.steps,
+                                         time_limit=resolved.time, hardware=dict(task.doc["hardware"])))
+    return specs
+
+
+def limits_not_passed(specs: list[RunSpec]) -> list[str]:
+    """Experiment limits `mlab run` cannot take on its command line (the task's own apply)."""
+    return sorted({name for spec in specs for name, _ in spec.limits if name not in CLI_LIMITS})

@@ -1,0 +1,91 @@
+"""What each step changed in the workspace, as bounded unified diffs, from the run's snapshots.
+
+The workspace before and after a step are the run's initial manifest with the recorded deltas
+applied, so a diff needs no checkout: the two contents are read from objects/. Only text files
+are diffed (UTF-8, no NUL byte, at most MAX_TEXT_BYTES); each diff is cut at MAX_DIFF_LINES and
+each step shows at most MAX_FILES files, so a page stays small whatever the run did.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, apply_delta
+
+MAX_TEXT_BYTES = 256 * 1024
+MAX_DIFF_LINES = 400
+MAX_FILES = 8
+MAX_LINES_COMPARED = 6000  # difflib is quadratic at worst; longer files are summarised instead
+
+
+@dataclass
+class FileChange:
+    path: str
+    kind: str                      # added, changed, removed
+    diff: list[str] | None = None  # unified diff lines, or None when not shown
+    note: str = ""                 # why no diff is shown, or that it was cut
+    added: int = 0
+    removed: int = 0
+
+
+def _text(store: ObjectStore, digest: str | None) -> tuple[list[str] | None, str]:
+    """The lines of a stored file, or None and why it is not shown as text."""
+    if digest is None:
+        return [], ""
+    if digest.startswith(SYMLINK_PREFIX):
+        return [f"-> {digest[len(SYMLINK_PREFIX):]}\n"], ""
+    path = store.path(digest)
+    try:
+        size = path.stat().st_size
+        if size > MAX_TEXT_BYTES:
+            return None, f"{size:,} bytes: too large to diff"
+        data = path.read_bytes()
+    except OSError:
+        return None, "the stored content is missing"
+    if b"\0" in data[:8192]:
+        return None, f"binary file ({size:,} bytes)"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, f"not UTF-8 text ({size:,} bytes)"
+    return text.splitlines(keepends=True), ""
+
+
+def file_change(store: ObjectStore, path: str, before: str | None, after: str | None) -> FileChange:
+    kind = "added" if before is None else "removed" if after is None else "changed"
+    change = FileChange(path, kind)
+    old, old_note = _text(store, before)
+    new, new_note = _text(store, after)
+    if old is None or new is None:
+        change.note = old_note or new_note
+        return change
+    if len(old) > MAX_LINES_COMPARED or len(new) > MAX_LINES_COMPARED:
+        change.note = f"{len(old):,} → {len(new):,} lines: too long to diff"
+        return change
+    lines = list(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}", n=3))
+    change.added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    change.removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    if len(lines) > MAX_DIFF_LINES:
+        change.note = f"diff cut at {MAX_DIFF_LINES} of {len(lines):,} lines"
+        lines = lines[:MAX_DIFF_LINES]
+    change.diff = [line if line.endswith("\n") else line + "\n" for line in lines]
+    return change
+
+
+def step_changes(run_dir: Path, meta: dict, records: list[dict]) -> list[tuple[list[FileChange], int]]:
+    """Per step (in order): the file changes shown and how many more files changed unshown."""
+    store = ObjectStore(Path(run_dir) / "objects", durable=False)
+    try:
+        manifest = dict(store.get_json(meta["initial_snapshot"]))
+    except (OSError, ValueError):
+        return [([], 0) for _ in records]
+    out = []
+    for record in records:
+        delta = record.get("snapshot") or {}
+        paths = sorted(set(delta.get("changed", {})) | set(delta.get("removed", [])))
+        before = {path: manifest.get(path) for path in paths}
+        apply_delta(manifest, delta)
+        shown = [file_change(store, path, before.get(path), manifest.get(path)) for path in paths[:MAX_FILES]]
+        out.append((shown, max(len(paths) - MAX_FILES, 0)))
+    return out

@@ -1,0 +1,291 @@
+"""`mlab view RUN_DIR`: one self-contained HTML page of a run (inline CSS, JS and SVG; opens from disk).
+
+At the top: the task, the result (with a banner for demonstrations) and, when intermediate
+scores exist, the score over steps. Then each step: the reply sections under the agent's own
+names, styled by their declared role; the action and its input; the observation (long ones
+folded); diffs of the files the step changed; tokens and time; numbers flagged as hallucinated
+claims. The page grows linearly with the run, and every long text is cut to a bounded size.
+"""
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+from pathlib import Path
+
+from mlab.errors import RunError, StorageError
+from mlab.observation import utf8_safe
+from mlab.reports.runs import LoadedRun, load_run
+from mlab.reports.taxonomy import failure_labels, hallucinated_claims
+from mlab.trace import full_record
+from mlab.viewer.assets import CSS, RUN_JS
+from mlab.viewer.chart import score_chart
+from mlab.viewer.diff import FileChange, step_changes
+
+FOLD_CHARS, FOLD_LINES = 1500, 25      # observations longer than this start folded
+MAX_SHOWN_CHARS = 20000                # longer texts show their first and last halves of this
+MAX_PROMPT_CHARS = 12000
+
+
+def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n\n[… {len(text) - 2 * half:,} characters not shown …]\n\n{text[-half:]}"
+
+
+def _role_class(role: str | None) -> str:
+    return "role-" + re.sub(r"[^a-z0-9]+", "-", (role or "other").lower()).strip("-")
+
+
+def _fact(name: str, value: str, css: str = "") -> str:
+    return f"<div><dt>{escape(name)}</dt><dd class='{css}'>{value}</dd></div>"
+
+
+def _number(value, digits: int = 6) -> str:
+    return "–" if value is None else escape(f"{value:.{digits}g}")
+
+
+def _header(run: LoadedRun, labels: list, claims: list) -> str:
+    result = run.result or {}
+    parts = ["<header class='run'>"]
+    if run.demo:
+        parts.append("<div class='demo-banner'>DEMONSTRATION — played by the keyless demo model "
+                     "(mlab/demo); not an agent result.</div>")
+    parts.append(f"<h1>{escape(run.task)} · {escape(run.agent)} · {escape(run.model)}</h1>")
+    facts = [_fact("run", escape(run.id)), _fact("data variant", escape(run.variant)),
+             _fact("seed", str(run.seed)), _fact("created", escape(run.meta.get("created", "")))]
+    for tier, config in run.tiers.items():
+        facts.append(_fact(f"{tier} model", escape(config.get("model", ""))))
+    if run.result is None:
+        facts.append(_fact("result", "unfinished: no result.json", "verdict bad"))
+    else:
+        baseline = (result.get("baseline") or {}).get("value")
+        gain = result.get("improvement")
+        facts += [
+            _fact(f"score ({result.get('metric')}, {str(result.get('direction', '')).replace('_', ' ')})",
+                  f"<span class='final-score'>{_number(result.get('score'))}</span>"),
+            _fact("baseline", _number(baseline)),
+            _fact("improvement", "–" if gain is None else f"{gain:+.1%} (threshold {result.get('threshold', 0):.0%})"),
+            _fact("verdict", "success" if result.get("success") else "no success",
+                  "verdict ok" if result.get("success") else "verdict bad"),
+            _fact("end", escape(str(result.get("end_reason")))),
+            _fact("steps", str(result.get("steps"))),
+            _fact("wall time", f"{result.get('wall_time_s', 0):.1f} s"),
+            _fact("tokens", f"{result.get('total_tokens', 0):,}"),
+            _fact("cost", "unknown" if result.get("cost") is None else f"${result['cost']:.4f}"),
+            _fact("scripts", escape(_compute_total(result.get("compute") or {}))),
+        ]
+        if labels:
+            facts.append(_fact("failure labels", escape("; ".join(label.text() for label in labels)), "verdict bad"))
+        if result.get("detail"):
+            facts.append(_fact("detail", escape(str(result["detail"]))))
+    facts.append(_fact("hallucinated claims", str(len(claims)), "verdict bad" if claims else ""))
+    parts.append(f"<dl class='facts'>{''.join(facts)}</dl>")
+    if run.scores:
+        parts.append(f"<div class='chart' id='score-chart'>{score_chart(run.scores, str(result.get('metric')), result.get('direction'), (result.get('baseline') or {}).get('value'))}</div>")
+    if run.problem:
+        parts.append(f"<details><summary>Research problem</summary><pre>{escape(clip(run.problem))}</pre></details>")
+    parts.append("<div class='toolbar'><button id='open-all' type='button'>open all folds</button>"
+                 "<button id='close-all' type='button'>close all folds</button><span class='meta'>jump to step:"
+                 "</span></div><nav class='steps'></nav></header>")
+    return "".join(parts)
+
+
+def _compute_total(compute: dict) -> str:
+    if not compute.get("scripts"):
+        return "none run"
+    memory = compute.get("peak_memory_bytes") or 0
+    return (f"{compute['scripts']} run(s), {compute.get('wall_s', 0):.1f} s wall, {compute.get('cpu_s', 0):.1f} s CPU, "
+            f"peak {memory / 2**20:,.0f} MiB")
+
+
+def _marked(text: str, numbers: set[str]) -> str:
+    """Escaped text with the flagged numbers highlighted."""
+    shown = escape(clip(text))
+    for number in sorted(numbers, key=len, reverse=True):
+        shown = re.sub(rf"(?<![\w.,]){re.escape(escape(number))}(?![\w])",
+                       f"<mark class='claim' title='stated as confirmed; no earlier observation showed it'>"
+                       f"{escape(number)}</mark>", shown)
+    return shown
+
+
+def _sections(run: LoadedRun, model: dict, step_claims: list) -> str:
+    reply = model.get("reply") or {}
+    parts = []
+    for section in run.sections:
+        if section.kind in ("action", "json") or not reply.get(section.name):
+            continue
+        flagged = {c.number for c in step_claims if c.section == section.name}
+        parts.append(f"<div class='section {_role_class(section.role)}' data-role='{escape(section.role or '')}'>"
+                     f"<h3>{escape(section.name)}</h3><div class='text'>{_marked(reply[section.name], flagged)}"
+                     f"</div></div>")
+    if not reply and model.get("response"):
+        parts.append(f"<details><summary>raw reply (not parsed)</summary><pre>{escape(clip(model['response']))}"
+                     "</pre></details>")
+    errors = model.get("format_errors") or []
+    if errors:
+        items = "".join(f"<li>{escape(clip(e, 2000))}</li>" for e in errors)
+        parts.append(f"<div class='format-errors'><h3>format errors ({len(errors)})</h3><ol>{items}</ol></div>")
+    return "".join(parts)
+
+
+def _observation(text: str) -> str:
+    lines = text.count("\n") + 1
+    body = f"<pre class='observation-text'>{escape(clip(text))}</pre>"
+    if len(text) <= FOLD_CHARS and lines <= FOLD_LINES:
+        return f"<h3>Observation</h3>{body}"
+    first = escape(text.strip().splitlines()[0][:120]) if text.strip() else ""
+    return (f"<h3>Observation</h3><details class='long'><summary>{first} … ({lines:,} lines, "
+            f"{len(text):,} characters)</summary>{body}</details>")
+
+
+def _diff(change: FileChange) -> str:
+    title = f"{escape(change.path)} ({change.kind}"
+    title += f", +{change.added} −{change.removed})" if change.diff is not None else f"; {escape(change.note)})"
+    if change.diff is None:
+        return f"<div class='file-change'><code>{title}</code></div>"
+    lines = []
+    for line in change.diff:
+        css = "hunk" if line.startswith("@@") else "add" if line.startswith("+") and not line.startswith("+++") \
+            else "del" if line.startswith("-") and not line.startswith("---") else ""
+        text = escape(line.rstrip("\n"))
+        lines.append(f"<span class='{css}'>{text}</span>" if css else text + "\n")
+    note = f"<p class='meta'>{escape(change.note)}</p>" if change.note else ""
+    return (f"<details class='file-change' open><summary>{title}</summary><pre class='diff'>{''.join(lines)}"
+            f"</pre>{note}</details>")
+
+
+def _usage(record: dict, previous_elapsed: float) -> str:
+    calls = (record.get("model") or {}).get("calls", [])
+    tokens = sum(c.get("prompt_tokens", 0) + c.get("completion_tokens", 0) for c in calls)
+    costs = [c.get("cost") for c in calls]
+    cost = "" if not calls else " · cost unknown" if None in costs else f" · ${sum(costs):.4f}"
+    took = float(record.get("elapsed_s", 0.0)) - previous_elapsed
+    return (f"<span class='meta'>{tokens:,} tokens in {len(calls)} call(s){cost} · {took:.1f} s "
+            f"(at {float(record.get('elapsed_s', 0.0)):.1f} s)</span>")
+
+
+def _calls(record: dict) -> str:
+    model = record.get("model") or {}
+    calls = model.get("calls") or []
+    if not calls:
+        return ""
+    rows = "".join(f"<tr><td>{escape(str(c.get('tier')))}</td><td>{escape(str(c.get('model')))}</td>"
+                   f"<td>{escape(str(c.get('purpose')))}</td><td class='num'>{c.get('prompt_tokens', 0):,}</td>"
+                   f"<td class='num'>{c.get('completion_tokens', 0):,}</td><td class='num'>{c.get('latency_s', 0)}</td>"
+                   "</tr>" for c in calls)
+    prompt = model.get("prompt")
+    shown = f"<h3>Prompt</h3><pre>{escape(clip(prompt, MAX_PROMPT_CHARS))}</pre>" if prompt else ""
+    return (f"<details class='calls'><summary>model calls ({len(calls)}) and prompt</summary><table class='runs'>"
+            "<thead><tr><th>tier</th><th>model</th><th>purpose</th><th>prompt tokens</th><th>completion tokens</th>"
+            f"<th>latency (s)</th></tr></thead><tbody>{rows}</tbody></table>{shown}</details>")
+
+
+def _action(record: dict) -> str:
+    action = record.get("action")
+    if action is None:
+        return ""
+    name = action if isinstance(action, str) else json.dumps(action)
+    text = input_text(record.get("action_input"))
+    body = f"<pre>{escape(clip(text))}</pre>"
+    if len(text) > FOLD_CHARS:
+        body = f"<details><summary>input ({len(text):,} characters)</summary>{body}</details>"
+    return f"<div class='action'><h3>Action</h3><code class='name'>{escape(name)}</code>{body}</div>"
+
+
+def input_text(given) -> str:
+    """An action input as a reader wants it: one field per line, multi-line text as a block."""
+    if not isinstance(given, dict):
+        return given if isinstance(given, str) else json.dumps(given, indent=2, ensure_ascii=False)
+    lines = []
+    for name, value in given.items():
+        if isinstance(value, str) and "\n" in value:
+            lines.append(f"{name}:\n" + "".join(f"    {line}\n" for line in value.splitlines()))
+        else:
+            lines.append(f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}\n")
+    return "".join(lines).rstrip("\n")
+
+
+def _compute(compute: dict | None) -> str:
+    if not compute:
+        return ""
+    what = [f"exit code {compute.get('exit_code')}", f"{compute.get('wall_s', 0):.1f} s wall",
+            f"{compute.get('cpu_s', 0):.1f} s CPU"]
+    if compute.get("peak_memory_bytes"):
+        what.append(f"peak {compute['peak_memory_bytes'] / 2**20:,.0f} MiB")
+    if compute.get("timed_out"):
+        what.append("TIMED OUT")
+    if compute.get("out_of_memory"):
+        what.append("OUT OF MEMORY")
+    return f"<p class='compute'>script: {escape(', '.join(what))}</p>"
+
+
+def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], claims: list,
+          previous_elapsed: float) -> str:
+    number, status = record["step"], str(record.get("status", ""))
+    action = record.get("action")
+    name = action if isinstance(action, str) else "(no action)" if action is None else json.dumps(action)
+    model = record.get("model") or {}
+    parts = [f"<article class='step' id='step-{number}' data-step='{number}' data-status='{escape(status)}' "
+             f"data-action='{escape(name)}'><h2>Step {number} · {escape(name)} "
+             f"<span class='status {escape(status)}'>{escape(status)}</span>{_usage(record, previous_elapsed)}</h2>"]
+    parts.append(_sections(run, model, claims))
+    if claims:
+        items = "".join(f"<li><b>{escape(c.number)}</b> in {escape(c.section)}: “{escape(c.sentence)}”</li>"
+                        for c in claims)
+        parts.append(f"<div class='claims'><h3>hallucinated claims</h3><ul>{items}</ul></div>")
+    parts.append(_action(record))
+    parts.append(_observation(str(record.get("observation", ""))))
+    parts.append(_compute(record.get("compute")))
+    shown, more = changes
+    if shown:
+        extra = f"<p class='meta'>… and {more} more file(s)</p>" if more else ""
+        parts.append(f"<div class='diffs'><h3>Files changed</h3>{''.join(_diff(c) for c in shown)}{extra}</div>")
+    if record.get("end_reason"):
+        parts.append(f"<p class='meta'>the run ended here: {escape(str(record['end_reason']))}</p>")
+    parts.append(_calls(record))
+    parts.append("</article>")
+    return "".join(parts)
+
+
+def _in_full(run: LoadedRun, record: dict) -> dict:
+    """The record with its long texts read back from objects/ (they are clipped when shown); the
+    previews the trace holds where an object cannot be read."""
+    try:
+        return full_record(record, run.dir / "objects")
+    except RunError:
+        return record
+
+
+def render_run(run: LoadedRun) -> str:
+    """The whole page as a string."""
+    claims = hallucinated_claims(run)
+    labels = failure_labels(run, claims)
+    records = run.records
+    changes = step_changes(run.dir, run.meta, records)
+    by_step: dict[int, list] = {}
+    for claim in claims:
+        by_step.setdefault(claim.step, []).append(claim)
+    steps, previous = [], 0.0
+    for record, change in zip(records, changes):
+        steps.append(_step(run, _in_full(run, record), change, by_step.get(record["step"], []), previous))
+        previous = float(record.get("elapsed_s", previous))
+    title = f"mlab run {run.id} — {run.task} / {run.agent}" + (" — DEMONSTRATION" if run.demo else "")
+    body = "".join(steps) or "<p>This run has no steps yet.</p>"
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
+            f"content='width=device-width, initial-scale=1'><title>{escape(title)}</title><style>{CSS}</style></head>"
+            f"<body>{_header(run, labels, claims)}<main>{body}</main><script>{RUN_JS}</script></body></html>\n")
+
+
+def write_page(path: Path, page: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(utf8_safe(page), encoding="utf-8")  # a trace may hold lone surrogates
+    except OSError as problem:
+        raise StorageError(f"cannot write {path}: {problem.strerror or problem}") from None
+    return path
+
+
+def write_run_page(run_dir: Path, output: Path) -> Path:
+    return write_page(Path(output), render_run(load_run(Path(run_dir))))
