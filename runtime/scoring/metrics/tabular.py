@@ -1,0 +1,298 @@
+"""The metric catalogue (each name of spec/metrics.json → its implementation), tabular metrics, and the verdict
+(`improvement`, `is_success`)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from mlab.scoring.metrics.values import (DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, MAP_K, MetricError, label_key,
+                                         parse_ranking, parse_rle)
+
+
+def _numeric_pairs(answers: pd.DataFrame, submission: pd.DataFrame,
+                   column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Answers and predictions of one column as floats, without rows lacking an answer.
+
+    Rows whose answer is missing are not scored (as in the AMP Parkinson's competition,
+    where some visits have no value for a target); predictions must all be numbers.
+    """
+    truth = pd.to_numeric(answers[column], errors="coerce").to_numpy(dtype=float)
+    predicted = pd.to_numeric(submission[column], errors="coerce").to_numpy(dtype=float)
+    if not np.all(np.isfinite(predicted)):
+        raise MetricError(f"column `{column}` of the submission holds values that are not finite numbers")
+    keep = np.isfinite(truth)
+    if not keep.any():
+        raise MetricError(f"no row of the answers has a numeric value in `{column}`")
+    return truth[keep], predicted[keep]
+
+
+def accuracy(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """Share of rows whose predicted label equals the answer."""
+    column = columns[0]
+    truth = [label_key(v) for v in answers[column]]
+    predicted = [label_key(v) for v in submission[column]]
+    return float(np.mean([t == p for t, p in zip(truth, predicted)]))
+
+
+def mae(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """Mean absolute error."""
+    truth, predicted = _numeric_pairs(answers, submission, columns[0])
+    return float(np.mean(np.abs(truth - predicted)))
+
+
+def _rmse(truth: np.ndarray, predicted: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((truth - predicted) ** 2)))
+
+
+def rmse(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """Root mean squared error."""
+    return _rmse(*_numeric_pairs(answers, submission, columns[0]))
+
+
+def smape1(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """SMAPE in percent of (prediction + 1) against (answer + 1); a row where both are 0 counts 0."""
+    truth, predicted = _numeric_pairs(answers, submission, columns[0])
+    actual, forecast = truth + 1.0, predicted + 1.0
+    half_sum = (np.abs(actual) + np.abs(forecast)) / 2.0
+    safe = np.where(half_sum == 0, 1.0, half_sum)
+    terms = np.where(half_sum == 0, 0.0, np.abs(forecast - actual) / safe)
+    return float(100.0 * np.mean(terms))
+
+
+def mcrmse(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """Mean over the scored columns of each column's RMSE."""
+    return float(np.mean([_rmse(*_numeric_pairs(answers, submission, c)) for c in columns]))
+
+
+def _merged_intervals(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Runs as sorted, disjoint half-open intervals, so overlapping runs count each pixel once."""
+    merged: list[list[int]] = []
+    for start, length in sorted(runs):
+        end = start + length
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(a, b) for a, b in merged]
+
+
+def _intersection_size(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> int:
+    i = j = total = 0
+    while i < len(first) and j < len(second):
+        low = max(first[i][0], second[j][0])
+        high = min(first[i][1], second[j][1])
+        total += max(0, high - low)
+        if first[i][1] < second[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def mask_dice(truth_rle: Any, predicted_rle: Any) -> float:
+    """Dice coefficient of two run-length encoded masks; two empty masks score 1."""
+    truth = _merged_intervals(parse_rle(truth_rle))
+    predicted = _merged_intervals(parse_rle(predicted_rle))
+    size = sum(b - a for a, b in truth) + sum(b - a for a, b in predicted)
+    if size == 0:
+        return 1.0
+    return 2.0 * _intersection_size(truth, predicted) / size
+
+
+def dice(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """Mean over rows (images) of the Dice coefficient of the run-length encoded masks."""
+    column = columns[0]
+    try:
+        scores = [mask_dice(t, p) for t, p in zip(answers[column], submission[column])]
+    except ValueError as error:
+        raise MetricError(f"column `{column}` holds a malformed run-length encoding: {error}") from None
+    return float(np.mean(scores))
+
+
+def average_precision_at_k(truth: set[str], predicted: Sequence[str], k: int = MAP_K) -> float:
+    """Kaggle's AP@K: precision at each first hit within the top k, over min(k, |truth|).
+
+    A repeated item counts once. With no true item the ranking scores 1 when it is
+    empty too, else 0 (the Kaggle formula divides by zero there).
+    """
+    if not truth:
+        return 1.0 if not predicted else 0.0
+    hits, total, seen = 0, 0.0, set()
+    for rank, item in enumerate(predicted[:k], start=1):
+        if item in truth and item not in seen:
+            hits += 1
+            total += hits / rank
+        seen.add(item)
+    return total / min(k, len(truth))
+
+
+def fathomnet_roles(columns: Sequence[str]) -> tuple[str, str]:
+    """(ranking column, out-of-sample probability column): `osd` by name, else the second."""
+    if len(columns) != 2:
+        raise MetricError(f"metric `fathomnet` scores two columns (categories, osd), got {list(columns)}")
+    ranking, probability = columns
+    return (probability, ranking) if ranking == "osd" else (ranking, probability)
+
+
+def _roc_auc(flags: np.ndarray, probabilities: np.ndarray) -> float:
+    """ROC AUC; with a single class in the answers no ranking exists, so it is 0.5 (chance)."""
+    if len(np.unique(flags)) < 2:
+        return 0.5
+    from sklearn.metrics import roc_auc_score  # imported here: only fathomnet needs it
+    return float(roc_auc_score(flags, probabilities))
+
+
+def fathomnet(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """0.5 * ((2 * AUC - 1) of the out-of-sample probability + MAP@20 of the category ranking)."""
+    ranking, probability = fathomnet_roles(columns)
+    flags = pd.to_numeric(answers[probability], errors="coerce").to_numpy(dtype=float)
+    if not np.isin(flags, (0.0, 1.0)).all():
+        raise MetricError(f"the answers' `{probability}` column must hold 0 or 1 (out-of-sample flag)")
+    predicted = pd.to_numeric(submission[probability], errors="coerce").to_numpy(dtype=float)
+    if not np.all(np.isfinite(predicted)):
+        raise MetricError(f"column `{probability}` of the submission holds values that are not finite numbers")
+    precisions = [average_precision_at_k(set(parse_ranking(t)), parse_ranking(p))
+                  for t, p in zip(answers[ranking], submission[ranking])]
+    return 0.5 * ((2.0 * _roc_auc(flags, predicted) - 1.0) + float(np.mean(precisions)))
+
+
+# --- the registry -------------------------------------------------------------------
+
+ValueKinds = Callable[[Sequence[str]], dict[str, str]]
+
+
+def _all_columns(kind: str) -> ValueKinds:
+    return lambda columns: {c: kind for c in columns}
+
+
+def _fathomnet_kinds(columns: Sequence[str]) -> dict[str, str]:
+    ranking, probability = fathomnet_roles(columns)
+    return {ranking: "ranking", probability: "number"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One entry of the catalogue.
+
+    kind: tabular (scored here), evaluator (scored by the task's evaluator) or timed.
+    columns: how many columns `metric NAME on ...` names: one, many, none or any.
+    value_kinds: for tabular metrics, what each scored column holds: number, label,
+    rle (run-length mask, may be empty) or ranking (space-separated items, may be empty).
+    """
+    name: str
+    kind: str
+    direction: str | None
+    columns: str
+    value_kinds: ValueKinds | None = None
+    compute: Callable[[pd.DataFrame, pd.DataFrame, Sequence[str]], float] | None = None
+
+    @property
+    def needs_evaluator(self) -> bool:
+        return self.kind == "evaluator"
+
+    def __call__(self, answers: pd.DataFrame, submission: pd.DataFrame,
+                 columns: Sequence[str]) -> float:
+        """The score of an aligned submission; MetricError when it cannot be computed here."""
+        if self.kind == "evaluator":
+            raise MetricError(f"metric `{self.name}` is computed by the task's evaluator, and none was "
+                              f"given: declare `evaluator \"<task>/evaluate.py:score\" because \"...\"`")
+        if self.kind == "timed":
+            raise MetricError(f"metric `{self.name}` is timed in the sandbox; use compare_outputs "
+                              f"and timed_score, not a table of answers")
+        columns = list(columns)
+        self._check_columns(columns)
+        for frame, what in ((answers, "answers"), (submission, "submission")):
+            absent = [c for c in columns if c not in frame.columns]
+            if absent:
+                raise MetricError(f"the {what} lack the scored column(s) {absent}")
+        if len(answers) != len(submission):
+            raise MetricError(f"the submission has {len(submission)} rows but the answers have "
+                              f"{len(answers)}: align them on the id first")
+        if len(answers) == 0:
+            raise MetricError("there are no rows to score")
+        return float(self.compute(answers.reset_index(drop=True), submission.reset_index(drop=True),
+                                  columns))
+
+    def kinds_of(self, columns: Sequence[str]) -> dict[str, str]:
+        """What each scored column holds (see the class docstring); {} for non-tabular metrics."""
+        if self.value_kinds is None:
+            return {}
+        self._check_columns(list(columns))
+        return self.value_kinds(columns)
+
+    def _check_columns(self, columns: list[str]) -> None:
+        if self.columns == "one" and len(columns) != 1:
+            raise MetricError(f"metric `{self.name}` scores exactly one column, got {columns}")
+        if self.columns == "many" and not columns:
+            raise MetricError(f"metric `{self.name}` needs the columns it scores")
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("accuracy", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), accuracy),
+    Metric("mae", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), mae),
+    Metric("rmse", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), rmse),
+    Metric("smape1", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), smape1),
+    Metric("mcrmse", "tabular", LOWER_IS_BETTER, "many", _all_columns("number"), mcrmse),
+    Metric("dice", "tabular", HIGHER_IS_BETTER, "one", _all_columns("rle"), dice),
+    Metric("fathomnet", "tabular", HIGHER_IS_BETTER, "many", _fathomnet_kinds, fathomnet),
+    Metric("perplexity", "evaluator", LOWER_IS_BETTER, "none"),
+    Metric("runtime", "timed", LOWER_IS_BETTER, "one"),
+    Metric("custom", "evaluator", None, "any"),
+)}
+
+
+def get_metric(name: str) -> Metric:
+    """The catalogue entry called `name`; MetricError naming the known ones otherwise."""
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise MetricError(f"unknown metric `{name}`; known metrics: {', '.join(METRICS)}") from None
+
+
+def score(name: str, answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
+    """The score of an aligned submission under the metric `name`."""
+    return get_metric(name)(answers, submission, columns)
+
+
+def check_evaluator_score(value: Any, evaluator: str = "the evaluator") -> float:
+    """An evaluator's return value as a float; MetricError unless it is a finite real number."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise MetricError(f"{evaluator} returned {value!r} ({type(value).__name__}), not a number")
+    if not math.isfinite(float(value)):
+        raise MetricError(f"{evaluator} returned {value!r}, not a finite number")
+    return float(value)
+
+
+# --- verdict ------------------------------------------------------------------------
+
+def improvement(score: float, baseline: float, direction: str) -> float:
+    """Relative improvement of `score` over `baseline`, positive when better (0.1 = 10%).
+
+    Lower is better: (baseline - score) / |baseline|; higher is better:
+    (score - baseline) / |baseline|. A baseline of exactly 0 has no relative scale, so
+    the difference itself is returned (as if |baseline| were 1): finite, signed the same
+    way, and 0 when the score equals the baseline.
+    """
+    if direction not in DIRECTIONS:
+        raise MetricError(f"direction must be {' or '.join(DIRECTIONS)}, got {direction!r}")
+    for value, what in ((score, "score"), (baseline, "baseline")):
+        if value is None or not math.isfinite(float(value)):
+            raise MetricError(f"the {what} is {value!r}, not a finite number")
+    gain = (baseline - score) if direction == LOWER_IS_BETTER else (score - baseline)
+    scale = abs(baseline) if baseline != 0 else 1.0
+    return float(gain / scale)
+
+
+def is_success(improvement_value: float, threshold: float) -> bool:
+    """True when the improvement reaches the task's threshold (both fractions: 0.1 = 10%).
+
+    A hair of tolerance keeps an exact 10% from failing on float rounding.
+    """
+    return improvement_value >= threshold - 1e-12
+
+
+# --- timed metric: output comparison and speed-up -----------------------------------
