@@ -1,7 +1,10 @@
 """A run's limits: the task's, overridden by its data variant's, overridden by the command line's."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
+
+from mlabc.api import DURATION_UNITS, SIZE_UNITS
 
 from mlab.errors import UsageError
 
@@ -43,18 +46,51 @@ def resolve_limits(task_limits: dict, variant_limits: dict | None = None,
     return Limits(**merged)
 
 
+# The command line's units, built from the compiler's one table: a duration in h, m and s (or a
+# bare number of seconds); a size in any unit, any case (or a bare number of bytes).
+_DURATION_SCALE = {unit: float(DURATION_UNITS[unit]) for unit in ("h", "m", "s")}
+_SIZE_SCALE = {"": 1, **{unit.lower(): factor for unit, factor in SIZE_UNITS.items()}}
+
+
 def parse_duration(text: str) -> float:
     """'90', '90s', '30m', '5h', '1h30m' → seconds (a usage error otherwise)."""
-    import re
-
     value = text.strip().lower()
     if re.fullmatch(r"\d+(\.\d+)?", value):
         return float(value)
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms])", value)
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([" + "".join(_DURATION_SCALE) + "])", value)
     if not parts or "".join(n + u for n, u in parts) != value.replace(" ", ""):
         raise UsageError(f"{text!r} is not a duration; write e.g. 90s, 30m, 5h or 1h30m")
-    scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
-    return sum(float(n) * scale[u] for n, u in parts)
+    return sum(float(n) * _DURATION_SCALE[u] for n, u in parts)
+
+
+def parse_size(text: str) -> int:
+    """'8GiB', '512MiB', '2GB' or a number of bytes → bytes (a usage error otherwise)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _SIZE_SCALE or float(match.group(1)) <= 0:
+        raise UsageError(f"{text!r} is not a size; write e.g. 512MiB, 8GiB or a number of bytes")
+    return int(float(match.group(1)) * _SIZE_SCALE[unit])
+
+
+def limit_overrides(args) -> dict:
+    """The limits given on a command line (`mlab run`, `mlab drive`): flags a verb lacks are unset."""
+    given = {name: getattr(args, name, None) for name in LIMIT_NAMES}
+    for name in ("steps", "tokens"):
+        if given[name] is not None and given[name] < 1:
+            raise UsageError(f"--{name} must be 1 or more")
+    if given["cost"] is not None and not given["cost"] > 0:
+        raise UsageError("--cost must be more than 0")
+    overrides = {}
+    for name, text in given.items():
+        if text is None:
+            continue
+        if name in ("time", "script_timeout"):
+            overrides[name] = parse_duration(text)
+        elif name in ("memory", "disk"):
+            overrides[name] = parse_size(text)
+        else:
+            overrides[name] = text
+    return overrides
 
 
 def shutdown_text(reason: str, limits: Limits, final: bool) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from mlab.agent import context as C
+from mlab.failure import FailureMode
 from mlab.agent.model_actions import install as install_model_actions
 from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
 from mlab.observation import bound_text
@@ -189,9 +190,9 @@ class AgentLoop:
         if parsed is None:
             self._account(calls)
             detail = f"no usable reply after {len(errors)} attempt(s); last problem: {errors[-1]}"
-            self.run.finish("response format error", detail=detail,
+            self.run.finish(FailureMode.RESPONSE_FORMAT_ERROR, detail=detail,
                             model=self._exchange(None, response, calls, errors, prompt, summaries, prefix))
-            return LoopOutcome("failed", "response format error", detail)
+            return LoopOutcome("failed", FailureMode.RESPONSE_FORMAT_ERROR, detail)
         exchange = self._exchange(parsed, response, calls, errors, prompt, summaries, prefix)
         observation = self.run.step(parsed.action, parsed.action_input, model=exchange,
                                      hooks={"retrieved": retrieved} if retrieved else None)
@@ -225,11 +226,11 @@ class AgentLoop:
             limit = self.limit_reached()
             if limit:
                 self.run.finish(f"{limit}_limit", detail=f"the run's {limit} limit was reached")
-                return LoopOutcome(f"{limit}_limit", "limit reached", f"{limit} limit")
+                return LoopOutcome(f"{limit}_limit", FailureMode.LIMIT_REACHED, f"{limit} limit")
             outcome = self.step()
             if outcome is not None:
                 return outcome
         reason = self.run.end_reason or "ended"
         if reason.endswith("_limit"):
-            return LoopOutcome(reason, "limit reached", reason.replace("_", " "))
+            return LoopOutcome(reason, FailureMode.LIMIT_REACHED, reason.replace("_", " "))
         return LoopOutcome(reason)

@@ -99,19 +99,6 @@ def cmd_prepare(args) -> int:
     return EXIT_OK
 
 
-def _limit_overrides(args) -> dict:
-    from mlab.limits import parse_duration
-
-    overrides: dict = {}
-    if args.steps is not None:
-        if args.steps < 1:
-            raise UsageError("--steps must be 1 or more")
-        overrides["steps"] = args.steps
-    if args.time is not None:
-        overrides["time"] = parse_duration(args.time)
-    return overrides
-
-
 def _print_step(record: dict, observation) -> None:
     name = record["resolved"]["action"] if record["resolved"] else record["action"]
     print(f"--- step {record['step']}: {name} [{record['status']}]")
@@ -120,6 +107,7 @@ def _print_step(record: dict, observation) -> None:
 
 def cmd_drive(args) -> int:
     from mlab.build import resolve_task
+    from mlab.limits import limit_overrides
     from mlab.run.drive import drive, load_actions
     from mlab.run.folder import Run
 
@@ -135,7 +123,7 @@ def cmd_drive(args) -> int:
         task = resolve_task(args.task, Path(args.build) if args.build else None)
         agent = task.build.agent(args.agent or task.doc["agent"])
         run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
-                         limits=_limit_overrides(args), python=args.python, device=args.device)
+                         limits=limit_overrides(args), python=args.python, device=args.device)
         print(f"run {run.id} in {run.dir}")
     try:
         drive(run, actions, on_step=None if args.quiet else _print_step)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError
+from mlab.failure import FailureMode
 
 RUN_EPILOG = """\
 model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
@@ -206,44 +207,9 @@ class Display:
 
 # -- run -----------------------------------------------------------------------------------
 
-def _limit_overrides(args) -> dict:
-    from mlab.limits import parse_duration
-
-    limits = {}
-    if args.steps is not None:
-        limits["steps"] = args.steps
-    if args.time is not None:
-        limits["time"] = parse_duration(args.time)
-    if args.tokens is not None:
-        limits["tokens"] = args.tokens
-    if args.cost is not None:
-        limits["cost"] = args.cost
-    if getattr(args, "script_timeout", None) is not None:
-        limits["script_timeout"] = parse_duration(args.script_timeout)
-    if getattr(args, "memory", None) is not None:
-        limits["memory"] = parse_size(args.memory)
-    if getattr(args, "disk", None) is not None:
-        limits["disk"] = parse_size(args.disk)
-    return limits
-
-
-_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-def parse_size(text: str) -> int:
-    """'8GiB', '512MiB', '2GB' or a number of bytes → bytes (a usage error otherwise)."""
-    import re
-
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _SIZE_UNITS or float(match.group(1)) <= 0:
-        raise UsageError(f"{text!r} is not a size; write e.g. 512MiB, 8GiB or a number of bytes")
-    return int(float(match.group(1)) * _SIZE_UNITS[unit])
-
-
 def _open_run(args):
     from mlab.build import load_build, resolve_task
+    from mlab.limits import limit_overrides
     from mlab.run.folder import Run
 
     if args.resume:
@@ -291,7 +257,7 @@ def _open_run(args):
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     seed = 0 if args.seed is None else args.seed
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
-                     limits=_limit_overrides(args), python=args.python, device=args.device)
+                     limits=limit_overrides(args), python=args.python, device=args.device)
     config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
     (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
     return run, config
@@ -336,7 +302,7 @@ def cmd_run(args) -> int:
         return EXIT_INTERRUPTED
     result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
     _print_result(run, result)
-    return EXIT_OK if result["failure_mode"] in (None, "small improvement") else EXIT_FAILED
+    return EXIT_OK if result["failure_mode"] in (None, FailureMode.SMALL_IMPROVEMENT) else EXIT_FAILED
 
 
 def score_apart(score, run_dir: Path) -> dict:

@@ -4,17 +4,19 @@ Kept apart from the client so the offline models (which the client registers) ne
 """
 from __future__ import annotations
 
+from mlab.failure import FailureMode
+
 
 class ModelError(Exception):
     """A model call failed for good; the run ends with failure mode `model API failure`."""
 
-    failure_mode = "model API failure"
+    failure_mode = FailureMode.MODEL_API_FAILURE
 
 
 class RepliesExhausted(ModelError):
     """An offline model ran out of replies (scripted file, replay trace, demonstration)."""
 
-    failure_mode = "model replies exhausted"
+    failure_mode = FailureMode.MODEL_REPLIES_EXHAUSTED
 
 
 class MissingKey(Exception):

@@ -40,15 +40,17 @@ import re
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
-RESPONSE_FORMAT_ERROR = "response format error"
-SUBMISSION_FORMAT_ERROR = "submission format error"
+from mlab.failure import FailureMode
+
+RESPONSE_FORMAT_ERROR = FailureMode.RESPONSE_FORMAT_ERROR.value
+SUBMISSION_FORMAT_ERROR = FailureMode.SUBMISSION_FORMAT_ERROR.value
 NO_SUBMISSION = "no submission"
-SMALL_IMPROVEMENT = "small improvement"
-LIMIT_REACHED = "limit reached"
+SMALL_IMPROVEMENT = FailureMode.SMALL_IMPROVEMENT.value
+LIMIT_REACHED = FailureMode.LIMIT_REACHED.value
 SCRIPT_FAILURE = "script failure"
-MODEL_API_FAILURE = "model API failure"
+MODEL_API_FAILURE = FailureMode.MODEL_API_FAILURE.value
 HALLUCINATED_CLAIM = "hallucinated claim"
-NOT_SCORED = "not scored"
+NOT_SCORED = FailureMode.NOT_SCORED.value
 UNFINISHED = "unfinished"
 OTHER = "other"
 
@@ -222,7 +224,7 @@ def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
     last = records[-1] if records else {}
     if mode == RESPONSE_FORMAT_ERROR or last.get("end_reason") == RESPONSE_FORMAT_ERROR:
         labels.append(Label(RESPONSE_FORMAT_ERROR, result.get("detail") or ""))
-    if mode in (MODEL_API_FAILURE, "model replies exhausted"):
+    if mode in (FailureMode.MODEL_API_FAILURE, FailureMode.MODEL_REPLIES_EXHAUSTED):
         labels.append(Label(MODEL_API_FAILURE, result.get("detail") or mode))
     end_reason = result.get("end_reason") or ""
     if mode == LIMIT_REACHED or end_reason.endswith("_limit"):

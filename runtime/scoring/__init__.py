@@ -7,7 +7,6 @@ _NAMES = {
     "MetricError": "metrics",
     "RESULT": "result",
     "SIGN_TEST_LEVEL": "metrics",
-    "SUBMISSION_FORMAT_ERROR": "outcome",
     "Score": "outcome",
     "SubmissionError": "submission",
     "code_hash": "baseline",

@@ -10,7 +10,7 @@ submission instead; evaluator metrics run the task's evaluator (mlab.scoring.eva
 from __future__ import annotations
 
 from mlab.scoring.baseline import measure_baseline
-from mlab.scoring.outcome import SMALL_IMPROVEMENT
+from mlab.failure import FailureMode
 from mlab.scoring.score import score_workspace
 
 
@@ -42,13 +42,13 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
         from mlab.scoring.metrics import rounds_clearing, rounds_required
 
         paired = baseline["paired_speedups"]
-        failure, detail = SMALL_IMPROVEMENT, (
+        failure, detail = FailureMode.SMALL_IMPROVEMENT, (
             f"improvement {gain:.1%} (medians of {len(paired)} rounds) reaches the threshold {threshold:.0%}, "
             f"but only {rounds_clearing(paired, threshold)} of the {len(paired)} rounds did "
             f"({rounds_required(len(paired))} needed): a speed-up that not enough rounds show cannot be "
             f"told apart from timing noise")
     elif failure is None and not success and gain is not None:
-        failure, detail = SMALL_IMPROVEMENT, f"improvement {gain:.1%} is below the threshold {threshold:.0%}"
+        failure, detail = FailureMode.SMALL_IMPROVEMENT, f"improvement {gain:.1%} is below the threshold {threshold:.0%}"
     return {"metric": doc["metric"]["name"], "direction": direction, "score": score.value,
             "baseline": baseline, "improvement": gain, "threshold": threshold, "success": success,
             "submitted": score.submitted, "failure_mode": failure, "detail": detail,

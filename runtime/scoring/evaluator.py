@@ -7,7 +7,7 @@ as a script in the sandbox, in a scratch folder that holds
     submission/   a copy of the workspace's plain files (no links, hard links or special files;
                   taken through mlab.confined, and a submission that is one is refused)
     private/      a copy of the task's private files, bound read-only
-    evaluator/    the evaluator's file and a small runner, bound read-only
+    evaluator/    the evaluator's file and the runner (mlab.scoring.evaluator_runner), bound read-only
 
 and nothing else of mlab, the run folder or the caches. It gets the task's script time
 and memory limits. The runner calls `function(submission_dir, private_dir)` and prints one
@@ -35,50 +35,16 @@ from pathlib import Path
 
 from mlab.confined import Refused, check
 from mlab.errors import MlabError
-from mlab.scoring.outcome import SUBMISSION_FORMAT_ERROR, Score
+from mlab.failure import FailureMode
+from mlab.scoring.outcome import Score
 from mlab.scoring.timed_sandbox import copy_files, output_tail, scoring_sandbox
 
-INVALID_CLASS = "SubmissionInvalid"
 RESULT_MARK = "MLAB-EVALUATOR-RESULT"
 RUNNER = "_mlab_run_evaluator.py"
 
-RUNNER_SOURCE = '''"""Runs a task's evaluator on a submission and prints the outcome as one marked JSON line."""
-import importlib.util
-import json
-import math
-import sys
-import traceback
-from pathlib import Path
-
-mark, module_path, function_name, submission, private = sys.argv[1:6]
-sys.path.insert(0, str(Path(module_path).parent))
-
-
-def report(outcome):
-    print(f"\\n{mark} " + json.dumps(outcome), flush=True)
-
-
-try:
-    spec = importlib.util.spec_from_file_location("task_evaluator", module_path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    value = getattr(module, function_name)(Path(submission), Path(private))
-except BaseException as error:
-    invalid = any(k.__name__ == "SubmissionInvalid" for k in type(error).__mro__)
-    report({"status": "invalid" if invalid else "error", "type": type(error).__name__,
-            "message": str(error), "traceback": "" if invalid else traceback.format_exc()[-2000:]})
-else:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not number and hasattr(value, "item"):
-        try:
-            value = value.item()
-            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        except Exception:
-            number = False
-    report({"status": "ok", "value": float(value)} if number else
-           {"status": "error", "type": "ValueError", "message": f"returned {value!r}, not a finite number",
-            "traceback": ""})
-'''
+# The runner, a standard-library script beside this module; copied into the scoring folder, as
+# the sandbox shows scripts nothing of mlab's installed files.
+RUNNER_FILE = Path(__file__).with_name("evaluator_runner.py")
 
 
 def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: Path, *,
@@ -97,10 +63,10 @@ def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: 
         try:
             check(Path(workspace), submission)
         except (FileNotFoundError, NotADirectoryError):
-            return Score(None, False, SUBMISSION_FORMAT_ERROR,
+            return Score(None, False, FailureMode.SUBMISSION_FORMAT_ERROR,
                          f"no submission: {submission} was not found in the workspace")
         except Refused as why:
-            return Score(None, True, SUBMISSION_FORMAT_ERROR, str(why))
+            return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(why))
     sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
     scratch = Path(tempfile.mkdtemp(prefix="mlab-evaluator-"))
     try:
@@ -110,7 +76,7 @@ def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: 
         copy_files(Path(workspace), folder / "submission")
         copy_files(Path(private_dir), folder / "private")
         shutil.copyfile(source, folder / "evaluator" / source.name)
-        (folder / "evaluator" / RUNNER).write_text(RUNNER_SOURCE, encoding="utf-8")
+        shutil.copyfile(RUNNER_FILE, folder / "evaluator" / RUNNER)
         mark = f"{RESULT_MARK}-{secrets.token_hex(8)}"
         argv = [f"evaluator/{RUNNER}", mark, f"{folder}/evaluator/{source.name}", evaluator["function"],
                 str(folder / "submission"), str(folder / "private")]
@@ -122,7 +88,7 @@ def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: 
 
 def _outcome(task, name: str, result, mark: str):
     if result.killed_reason:
-        return Score(None, True, SUBMISSION_FORMAT_ERROR,
+        return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR,
                      f"the submission could not be scored: the evaluator {result.killed_reason}")
     report = None
     for line in reversed((result.output or "").splitlines()):
@@ -138,6 +104,6 @@ def _outcome(task, name: str, result, mark: str):
     if report.get("status") == "ok" and math.isfinite(report.get("value", math.nan)):
         return Score(float(report["value"]), True)
     if report.get("status") == "invalid" or report.get("type") == "MemoryError":
-        return Score(None, True, SUBMISSION_FORMAT_ERROR, str(report.get("message") or "the submission is invalid"))
+        return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(report.get("message") or "the submission is invalid"))
     raise MlabError(f"task {task.name}: its evaluator {name} failed: {report.get('type')}: {report.get('message')}"
                     + (f"\n{report['traceback'].rstrip()}" if report.get("traceback") else ""))

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from mlab.confined import Refused, copy_out
 from mlab.errors import MlabError
-from mlab.scoring.outcome import NOT_SCORED, SUBMISSION_FORMAT_ERROR, Score
+from mlab.failure import FailureMode
+from mlab.scoring.outcome import Score
 
 
 def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
@@ -34,7 +35,7 @@ def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path)
 
         return score_with_evaluator(task, variant_name, workspace, private_dir)
     if metric["kind"] != "tabular":
-        return Score(None, False, NOT_SCORED,
+        return Score(None, False, FailureMode.NOT_SCORED,
                      f"the {metric['name']} metric ({metric['kind']}) is not scored by this version of mlab")
     submission = doc["submission"] or {}
     variant = task.variant(variant_name)
@@ -49,10 +50,10 @@ def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path)
         try:
             copy_submission(workspace, rel, path, MAX_SUBMISSION_BYTES)
         except (FileNotFoundError, NotADirectoryError):
-            return Score(None, False, SUBMISSION_FORMAT_ERROR,
+            return Score(None, False, FailureMode.SUBMISSION_FORMAT_ERROR,
                          f"no submission: {rel} (columns {expected}) was not found in the workspace")
         except Refused as why:
-            return Score(None, True, SUBMISSION_FORMAT_ERROR, f"{why} (expected columns: {expected})")
+            return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, f"{why} (expected columns: {expected})")
         answers_path = Path(private_dir) / variant["private"][0]
         columns = metric["columns"]
         try:
@@ -63,11 +64,11 @@ def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path)
             text = str(problem)
             if "expected columns" not in text:
                 text += f" (expected columns: {expected})"
-            return Score(None, True, SUBMISSION_FORMAT_ERROR, text)
+            return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, text)
         except AnswersError as problem:
             raise MlabError(f"task {task.name}: {problem}") from None
         except metrics.MetricError as problem:
-            return Score(None, True, SUBMISSION_FORMAT_ERROR, str(problem))
+            return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(problem))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Score(float(value), True)

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from mlab.confined import Refused, copy_out, open_file
 from mlab.errors import MlabError
-from mlab.scoring.outcome import SUBMISSION_FORMAT_ERROR, Score
+from mlab.failure import FailureMode
+from mlab.scoring.outcome import Score
 from mlab.scoring.timed_sandbox import copy_files, fresh_copy, how_it_ended, output_tail, scoring_sandbox
 
 TIMED_RUNS = 5  # rounds; a submission must clear the threshold in all five...
@@ -71,10 +72,10 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
     try:
         os.close(open_file(workspace, script)[0])
     except (FileNotFoundError, NotADirectoryError):
-        return Score(None, False, SUBMISSION_FORMAT_ERROR,
+        return Score(None, False, FailureMode.SUBMISSION_FORMAT_ERROR,
                      f"no submission: {script} (the script to time) was not found in the workspace")
     except Refused as why:
-        return Score(None, True, SUBMISSION_FORMAT_ERROR, str(why))
+        return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(why))
     sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
     expected = expected_output(task, variant_name, private_dir, output)
     scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-"))
@@ -188,7 +189,7 @@ def _baseline(script: str, times: dict[str, list[float]]) -> dict:
 
 
 def _invalid(detail: str, times: dict[str, list[float]], script: str):
-    return Score(None, True, SUBMISSION_FORMAT_ERROR, detail, baseline=_baseline(script, times))
+    return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, detail, baseline=_baseline(script, times))
 
 
 def score_run_timed(run, workspace: Path | None = None, runs: int | None = None):

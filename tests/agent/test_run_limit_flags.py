@@ -3,11 +3,11 @@ import pytest
 
 from mlab.cli import _parser
 from mlab.errors import UsageError
-from mlab.cli.run import _limit_overrides, parse_size
+from mlab.limits import limit_overrides, parse_size
 
 
 def limits_of(*argv):
-    return _limit_overrides(_parser().parse_args(["run", "house-price", *argv]))
+    return limit_overrides(_parser().parse_args(["run", "house-price", *argv]))
 
 
 def test_script_timeout_and_memory_become_limits():
@@ -28,3 +28,16 @@ def test_a_sweep_passes_plain_numbers():
 def test_a_bad_size_is_a_usage_error(text):
     with pytest.raises(UsageError, match="is not a size"):
         parse_size(text)
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--steps", "0", "--steps must be 1 or more"), ("--tokens", "0", "--tokens must be 1 or more"),
+    ("--cost", "0", "--cost must be more than 0")])
+def test_a_limit_below_its_least_is_a_usage_error(flag, value, message):
+    with pytest.raises(UsageError, match=message):
+        limits_of(flag, value)
+
+
+def test_drive_takes_the_two_limits_it_has():
+    args = _parser().parse_args(["drive", "house-price", "--actions", "a.json", "--steps", "4", "--time", "1h30m"])
+    assert limit_overrides(args) == {"steps": 4, "time": 5400.0}

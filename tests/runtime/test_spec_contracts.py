@@ -89,3 +89,11 @@ def test_history_steps_come_from_trace_records(new_run):
     steps = context.history_context(steps=run.records)["steps"]
     assert steps == [{"number": 1, "reply": {"Thought": "look around"}, "action": "List Files",
                       "action_input": '{"dir_path": "."}', "observation": run.records[0]["observation"]}]
+
+
+def test_the_failure_modes_are_exactly_those_of_the_result_schema():
+    from mlab.failure import FailureMode
+
+    schema = json.loads((SPEC / "result.schema.json").read_text())["properties"]["failure_mode"]
+    declared = [value for branch in schema["oneOf"] for value in branch.get("enum", [])]
+    assert sorted(mode.value for mode in FailureMode) == sorted(declared)
