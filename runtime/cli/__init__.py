@@ -1,4 +1,4 @@
-"""`mlab`: prepare data, drive runs with scripted actions, check out a step's workspace.
+"""`mlab`: the runtime's command line; one module per verb, imported only when it runs.
 
 Exit codes: 0 ok, 1 the run failed or an error a user can fix (bad build, bad data, ...),
 2 usage, 3 I/O (a file that cannot be read or written).
@@ -7,13 +7,26 @@ Heavy libraries (pandas, scikit-learn, litellm) are imported only by the command
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from pathlib import Path
 
-from mlab.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError, UsageError
+from mlab.cli import args as shared
+from mlab.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError
 
+__all__ = ["COMMANDS", "main"]
 
-__all__ = ["main"]
+# verb → the module under mlab.cli whose main(args) does it
+COMMANDS = {"prepare": "prepare", "drive": "drive", "run": "run", "list": "list", "eval": "eval",
+            "report": "report", "view": "view", "sweep": "sweep", "baseline": "baseline", "audit": "audit",
+            "checkout": "checkout"}
+
+RUN_EPILOG = """\
+model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
+  MLAB_MODEL_TIMEOUT   seconds one call may take before it is abandoned and retried (default 600)
+  MLAB_MODEL_BACKOFF   seconds to wait before the first retry, doubled at each retry up to 60 (default 1)
+  MLAB_MODEL_ATTEMPTS  attempts per call before the run ends with `model API failure` (default 5)
+keyless models: mlab/demo (a labelled demonstration), mlab/scripted:FILE.json, mlab/replay:RUN_DIR, mlab/human
+exit codes: 0 scored, 1 the run failed, 2 usage or a missing API key, 3 I/O, 130 interrupted (resumable)"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,44 +37,34 @@ def _parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
 
     prepare = verbs.add_parser("prepare", help="prepare a task's data into the cache and say where")
-    prepare.add_argument("task", metavar="TASK", help="task name, .mlab file, or build folder")
-    prepare.add_argument("--data", default="lite", choices=("lite", "full"), help="data variant (default lite)")
-    prepare.add_argument("--build", metavar="DIR", help="take the task from this build (refused if stale)")
+    shared.add_task(prepare)
+    shared.add_data(prepare)
+    shared.add_build(prepare)
     prepare.add_argument("--checksums", action="store_true",
                          help="also print a `checksum` declaration for every downloaded (or prepared) file, "
                               "to record in the task")
 
     drive = verbs.add_parser("drive", help="run a JSON list of actions through a run (scripted driver)")
-    drive.add_argument("task", nargs="?", metavar="TASK", help="task name, .mlab file, or build folder")
+    shared.add_task(drive, optional=True)
     drive.add_argument("--actions", required=True, metavar="FILE.json",
                        help='JSON list of {"action": NAME, "input": {...}}')
     drive.add_argument("--agent", metavar="A", help="agent whose action table is used (default: the task's)")
-    drive.add_argument("--data", default="lite", choices=("lite", "full"), help="data variant (default lite)")
-    drive.add_argument("--runs-dir", default="runs", metavar="DIR", help="where run folders go (default runs/)")
-    drive.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
+    shared.add_data(drive)
+    shared.add_runs_dir(drive)
+    shared.add_resume(drive)
     drive.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
     drive.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h (overrides the task's)")
-    drive.add_argument("--build", metavar="DIR", help="take the task from this build (refused if stale)")
-    drive.add_argument("--python", metavar="P", help="interpreter for scripts (default: this one)")
+    shared.add_build(drive)
+    shared.add_python(drive)
     drive.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for scripts")
     drive.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
     drive.add_argument("--quiet", action="store_true", help="print only the summary, not each observation")
 
-    from mlab.cli.run import add_parsers
-
-    add_parsers(verbs)
-
-    from mlab.cli.eval import add_parsers as add_report_parsers
-
-    add_report_parsers(verbs)
-
-    from mlab.cli.sweep import add_parsers as add_sweep_parsers
-
-    add_sweep_parsers(verbs)
-
-    from mlab.cli.baseline import add_parsers as add_baseline_parsers
-
-    add_baseline_parsers(verbs)
+    _add_run(verbs)
+    verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")
+    _add_reading(verbs)
+    _add_sweep(verbs)
+    _add_checks(verbs)
 
     checkout = verbs.add_parser("checkout", help="restore the workspace of a step of a run into a folder")
     checkout.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
@@ -70,79 +73,95 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_prepare(args) -> int:
-    from mlab.build import resolve_task
-    from mlab.data.prepare import prepare_data
-
-    task = resolve_task(args.task, Path(args.build) if args.build else None)
-    prepared = prepare_data(task, args.data)
-    state = "already prepared" if prepared.reused else "prepared"
-    print(f"{task.name} ({args.data}) {state} in {prepared.folder}")
-    for side in ("public", "private"):
-        files = sorted(p.relative_to(prepared.folder / side).as_posix()
-                       for p in (prepared.folder / side).rglob("*") if p.is_file())
-        print(f"  {side}: {', '.join(files) or '(none)'}")
-    from mlab.data.prepare import checksum_lines
-    from mlab.data.loaders.remote import REMOTE_SOURCES
-
-    variant = task.variant(args.data)
-    if args.checksums:
-        lines, what = checksum_lines(task, args.data, prepared)
-        print(f"# SHA-256 of {what}; to record them, paste into the `data {args.data} {{ ... }}` block of "
-              f"task {task.name} (in {task.root}):")
-        print("\n".join(lines))
-    elif variant["checksums"]:
-        print(f"  checksums: {len(variant['checksums'])} declared, all verified")
-    elif variant["source"]["kind"] in REMOTE_SOURCES:
-        print(f"  checksums: none declared; `mlab prepare {task.name} --data {args.data} --checksums` prints "
-              f"them for the task")
-    return EXIT_OK
-
-
-def _print_step(record: dict, observation) -> None:
-    name = record["resolved"]["action"] if record["resolved"] else record["action"]
-    print(f"--- step {record['step']}: {name} [{record['status']}]")
-    print(observation.text)
+def _add_run(verbs) -> None:
+    run = verbs.add_parser(
+        "run", help="run an agent on a task until it submits, then score it",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
+    shared.add_task(run, optional=True)
+    run.add_argument("--agent", metavar="A", help="agent (default: the task's)")
+    run.add_argument("--model", metavar="M", help="main model, e.g. anthropic/claude-3-opus-20240229 or mlab/demo")
+    run.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions")
+    run.add_argument("--edit-model", metavar="M", help="model for script edits")
+    run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers; "
+                     "--model's server then also serves the tiers not named")
+    shared.add_data(run, default=None)
+    run.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
+    run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
+    run.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
+    run.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
+    run.add_argument("--script-timeout", metavar="T", help="time limit of each script, e.g. 90s, 5m")
+    run.add_argument("--memory", metavar="SIZE", help="memory limit of each script's process tree, e.g. 8GiB")
+    run.add_argument("--disk", metavar="SIZE",
+                     help="most the workspace may hold while a script runs, e.g. 20GiB (the default)")
+    shared.add_runs_dir(run)
+    shared.add_build(run, help="take the task and agent from this build (refused if stale)")
+    shared.add_resume(run)
+    run.add_argument("--seed", type=int, help="replicate number (default 0); passed to the model as a sampling seed")
+    shared.add_python(run, help="interpreter for the agent's scripts")
+    run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "
+                     "(with --resume: replaces the one the run was started with)")
+    shared.add_plain(run, help="plain log lines even on a terminal")
 
 
-def cmd_drive(args) -> int:
-    from mlab.build import resolve_task
-    from mlab.limits import limit_overrides
-    from mlab.run.drive import drive, load_actions
-    from mlab.run.folder import Run
+def _add_reading(verbs) -> None:
+    """eval, report and view: what researchers read after runs."""
+    evaluate = verbs.add_parser("eval", help="score runs: one row per run (final and best score, usage, failures)")
+    evaluate.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders, or folders holding runs")
+    evaluate.add_argument("--intermediate", action="store_true",
+                          help="also score every step's snapshot (written to RUN_DIR/scores.jsonl)")
+    evaluate.add_argument("-o", "--output", metavar="FILE.csv", help="write every column of the rows as CSV")
 
-    actions = load_actions(Path(args.actions))
-    if args.resume:
-        if args.task or args.build or args.agent:
-            raise UsageError("--resume continues a run as it was created; do not give TASK, --build or --agent")
-        run = Run.resume(Path(args.resume))
-        print(f"resuming run {run.id} after step {run.steps_taken}")
-    else:
-        if not args.task:
-            raise UsageError("name a TASK (or --resume RUN_DIR)")
-        task = resolve_task(args.task, Path(args.build) if args.build else None)
-        agent = task.build.agent(args.agent or task.doc["agent"])
-        run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
-                         limits=limit_overrides(args), python=args.python, device=args.device)
-        print(f"run {run.id} in {run.dir}")
-    try:
-        drive(run, actions, on_step=None if args.quiet else _print_step)
-    finally:
-        run.close()
-    if run.ended:
-        print(f"run {run.id} ended after {run.steps_taken} steps ({run.end_reason})")
-    else:
-        print(f"run {run.id}: {run.steps_taken} steps taken, not ended (the actions ran out); continue with "
-              f"`mlab drive --resume {run.dir} --actions FILE`")
-    return EXIT_OK
+    report = verbs.add_parser("report", help="tables and plots over a folder of runs (Markdown, CSV, LaTeX, PNG)")
+    report.add_argument("runs_dir", metavar="RUNS_DIR", help="folder holding run folders")
+    report.add_argument("-o", "--output", metavar="DIR", help="where the report goes (default RUNS_DIR/report)")
+    report.add_argument("--compare", metavar="F:A,F:B",
+                        help="paired comparison, e.g. agent:research,agent:react or model:A,model:B")
+    report.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default 0)")
+
+    view = verbs.add_parser("view", help="a self-contained HTML page of a run, or an index of a folder of runs")
+    view.add_argument("path", metavar="RUN_DIR|RUNS_DIR", help="one run folder, or a folder holding runs")
+    view.add_argument("-o", "--output", metavar="FILE",
+                      help="the HTML file (default RUN_DIR/view.html, or RUNS_DIR/index.html)")
 
 
-def cmd_checkout(args) -> int:
-    from mlab.run.checkout import checkout
+def _add_sweep(verbs) -> None:
+    sweep = verbs.add_parser("sweep", help="run an experiment: tasks × agents × models × seeds, then report")
+    sweep.add_argument("experiment", metavar="EXPERIMENT",
+                       help="experiment name (from ./tasks or the bundled tasks) or build/experiments/<name>.yaml")
+    sweep.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help="local: worker processes here (default); ray: Ray tasks on a cluster")
+    sweep.add_argument("--workers", type=int, metavar="K",
+                       help="runs at once (local default: CPUs / the CPUs a task declares; ray: as the cluster fits)")
+    sweep.add_argument("--devices", metavar="0,1,...",
+                       help="GPUs to hand out to runs of tasks that declare GPUs, one run per device (local)")
+    sweep.add_argument("--address", metavar="ADDR",
+                       help="Ray cluster to join ('auto': the one this machine belongs to); default: start one here")
+    sweep.add_argument("--runs-dir", default="runs", metavar="DIR",
+                       help="the sweep's folder is DIR/<experiment>/ (default runs/)")
+    sweep.add_argument("--plan", action="store_true",
+                       help="print the runs, their resources and an estimate of model calls; run nothing")
+    sweep.add_argument("--retry-failed", action="store_true",
+                       help="give runs that used up their retries another round of attempts")
+    sweep.add_argument("--no-report", action="store_true",
+                       help="write only the run table, not the report (make it later with `mlab report DIR/runs`)")
+    shared.add_plain(sweep, help="plain progress lines even on a terminal")
 
-    manifest = checkout(Path(args.run), args.step, Path(args.dir))
-    print(f"checked out step {args.step} of {args.run} into {args.dir} ({len(manifest)} files)")
-    return EXIT_OK
+
+def _add_checks(verbs) -> None:
+    """baseline and audit: checks of a task."""
+    baseline = verbs.add_parser("baseline", help="run a task's starter in the sandbox and report (or record) its score")
+    shared.add_task(baseline)
+    shared.add_data(baseline)
+    shared.add_build(baseline)
+    baseline.add_argument("--record", action="store_true",
+                          help="write the score with its provenance into the task's baselines.json")
+    shared.add_python(baseline, help="interpreter for the starter (default: this one)")
+
+    audit = verbs.add_parser("audit", help="check a task: no answer leaks, sandbox confinement, baseline, prompt")
+    shared.add_task(audit)
+    shared.add_data(audit)
+    shared.add_build(audit)
+    shared.add_python(audit)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,17 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_command(_parser(), argv, "mlab", __version__)
     if isinstance(args, int):
         return args
-    from mlab.cli.run import cmd_list, cmd_run
-
-    from mlab.cli.eval import cmd_eval, cmd_report, cmd_view
-    from mlab.cli.sweep import cmd_sweep
-    from mlab.cli.baseline import cmd_audit, cmd_baseline
-
-    commands = {"prepare": cmd_prepare, "drive": cmd_drive, "checkout": cmd_checkout, "run": cmd_run,
-                "list": cmd_list, "eval": cmd_eval, "report": cmd_report, "view": cmd_view, "sweep": cmd_sweep,
-                "baseline": cmd_baseline, "audit": cmd_audit}
     try:
-        return commands[args.verb](args)
+        return importlib.import_module(f"mlab.cli.{COMMANDS[args.verb]}").main(args)
     except MlabError as problem:
         print(f"mlab: {problem}", file=sys.stderr)
         return problem.exit_code
@@ -175,4 +185,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mlab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-

@@ -1,62 +1,23 @@
-"""`mlab run` and `mlab list`: an agent drives a model on a task until it submits, then the
+"""`mlab run`: an agent drives a model on a task until it submits, then the
 submission is scored into result.json."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
+from mlab.cli.display import Display
 from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError
 from mlab.failure import FailureMode
 
-RUN_EPILOG = """\
-model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
-  MLAB_MODEL_TIMEOUT   seconds one call may take before it is abandoned and retried (default 600)
-  MLAB_MODEL_BACKOFF   seconds to wait before the first retry, doubled at each retry up to 60 (default 1)
-  MLAB_MODEL_ATTEMPTS  attempts per call before the run ends with `model API failure` (default 5)
-keyless models: mlab/demo (a labelled demonstration), mlab/scripted:FILE.json, mlab/replay:RUN_DIR, mlab/human
-exit codes: 0 scored, 1 the run failed, 2 usage or a missing API key, 3 I/O, 130 interrupted (resumable)"""
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
     "MLAB_MODEL_TIMEOUT": ("timeout_s", float, 600.0, "a number of seconds above 0"),
     "MLAB_MODEL_BACKOFF": ("backoff_s", float, 1.0, "a number of seconds, 0 or more"),
     "MLAB_MODEL_ATTEMPTS": ("max_attempts", int, 5, "a whole number of at least 1"),
 }
 LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses the same ones
-
-
-def add_parsers(verbs) -> None:
-    run = verbs.add_parser(
-        "run", help="run an agent on a task until it submits, then score it",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
-    run.add_argument("task", nargs="?", metavar="TASK", help="task name, .mlab file, or build folder")
-    run.add_argument("--agent", metavar="A", help="agent (default: the task's)")
-    run.add_argument("--model", metavar="M", help="main model, e.g. anthropic/claude-3-opus-20240229 or mlab/demo")
-    run.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions")
-    run.add_argument("--edit-model", metavar="M", help="model for script edits")
-    run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers; "
-                     "--model's server then also serves the tiers not named")
-    run.add_argument("--data", choices=("lite", "full"), help="data variant (default lite)")
-    run.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
-    run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
-    run.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
-    run.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
-    run.add_argument("--script-timeout", metavar="T", help="time limit of each script, e.g. 90s, 5m")
-    run.add_argument("--memory", metavar="SIZE", help="memory limit of each script's process tree, e.g. 8GiB")
-    run.add_argument("--disk", metavar="SIZE",
-                     help="most the workspace may hold while a script runs, e.g. 20GiB (the default)")
-    run.add_argument("--runs-dir", default="runs", metavar="DIR", help="where run folders go (default runs/)")
-    run.add_argument("--build", metavar="DIR", help="take the task and agent from this build (refused if stale)")
-    run.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
-    run.add_argument("--seed", type=int, help="replicate number (default 0); passed to the model as a sampling seed")
-    run.add_argument("--python", metavar="P", help="interpreter for the agent's scripts")
-    run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "
-                     "(with --resume: replaces the one the run was started with)")
-    run.add_argument("--plain", action="store_true", help="plain log lines even on a terminal")
-    verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")
 
 
 # -- models ------------------------------------------------------------------------------
@@ -149,63 +110,8 @@ def _prepare_offline(task, tiers: dict, records: list[dict]) -> None:
             offline_models.set_position(model, tier, count)
 
 
-# -- the live display ----------------------------------------------------------------------
-
-class Display:
-    """One line per step: a live rich panel on a terminal, plain lines otherwise."""
-
-    def __init__(self, run, plain: bool, demo: bool):
-        self.run = run
-        self.start = time.monotonic()
-        self.live = None
-        self.demo = demo
-        self.warned = False
-        if not plain and sys.stdout.isatty():
-            from rich.console import Console
-            from rich.live import Live
-
-            self.console = Console()
-            self.live = Live(self._panel(None, None), console=self.console, refresh_per_second=4, transient=False)
-            self.live.start()
-        else:
-            print(self._title(), flush=True)
-
-    def _line(self, record, usage) -> str:
-        action = record.get("action") if isinstance(record.get("action"), str) else "(none)"
-        cost = "unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
-        tokens = 0 if usage is None else usage.total_tokens
-        return (f"step {record['step']:>3}  {action:<28} {time.monotonic() - self.start:7.1f}s  "
-                f"tokens {tokens:>9,}  cost {cost}  [{record['status']}]")
-
-    def _panel(self, record, usage):
-        from rich.panel import Panel
-
-        body = self._line(record, usage) if record else "starting..."
-        return Panel(body, title=self._title())
-
-    def _title(self) -> str:
-        title = f"mlab run {self.run.id} — {self.run.task.name} / {self.run.agent.name}"
-        if self.demo:
-            title += " — DEMONSTRATION by the keyless demo model (not an agent result)"
-        return title
-
-    def step(self, record, observation, usage) -> None:
-        if self.live is not None:
-            self.live.update(self._panel(record, usage))
-            self.live.console.print(self._line(record, usage))
-        else:
-            print(self._line(record, usage), flush=True)
-        if usage.cost is None and self.run.limits.cost is not None and not self.warned:
-            self.warned = True  # said once: the limit cannot be enforced from here on
-            print(f"mlab: warning: the cost limit (${self.run.limits.cost:g}) cannot be applied: a model of this run "
-                  "has no price in litellm's price map; use --tokens to bound the run", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-
-
 # -- run -----------------------------------------------------------------------------------
+
 
 def _open_run(args):
     from mlab.build import load_build, resolve_task
@@ -263,7 +169,7 @@ def _open_run(args):
     return run, config
 
 
-def cmd_run(args) -> int:
+def main(args) -> int:
     from mlab.agent.loop import AgentLoop
     from mlab.models.client import MissingKey, ModelClient, TierConfig
     from mlab.scoring.result import write_result
@@ -358,28 +264,3 @@ def _print_result(run, result: dict) -> None:
           f"{result['wall_time_s']:.1f}s, {result['total_tokens']:,} tokens, cost {cost}")
     if result.get("detail"):
         print(f"detail: {result['detail']}")
-
-
-def cmd_list(args) -> int:
-    from mlab.build import compile_into_cache, task_search_dirs
-
-    sources = [p for folder in task_search_dirs() for p in sorted(folder.glob("*.mlab"))]
-    build = compile_into_cache(sources)
-    print("tasks:")
-    for name in build.task_names:
-        doc = build.task(name).doc
-        hardware = doc["hardware"]
-        gpus = f"{hardware['gpus']} gpu{'s' if hardware['gpus'] != 1 else ''}" + \
-            ("" if not hardware["gpus"] else " (required)" if hardware["gpus_required"] else " (optional)")
-        print(f"  {name:<22} {doc['category']:<17} {doc['metric']['name']:<10} data: "
-              f"{', '.join(sorted(doc['data'])):<10} {hardware['cpus']} cpu, {gpus}")
-    print("agents:")
-    for name in build.agent_names:
-        doc = build.agent(name).doc
-        print(f"  {name:<22} {doc['reply']['format']:<9} shows {len(doc['shown'])} actions; "
-              f"main model {doc['models']['main']['default']}")
-    experiments = sorted(build.manifest["experiments"])
-    print("experiments:")
-    for name in experiments:
-        print(f"  {name}")
-    return EXIT_OK

@@ -14,29 +14,6 @@ from mlab.sweeps.plan import Experiment, RunSpec, expand, limits_not_passed, loa
 from mlab.sweeps.state import DONE, FAILED, SweepFolder, Work, reconcile, steps_taken
 
 
-def add_parsers(verbs) -> None:
-    sweep = verbs.add_parser("sweep", help="run an experiment: tasks × agents × models × seeds, then report")
-    sweep.add_argument("experiment", metavar="EXPERIMENT",
-                       help="experiment name (from ./tasks or the bundled tasks) or build/experiments/<name>.yaml")
-    sweep.add_argument("--executor", choices=("local", "ray"), default="local",
-                       help="local: worker processes here (default); ray: Ray tasks on a cluster")
-    sweep.add_argument("--workers", type=int, metavar="K",
-                       help="runs at once (local default: CPUs / the CPUs a task declares; ray: as the cluster fits)")
-    sweep.add_argument("--devices", metavar="0,1,...",
-                       help="GPUs to hand out to runs of tasks that declare GPUs, one run per device (local)")
-    sweep.add_argument("--address", metavar="ADDR",
-                       help="Ray cluster to join ('auto': the one this machine belongs to); default: start one here")
-    sweep.add_argument("--runs-dir", default="runs", metavar="DIR",
-                       help="the sweep's folder is DIR/<experiment>/ (default runs/)")
-    sweep.add_argument("--plan", action="store_true",
-                       help="print the runs, their resources and an estimate of model calls; run nothing")
-    sweep.add_argument("--retry-failed", action="store_true",
-                       help="give runs that used up their retries another round of attempts")
-    sweep.add_argument("--no-report", action="store_true",
-                       help="write only the run table, not the report (make it later with `mlab report DIR/runs`)")
-    sweep.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
-
-
 def parse_devices(text: str | None) -> list[str]:
     if text is None:
         return []
@@ -155,7 +132,7 @@ def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
         raise UsageError(f"{problem} (needed by the runs of experiment {experiment.name})") from None
 
 
-def cmd_sweep(args) -> int:
+def main(args) -> int:
     from mlab.sweeps.runner import Sweep, stop_on_signals
     from mlab.sweeps.progress import Progress
     from mlab.sweeps.report import report_sweep

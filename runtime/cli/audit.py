@@ -1,0 +1,23 @@
+"""`mlab audit`: check a task for answer leaks, sandbox confinement, its baseline and prompt (mlab.audit)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlab.errors import EXIT_FAILED, EXIT_OK
+
+
+def main(args) -> int:
+    from mlab.audit.checks import audit_task
+    from mlab.build import resolve_task
+
+    task = resolve_task(args.task, Path(args.build) if args.build else None)
+    report = audit_task(task, args.data, python=args.python)
+    for name in report.passed:
+        print(f"ok    {name}")
+    for note in report.notes:
+        print(f"note  {note}")
+    for finding in report.findings:
+        print(f"FAIL  {finding}")
+    verdict = "passes" if report.ok else f"fails ({len(report.findings)} finding{'s' if len(report.findings) != 1 else ''})"
+    print(f"audit of {task.name} ({args.data}) {verdict}")
+    return EXIT_OK if report.ok else EXIT_FAILED

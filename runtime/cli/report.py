@@ -1,0 +1,20 @@
+"""`mlab report`: tables and plots over a folder of runs (the work is in mlab.reports)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlab.errors import EXIT_OK
+
+
+def main(args) -> int:
+    from mlab.reports.render import write_report
+    from mlab.reports.compare import parse_compare
+
+    comparison = parse_compare(args.compare) if args.compare else None
+    runs_dir = Path(args.runs_dir)
+    out_dir = Path(args.output) if args.output else runs_dir / "report"
+    report = write_report(runs_dir, out_dir, comparison, seed=args.seed)
+    print(f"report written to {report.folder / 'report.md'} ({len(report.files)} files)")
+    for note in report.notes:
+        print(f"note: {note}")
+    return EXIT_OK
