@@ -1,8 +1,9 @@
 """The registry of runtime primitives: name → implementation, with its input and parameter contract.
 
 The names, inputs and parameters here are exactly those of spec/primitives.json (a test keeps
-them in step). Model-backed primitives are registered with a placeholder that answers that a
-model is required; the agent loop registers the real ones with `register(..., replace=True)`.
+them in step). Each action table owns a registry made by `base_registry()`; its model-backed
+primitives are placeholders that answer that a model is required, until the agent loop puts
+the real ones into that table's registry (`PrimitiveRegistry.implement`).
 """
 from __future__ import annotations
 
@@ -44,21 +45,44 @@ class Primitive:
     model: bool = False
 
 
-REGISTRY: dict[str, Primitive] = {}
+class PrimitiveRegistry:
+    """Primitive name → implementation, for one action table.
 
+    Each table gets its own (`base_registry()`), so the agent loop swapping in the
+    model-backed implementations changes its own run's table and nothing else.
+    """
 
-def register(name: str, inputs: dict[str, str], params: dict[str, Any], run: PrimitiveFunction,
-             model: bool = False, replace: bool = False) -> Primitive:
-    """Add a primitive (or, with replace, swap an implementation keeping its contract)."""
-    if name in REGISTRY and not replace:
-        raise ValueError(f"primitive {name!r} is already registered")
-    primitive = Primitive(name, dict(inputs), dict(params), run, model)
-    REGISTRY[name] = primitive
-    return primitive
+    def __init__(self) -> None:
+        self._primitives: dict[str, Primitive] = {}
 
+    def register(self, name: str, inputs: dict[str, str], params: dict[str, Any], run: PrimitiveFunction,
+                 model: bool = False, replace: bool = False) -> Primitive:
+        """Add a primitive (or, with replace, swap an implementation keeping its contract)."""
+        if name in self._primitives and not replace:
+            raise ValueError(f"primitive {name!r} is already registered")
+        primitive = Primitive(name, dict(inputs), dict(params), run, model)
+        self._primitives[name] = primitive
+        return primitive
 
-def get(name: str) -> Primitive | None:
-    return REGISTRY.get(name)
+    def implement(self, name: str, run: PrimitiveFunction) -> Primitive:
+        """Swap the implementation of a registered primitive; its contract stays as declared."""
+        current = self._primitives[name]
+        return self.register(name, current.inputs, current.params, run, model=current.model, replace=True)
+
+    def get(self, name: str) -> Primitive | None:
+        return self._primitives.get(name)
+
+    def __getitem__(self, name: str) -> Primitive:
+        return self._primitives[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._primitives
+
+    def __iter__(self):
+        return iter(self._primitives)
+
+    def items(self):
+        return self._primitives.items()
 
 
 def model_required(name: str) -> PrimitiveFunction:
@@ -68,24 +92,29 @@ def model_required(name: str) -> PrimitiveFunction:
     return placeholder
 
 
-register("list_files", {"dir_path": "path"}, {}, file_actions.list_files)
-register("read_file", {"file_name": "path"}, {"max_chars": 20000}, file_actions.read_file)
-register("write_file", {"file_name": "path", "content": "text"}, {}, file_actions.write_file)
-register("append_file", {"file_name": "path", "content": "text"}, {}, file_actions.append_file)
-register("copy_file", {"source": "path", "destination": "path"}, {}, file_actions.copy_file)
-register("inspect_lines", {"script_name": "path", "start_line_number": "int", "end_line_number": "int"},
-         {"max_lines": 100}, file_actions.inspect_lines)
-register("undo_edit", {"script_name": "path"}, {}, file_actions.undo_edit)
-register("execute_script", {"script_name": "path"}, {"max_output_chars": 10000}, execute_script)
-register("final_answer", {"final_answer": "text"}, {}, file_actions.final_answer)
-register("append_log", {"content": "text"}, {}, file_actions.append_log)
+def base_registry() -> PrimitiveRegistry:
+    """A new registry of the runtime's primitives; the model-backed ones answer that a model is required."""
+    registry = PrimitiveRegistry()
+    register = registry.register
+    register("list_files", {"dir_path": "path"}, {}, file_actions.list_files)
+    register("read_file", {"file_name": "path"}, {"max_chars": 20000}, file_actions.read_file)
+    register("write_file", {"file_name": "path", "content": "text"}, {}, file_actions.write_file)
+    register("append_file", {"file_name": "path", "content": "text"}, {}, file_actions.append_file)
+    register("copy_file", {"source": "path", "destination": "path"}, {}, file_actions.copy_file)
+    register("inspect_lines", {"script_name": "path", "start_line_number": "int", "end_line_number": "int"},
+             {"max_lines": 100}, file_actions.inspect_lines)
+    register("undo_edit", {"script_name": "path"}, {}, file_actions.undo_edit)
+    register("execute_script", {"script_name": "path"}, {"max_output_chars": 10000}, execute_script)
+    register("final_answer", {"final_answer": "text"}, {}, file_actions.final_answer)
+    register("append_log", {"content": "text"}, {}, file_actions.append_log)
 
-register("understand_file", {"file_name": "path", "things_to_look_for": "text"}, {"chunk_chars": 10000},
-         model_required("understand_file"), model=True)
-register("edit_script", {"script_name": "path", "edit_instruction": "text", "save_name": "path"}, {},
-         model_required("edit_script"), model=True)
-register("edit_script_segment", {"script_name": "path", "start_line_number": "int", "end_line_number": "int",
-                                 "edit_instruction": "text", "save_name": "path"}, {"max_lines": 200},
-         model_required("edit_script_segment"), model=True)
-register("reflection", {"things_to_reflect_on": "text"}, {}, model_required("reflection"), model=True)
-register("retrieve_log", {"current_plan": "text"}, {}, model_required("retrieve_log"), model=True)
+    register("understand_file", {"file_name": "path", "things_to_look_for": "text"}, {"chunk_chars": 10000},
+             model_required("understand_file"), model=True)
+    register("edit_script", {"script_name": "path", "edit_instruction": "text", "save_name": "path"}, {},
+             model_required("edit_script"), model=True)
+    register("edit_script_segment", {"script_name": "path", "start_line_number": "int", "end_line_number": "int",
+                                     "edit_instruction": "text", "save_name": "path"}, {"max_lines": 200},
+             model_required("edit_script_segment"), model=True)
+    register("reflection", {"things_to_reflect_on": "text"}, {}, model_required("reflection"), model=True)
+    register("retrieve_log", {"current_plan": "text"}, {}, model_required("retrieve_log"), model=True)
+    return registry

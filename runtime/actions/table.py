@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 
-from mlab.actions import primitives
+from mlab.actions.primitives import PrimitiveContext, PrimitiveRegistry, base_registry
 from mlab.observation import ActionFailed, Observation, error
 from mlab.actions.workspace import PathRefused
 
@@ -50,10 +50,12 @@ class PreparedAction:
 
 
 class ActionTable:
-    """The actions of one agent, shown and hidden, by name."""
+    """The actions of one agent, shown and hidden, by name, and the primitives they run
+    (this table's own registry: what the agent loop installs there stays with this table)."""
 
-    def __init__(self, document: dict):
+    def __init__(self, document: dict, primitives: PrimitiveRegistry | None = None):
         self.document = document
+        self.primitives = primitives if primitives is not None else base_registry()
         self.actions: dict[str, dict] = {a["name"]: a for a in document["actions"]}
         folded: dict[str, list[str]] = {}
         for name in self.actions:
@@ -155,9 +157,9 @@ class ActionTable:
             raise ActionRejected(f"the input of {action['name']} is wrong: " + "; ".join(described))
 
     # -- running -------------------------------------------------------------------------
-    def run(self, prepared: PreparedAction, context: "primitives.PrimitiveContext") -> Observation:
+    def run(self, prepared: PreparedAction, context: PrimitiveContext) -> Observation:
         """Run a prepared action; whatever goes wrong inside becomes an error observation."""
-        primitive = primitives.get(prepared.primitive)
+        primitive = self.primitives.get(prepared.primitive)
         if primitive is None:
             return error(f"the action {prepared.name!r} uses the primitive {prepared.primitive!r}, which "
                          "this runtime does not have (the build is newer than the runtime?)")

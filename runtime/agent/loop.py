@@ -36,7 +36,7 @@ class AgentLoop:
 
     def __init__(self, run, client: ModelClient, *, on_step: Callable | None = None,
                  should_stop: Callable[[], bool] | None = None):
-        install_model_actions()
+        install_model_actions(run.table.primitives)
         self.run = run
         self.client = client
         self.on_step = on_step

@@ -12,7 +12,7 @@ import difflib
 import re
 
 from mlab.agent import context as C
-from mlab.actions import primitives
+from mlab.actions.primitives import PrimitiveRegistry
 from mlab.actions.files import read_text, write_text
 from mlab.models.client import ModelError
 from mlab.observation import ActionFailed, Observation, bound_text
@@ -130,8 +130,8 @@ IMPLEMENTATIONS = {
 }
 
 
-def install() -> None:
-    """Swap the model-required placeholders for these implementations (contracts unchanged)."""
+def install(registry: PrimitiveRegistry) -> None:
+    """Swap the model-required placeholders of a table's registry for these implementations
+    (contracts unchanged)."""
     for name, function in IMPLEMENTATIONS.items():
-        current = primitives.get(name)
-        primitives.register(name, current.inputs, current.params, function, model=True, replace=True)
+        registry.implement(name, function)

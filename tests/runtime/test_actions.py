@@ -73,14 +73,13 @@ def test_wrong_types_are_reported_by_the_schema(table):
         table.prepare("Copy File", [1, 2])
 
 
-def test_an_exception_inside_a_primitive_is_an_observation(new_run, monkeypatch):
+def test_an_exception_inside_a_primitive_is_an_observation(new_run):
     run = new_run()
 
     def broken(ctx, inputs, params):
         raise RuntimeError("boom")
 
-    monkeypatch.setitem(primitives.REGISTRY, "list_files",
-                        primitives.Primitive("list_files", {"dir_path": "path"}, {}, broken))
+    run.table.primitives.implement("list_files", broken)
     observation = run.step("List Files", {"dir_path": "."})
     assert observation.status == "error"
     assert "List Files failed with an internal error of the harness (RuntimeError: boom)" in observation.text

@@ -33,7 +33,7 @@ def action_for(run, primitive_name: str) -> str:
 
 
 def path_cases():
-    for name, primitive in sorted(primitives.REGISTRY.items()):
+    for name, primitive in sorted(primitives.base_registry().items()):
         for argument, kind in primitive.inputs.items():
             if kind == "path":
                 yield name, argument
@@ -44,7 +44,7 @@ def test_every_path_argument_of_every_primitive_is_confined(attacked_run, primit
                                                             stand_in_sandbox):
     run, secret = attacked_run
     inputs = {name: ("train.py" if kind == "path" else FILLERS[kind])
-              for name, kind in primitives.REGISTRY[primitive_name].inputs.items()}
+              for name, kind in primitives.base_registry()[primitive_name].inputs.items()}
     if primitive_name == "copy_file" and argument == "source":
         inputs["destination"] = "copied.txt"
     before = sorted(p.name for p in tmp_path.iterdir())

@@ -9,6 +9,7 @@ import pytest
 
 from mlab.agent import context
 from mlab.actions import primitives
+from mlab.agent import model_actions
 
 from runtime_helpers import REPO
 
@@ -17,16 +18,37 @@ PRIMITIVES = json.loads((SPEC / "primitives.json").read_text())["primitives"]
 TEMPLATES = json.loads((SPEC / "template-context.json").read_text())["templates"]
 
 
+def agent_registry() -> primitives.PrimitiveRegistry:
+    """The registry an agent's table runs with: the base primitives, the model-backed ones installed."""
+    registry = primitives.base_registry()
+    model_actions.install(registry)
+    return registry
+
+
 def test_the_registry_has_exactly_the_primitives_of_the_spec():
-    assert sorted(primitives.REGISTRY) == sorted(PRIMITIVES)
+    assert sorted(primitives.base_registry()) == sorted(agent_registry()) == sorted(PRIMITIVES)
 
 
 @pytest.mark.parametrize("name", sorted(PRIMITIVES))
 def test_each_primitive_has_the_inputs_params_and_model_flag_of_the_spec(name):
-    registered, spec = primitives.REGISTRY[name], PRIMITIVES[name]
-    assert registered.inputs == spec["inputs"]
-    assert registered.params == {param: entry["default"] for param, entry in spec["params"].items()}
-    assert registered.model == bool(spec.get("model"))
+    for registry in (primitives.base_registry(), agent_registry()):
+        registered, spec = registry[name], PRIMITIVES[name]
+        assert registered.inputs == spec["inputs"]
+        assert registered.params == {param: entry["default"] for param, entry in spec["params"].items()}
+        assert registered.model == bool(spec.get("model"))
+
+
+def test_the_agent_implements_every_model_backed_primitive_of_the_spec():
+    base, installed = primitives.base_registry(), agent_registry()
+    model_backed = sorted(name for name, spec in PRIMITIVES.items() if spec.get("model"))
+    assert sorted(name for name in installed if installed[name].run is not base[name].run) == model_backed
+    assert sorted(model_actions.IMPLEMENTATIONS) == model_backed
+
+
+def test_installing_the_model_actions_changes_only_the_registry_given():
+    installed, other = agent_registry(), primitives.base_registry()
+    assert installed["reflection"].run is model_actions.reflection
+    assert other["reflection"].run is not model_actions.reflection
 
 
 def test_there_is_one_context_builder_per_template_of_the_spec():
