@@ -8,24 +8,46 @@ the real ones into that table's registry (`PrimitiveRegistry.implement`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from mlab.actions import files as file_actions
 from mlab.actions.history import EditHistory, ResearchLog
 from mlab.observation import Observation, error
 from mlab.actions.scripts import ScriptSettings, execute_script
 from mlab.actions.workspace import Workspace
+from mlab.build import TaskBuild
 
 PrimitiveFunction = Callable[["PrimitiveContext", dict, dict], Observation]
 
 
+class ModelService(Protocol):
+    """Calls the model of a tier (the run's ModelClient)."""
+
+    def complete(self, tier: str, prompt: str, *, purpose: str, stable_prefix: str | None = None) -> Any: ...
+
+
+class TemplateService(Protocol):
+    """Renders the agent's compiled prompt templates."""
+
+    def render(self, name: str, **variables: Any) -> str: ...
+
+
+@dataclass
+class RunServices:
+    """What later layers give a run's primitives; the agent loop fills it in, and the
+    non-model primitives never read it. A run driven by a fixed list of actions has no model."""
+
+    models: ModelService | None = None
+    templates: TemplateService | None = None
+    task: TaskBuild | None = None
+    history_text: str = ""  # the rendered recent steps, which the Reflection action shows its model
+    calls: list[dict] = field(default_factory=list)  # this step's model calls, for its trace record
+    model_failure: Exception | None = None  # a model that failed for good: the loop ends the run
+
+
 @dataclass
 class PrimitiveContext:
-    """What a primitive may use: the workspace and the run's state, for one step.
-
-    services: a slot for what later layers provide (the agent loop puts its model clients and
-    templates there); the non-model primitives never read it.
-    """
+    """What a primitive may use: the workspace and the run's state, for one step."""
 
     workspace: Workspace
     edits: EditHistory
@@ -33,7 +55,7 @@ class PrimitiveContext:
     scripts: ScriptSettings
     step: int
     action: dict
-    services: dict[str, Any] = field(default_factory=dict)
+    services: RunServices = field(default_factory=RunServices)
 
 
 @dataclass(frozen=True)

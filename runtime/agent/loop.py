@@ -56,7 +56,7 @@ class AgentLoop:
         for record in run.records:
             for number, text in ((record.get("model") or {}).get("summaries") or {}).items():
                 self.summaries[int(number)] = text
-        run.services.update(models=client, templates=self.templates, task=run.task)
+        run.services.models, run.services.templates, run.services.task = client, self.templates, run.task
 
     # -- the prompt ----------------------------------------------------------------------
     def history_text(self, pending_calls: list[dict]) -> str:
@@ -135,7 +135,7 @@ class AgentLoop:
         """The prompt of the next step, its stable prefix, and what the hooks retrieved."""
         retrieved = self._hooks_before(calls)
         history = self.history_text(calls)
-        self.run.services["history_text"] = history  # what the Reflection action shows its model
+        self.run.services.history_text = history  # what the Reflection action shows its model
         variables = C.prompt_context(
             task=self.run.task, tools=self.tools_text, tool_names=self.tool_names,
             reply_format=self.reply_format_text, history=history,
@@ -176,7 +176,7 @@ class AgentLoop:
 
     def step(self) -> LoopOutcome | None:
         calls: list[dict] = []
-        self.run.services["calls"] = calls  # model-backed actions add their calls to this step's record
+        self.run.services.calls = calls  # model-backed actions add their calls to this step's record
         known = set(self.summaries)
         try:
             prompt, prefix, retrieved = self.build_prompt(calls)
@@ -197,7 +197,7 @@ class AgentLoop:
         observation = self.run.step(parsed.action, parsed.action_input, model=exchange,
                                      hooks={"retrieved": retrieved} if retrieved else None)
         self._account(calls)
-        failure = self.run.services.pop("model_failure", None)
+        failure, self.run.services.model_failure = self.run.services.model_failure, None
         if failure is not None:
             self.run.finish(failure.failure_mode, detail=str(failure))
             return LoopOutcome("failed", failure.failure_mode, str(failure))

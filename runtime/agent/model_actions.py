@@ -2,7 +2,7 @@
 reflection and retrieve_log. Each renders its prompt from the agent's compiled
 templates and calls the action's declared model tier.
 
-They find what they need in `ctx.services` (put there by the agent loop):
+They find what they need in `ctx.services` (a RunServices the agent loop fills in):
 `models` (a ModelClient), `templates` (prompting.Templates), `task` (the TaskBuild),
 `history_text` (the rendered recent steps) and `calls` (a list the loop records).
 """
@@ -22,16 +22,16 @@ DIFF_SHOWN_CHARS = 6000
 
 def _call(ctx, template: str, purpose: str, **variables) -> str:
     services = ctx.services
-    if "models" not in services:
+    if services.models is None:
         raise ActionFailed(f"the action {ctx.action.get('name')!r} needs a language model, and this run has none")
-    prompt = services["templates"].render(template, **C.BUILDERS[template](**variables))
+    prompt = services.templates.render(template, **C.BUILDERS[template](**variables))
     tier = ctx.action.get("tier") or "main"
     try:
-        call = services["models"].complete(tier, prompt, purpose=purpose)
+        call = services.models.complete(tier, prompt, purpose=purpose)
     except ModelError as problem:
-        services["model_failure"] = problem  # the loop ends the run after this step
+        services.model_failure = problem  # the loop ends the run after this step
         raise ActionFailed(f"the {tier} model could not be reached: {problem}") from None
-    services.setdefault("calls", []).append(dict(call.to_json(), prompt=prompt))
+    services.calls.append(dict(call.to_json(), prompt=prompt))
     return call.response
 
 
@@ -112,13 +112,13 @@ def edit_script_segment(ctx, inputs, params) -> Observation:
 def reflection(ctx, inputs, params) -> Observation:
     services = ctx.services
     return Observation(_call(ctx, "reflection", "reflection", things_to_reflect_on=inputs["things_to_reflect_on"],
-                             research_log=ctx.research_log.text(), history=services.get("history_text", ""),
-                             task=services["task"]))
+                             research_log=ctx.research_log.text(), history=services.history_text,
+                             task=services.task))
 
 
 def retrieve_log(ctx, inputs, params) -> Observation:
     return Observation(_call(ctx, "retrieve_log", "retrieve_log", current_plan=inputs["current_plan"],
-                             research_log=ctx.research_log.text(), task=ctx.services["task"]))
+                             research_log=ctx.research_log.text(), task=ctx.services.task))
 
 
 IMPLEMENTATIONS = {

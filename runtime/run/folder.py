@@ -28,7 +28,7 @@ from mlab.errors import MlabError, RunError, StorageError
 from mlab.actions.history import EditHistory, ResearchLog
 from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
 from mlab.observation import Observation, error, utf8_safe
-from mlab.actions.primitives import PrimitiveContext
+from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings
 from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
 from mlab.trace import (TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, stored_objects,
@@ -137,7 +137,7 @@ class Run:
         self.edits = EditHistory(self.store)
         self.research_log = ResearchLog(self.dir / "research_log.md")
         self.records: list[dict] = records
-        self.services: dict = {}
+        self.services = RunServices()
         initial = self.store.get_json(meta["initial_snapshot"])
         self._protected = {rel: digest for rel, digest in initial.items() if self.workspace.is_read_only(rel)}
         last = records[-1] if records else {}
