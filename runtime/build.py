@@ -26,12 +26,63 @@ MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
+class MetricSpec:
+    """A task's metric: its name, kind (tabular, timed, evaluator), scored columns and direction."""
+
+    name: str
+    kind: str
+    columns: tuple[str, ...]
+    direction: str
+
+    @property
+    def timed(self) -> bool:
+        return self.kind == "timed"
+
+
+@dataclass(frozen=True)
+class SubmissionSpec:
+    """The file a task's submission is, and the columns a tabular one has."""
+
+    file: str | None
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """The parts of a task.yaml document the runtime reads, typed; made from a TaskBuild or a bare
+    document (a run folder's copy)."""
+
+    metric: MetricSpec
+    submission: SubmissionSpec | None
+    baseline: dict
+    success_threshold: float | None
+    limits: dict
+    hardware: dict
+    evaluator: dict | None
+
+    @classmethod
+    def of(cls, doc: dict) -> "TaskView":
+        metric, submission = doc["metric"], doc.get("submission")
+        return cls(
+            metric=MetricSpec(metric["name"], metric["kind"], tuple(metric.get("columns") or ()), metric["direction"]),
+            submission=SubmissionSpec(submission.get("file"), tuple(submission.get("columns") or ()))
+            if submission else None,
+            baseline=doc.get("baseline") or {}, success_threshold=(doc.get("success") or {}).get("improvement"),
+            limits=doc.get("limits") or {}, hardware=doc.get("hardware") or {}, evaluator=doc.get("evaluator"))
+
+
+@dataclass(frozen=True)
 class TaskBuild:
     """A compiled task: its task.yaml document and the build it came from."""
 
     name: str
     doc: dict
     build: "Build"
+
+    @functools.cached_property
+    def view(self) -> TaskView:
+        """The document's metric, submission, baseline, success, limits and hardware, typed."""
+        return TaskView.of(self.doc)
 
     @property
     def root(self) -> Path:

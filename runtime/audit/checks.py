@@ -76,9 +76,9 @@ def prompt_findings(task) -> list[str]:
     agent = task.build.agent(task.doc["agent"])
     text = Templates(agent.templates).render("prompt", **C.prompt_context(
         task=task, tools="", tool_names=[], reply_format="", history="", research_log="", retrieved="",
-        step=1, max_steps=int(task.doc["limits"].get("steps") or 0)))
-    submission = task.doc.get("submission") or {}
-    wanted = [submission.get("file")] + list(submission.get("columns") or [])
+        step=1, max_steps=int(task.view.limits.get("steps") or 0)))
+    submission = task.view.submission
+    wanted = [submission.file, *submission.columns] if submission else [None]
     missing = [w for w in wanted if w and w not in text]
     return [f"the prompt of agent {agent.name} does not mention {', '.join(map(repr, missing))}"] if missing else []
 
@@ -90,12 +90,12 @@ def baseline_findings(run, report: AuditReport) -> list[str]:
     from mlab.scoring.baseline import run_starter
 
     task, variant = run.task, run.meta["data"]["variant"]
-    declared = task.doc["baseline"]
+    declared = task.view.baseline
     if declared["kind"] == "value":
         report.notes.append(f"declared baseline {declared['value']} because {declared['reason']!r}: "
                             "the starter is deliberately incomplete")
         return []
-    if task.doc["metric"]["kind"] == "timed":
+    if task.view.metric.timed:
         from mlab.scoring.timed import score_run_timed
 
         try:

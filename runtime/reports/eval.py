@@ -77,10 +77,11 @@ def score_steps(run: LoadedRun) -> list[dict]:
     except MlabError as problem:
         raise RunError(f"cannot score the steps of run {run.id}: {problem}") from None
     doc = task.doc
-    file = (doc.get("submission") or {}).get("file", "submission.csv")
+    view = task.view
+    file = view.submission.file if view.submission and view.submission.file else "submission.csv"
     baseline = _baseline_value(run, doc)
-    direction, threshold = doc["metric"]["direction"], doc["success"]["improvement"]
-    tabular = doc["metric"]["kind"] == "tabular"
+    direction, threshold = view.metric.direction, view.success_threshold
+    tabular = view.metric.kind == "tabular"
     store = ObjectStore(run.dir / "objects", durable=False)
     manifest = dict(store.get_json(run.meta["initial_snapshot"]))
     scored: dict = {}

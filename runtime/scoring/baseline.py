@@ -101,8 +101,8 @@ def record_baseline(task, variant_name: str, measured: dict) -> Path:
     entries = document["baselines"].setdefault(task.name, {})
     old = entries.get(variant_name) or {}
     entries[variant_name] = {
-        "value": measured["value"], "metric": task.doc["metric"]["name"],
-        "direction": task.doc["metric"]["direction"], "script": measured.get("script"),
+        "value": measured["value"], "metric": task.view.metric.name,
+        "direction": task.view.metric.direction, "script": measured.get("script"),
         "seed": generate_seed(task.variant(variant_name)), "code_hash": code_hash(task, variant_name),
         "mlab_version": __version__, "tolerance": old.get("tolerance", DEFAULT_TOLERANCE),
         "wall_s": measured.get("wall_s"), "recorded": datetime.date.today().isoformat()}
@@ -132,7 +132,7 @@ def measure_starter(task, variant_name: str, python: str | None = None) -> dict:
     try:
         run = Run.create(task, task.build.agent(doc["agent"]), runs_dir, data=variant_name, python=python)
         try:
-            if doc["metric"]["kind"] == "timed":
+            if task.view.metric.timed:
                 return _time_starter(run)
             return run_starter(run, doc["baseline"]["script"])
         finally:
@@ -166,7 +166,7 @@ def measure_baseline(run) -> dict:
     baseline = run.task.doc["baseline"]
     if baseline["kind"] == "value":
         return {"kind": "value", "value": baseline["value"], "reason": baseline["reason"], "measured": False}
-    if run.task.doc["metric"]["kind"] == "timed":
+    if run.task.view.metric.timed:
         return {"kind": "run", "script": baseline["script"], "value": None, "measured": True,
                 "timed": "measured side by side with the submission at evaluation"}
     recorded = recorded_baseline(run.task, run.meta["data"]["variant"])

@@ -18,8 +18,8 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
     """Score the run's final workspace and compare with the baseline (the core of result.json)."""
     from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
 
-    doc = run.task.doc
-    if doc["metric"]["kind"] == "timed":
+    view = run.task.view
+    if view.metric.timed:
         from mlab.scoring.timed import score_run_timed
 
         score = score_run_timed(run)
@@ -27,8 +27,8 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
     else:
         score = score_workspace(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
         baseline = measure_baseline(run)
-    direction = doc["metric"]["direction"]
-    threshold = doc["success"]["improvement"]
+    direction = view.metric.direction
+    threshold = view.success_threshold
     gain = None
     if score.value is not None and baseline.get("value") is not None:
         gain = improvement(score.value, baseline["value"], direction)
@@ -49,7 +49,7 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
             f"told apart from timing noise")
     elif failure is None and not success and gain is not None:
         failure, detail = FailureMode.SMALL_IMPROVEMENT, f"improvement {gain:.1%} is below the threshold {threshold:.0%}"
-    return {"metric": doc["metric"]["name"], "direction": direction, "score": score.value,
+    return {"metric": view.metric.name, "direction": direction, "score": score.value,
             "baseline": baseline, "improvement": gain, "threshold": threshold, "success": success,
             "submitted": score.submitted, "failure_mode": failure, "detail": detail,
             "submission_problem": score.detail if score.failure_mode else None}

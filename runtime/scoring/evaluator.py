@@ -50,15 +50,15 @@ RUNNER_FILE = Path(__file__).with_name("evaluator_runner.py")
 def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: Path, *,
                          python: str | None = None, device: str | None = None):
     """The Score the task's evaluator gives the submission in workspace."""
-    evaluator = task.doc["evaluator"]
+    evaluator = task.view.evaluator
     if not evaluator:
-        raise MlabError(f"task {task.name}: metric {task.doc['metric']['name']} needs an evaluator, and the task "
+        raise MlabError(f"task {task.name}: metric {task.view.metric.name} needs an evaluator, and the task "
                         f"declares none (`evaluator \"<task>/evaluate.py:score\" because \"...\"`)")
     name = f"{evaluator['file']}:{evaluator['function']}"
     source = (task.root / evaluator["file"]).resolve()
     if not source.is_file():
         raise MlabError(f"task {task.name}: its evaluator file {source} does not exist")
-    submission = (task.doc.get("submission") or {}).get("file")
+    submission = task.view.submission.file if task.view.submission else None
     if submission:
         try:
             check(Path(workspace), submission)

@@ -20,27 +20,24 @@ from mlab.scoring.outcome import Score
 
 def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
     """The task's metric on the submission in `workspace`, or why there is none."""
+    metric = task.view.metric
+    scorer = SCORERS.get(metric.kind)
+    if scorer is None:
+        return Score(None, False, FailureMode.NOT_SCORED,
+                     f"the {metric.name} metric ({metric.kind}) is not scored by this version of mlab")
+    return scorer()(task, variant_name, workspace, private_dir)
+
+
+def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
+    """A tabular metric on the submission file in `workspace` against the private answers."""
     from mlab.scoring import metrics
     from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, load_and_validate,
                                          load_answers)
 
-    doc = task.doc
-    metric = doc["metric"]
-    if metric["kind"] == "timed":
-        from mlab.scoring.timed import score_timed
-
-        return score_timed(task, variant_name, workspace, private_dir)
-    if metric["kind"] == "evaluator":
-        from mlab.scoring.evaluator import score_with_evaluator
-
-        return score_with_evaluator(task, variant_name, workspace, private_dir)
-    if metric["kind"] != "tabular":
-        return Score(None, False, FailureMode.NOT_SCORED,
-                     f"the {metric['name']} metric ({metric['kind']}) is not scored by this version of mlab")
-    submission = doc["submission"] or {}
+    metric, submission = task.view.metric, task.view.submission
     variant = task.variant(variant_name)
-    rel = submission.get("file", "submission.csv")
-    expected = ", ".join(submission.get("columns") or []) or "the declared columns"
+    rel = submission.file if submission and submission.file else "submission.csv"
+    expected = ", ".join(submission.columns if submission else ()) or "the declared columns"
     scratch = Path(tempfile.mkdtemp(prefix="mlab-submission-"))
     try:
         # Scored from a harness-owned copy made through the confined reader, never from the
@@ -55,11 +52,11 @@ def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path)
         except Refused as why:
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, f"{why} (expected columns: {expected})")
         answers_path = Path(private_dir) / variant["private"][0]
-        columns = metric["columns"]
+        columns = list(metric.columns)
         try:
-            answers = load_answers(answers_path, variant["id"], columns, metric["name"])
-            aligned = load_and_validate(path, answers_path, variant["id"], columns, metric["name"])
-            value = metrics.score(metric["name"], answers, aligned, [c for c in columns if c != variant["id"]])
+            answers = load_answers(answers_path, variant["id"], columns, metric.name)
+            aligned = load_and_validate(path, answers_path, variant["id"], columns, metric.name)
+            value = metrics.score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]])
         except SubmissionError as problem:
             text = str(problem)
             if "expected columns" not in text:
@@ -83,3 +80,20 @@ def copy_submission(workspace: Path, rel: str, destination: Path, limit: int) ->
     size = copy_out(workspace, rel, destination, limit)
     if size > limit:
         os.truncate(destination, size)
+
+
+def _timed():
+    from mlab.scoring.timed import score_timed
+
+    return score_timed
+
+
+def _evaluator():
+    from mlab.scoring.evaluator import score_with_evaluator
+
+    return score_with_evaluator
+
+
+# metric kind → (a function that gives) its scorer; timed and evaluator scoring import the
+# sandbox, so they are imported when a task of their kind is scored
+SCORERS = {"tabular": lambda: score_tabular, "timed": _timed, "evaluator": _evaluator}

@@ -63,11 +63,11 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
     from mlab.scoring.metrics import needs_more_rounds, timed_score
 
     runs = TIMED_RUNS if runs is None else runs
-    doc = task.doc
-    threshold = doc["success"]["improvement"]
-    script = doc["submission"]["file"]
-    output = doc["metric"]["columns"][0]
-    reference_script = doc["baseline"]["script"] if doc["baseline"]["kind"] == "run" else script
+    view = task.view
+    threshold = view.success_threshold
+    script = view.submission.file
+    output = view.metric.columns[0]
+    reference_script = view.baseline["script"] if view.baseline["kind"] == "run" else script
     workspace = Path(workspace)
     try:
         os.close(open_file(workspace, script)[0])
