@@ -25,10 +25,6 @@ class Observation:
     def ends_run(self) -> bool:
         return self.status == "final"
 
-    @property
-    def is_error(self) -> bool:
-        return self.status == "error"
-
     def __str__(self) -> str:
         return self.text
 

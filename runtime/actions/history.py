@@ -50,10 +50,6 @@ class EditHistory:
         out, self.pending = self.pending, []
         return out
 
-    def discard_pending(self) -> None:
-        """Forget the operations of a step that is not recorded (the run replays from the trace)."""
-        self.pending = []
-
     def replay(self, operations: list[list]) -> None:
         for op, rel, digest in operations:
             if op == "push":
