@@ -70,16 +70,16 @@ def client_settings(environ=os.environ) -> dict:
 def _check_offline_models(models: list[str]) -> None:
     """Refuse an offline model that cannot play (a missing scripted file, a folder without a trace,
     an unknown name) before a run folder is made for it."""
-    from mlab.models import offline as offline_models
     from mlab.models.client import ModelError, is_offline
+    from mlab.models.offline import OfflineModels
 
+    trial = OfflineModels()  # made to try each model, then dropped
     for model in dict.fromkeys(models):
         if is_offline(model):
             try:
-                offline_models.model_state(model)
+                trial.model(model)
             except ModelError as problem:
                 raise UsageError(f"--model {model}: {problem}") from None
-    offline_models.reset()
 
 
 def _demo_replies(task) -> list[str] | None:
@@ -92,14 +92,14 @@ def _demo_replies(task) -> list[str] | None:
         raise MlabError(f"task {task.name}: cannot read its demonstration {demo}: {problem}") from None
 
 
-def _prepare_offline(task, tiers: dict, records: list[dict]) -> None:
-    """Load the demonstration, and on resume move offline models past the replies already used."""
-    from mlab.models import offline as offline_models
+def _prepare_offline(task, records: list[dict]):
+    """The run's offline models: the task's demonstration loaded, and on resume each model moved
+    past the replies already used."""
+    from mlab.models.offline import OfflineModels
 
-    offline_models.reset()
     baseline = task.doc["baseline"]
-    offline_models.configure_demo(_demo_replies(task),
-                                  baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py")
+    offline = OfflineModels(_demo_replies(task),
+                            baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py")
     used: dict[tuple[str, str], int] = {}
     for record in records:
         for call in (record.get("model") or {}).get("calls", []):
@@ -107,7 +107,8 @@ def _prepare_offline(task, tiers: dict, records: list[dict]) -> None:
             used[key] = used.get(key, 0) + 1
     for (model, tier), count in used.items():
         if model.startswith("mlab/") and model != "mlab/human":
-            offline_models.set_position(model, tier, count)
+            offline.set_position(model, tier, count)
+    return offline
 
 
 # -- run -----------------------------------------------------------------------------------
@@ -181,9 +182,9 @@ def main(args) -> int:
         print(f"mlab: {problem}", file=sys.stderr)
         return 2
     tiers = config["tiers"]
-    _prepare_offline(run.task, tiers, run.records)
     client = ModelClient({t: TierConfig(c["model"], c["params"]) for t, c in tiers.items()},
-                         api_base=config.get("api_base"), seed=config.get("seed"), **settings)
+                         api_base=config.get("api_base"), seed=config.get("seed"),
+                         offline=_prepare_offline(run.task, run.records), **settings)
     demo = tiers["main"]["model"] == "mlab/demo"
     stop = {"asked": False}
 

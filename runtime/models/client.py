@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted
+from mlab.models.offline import OFFLINE_METADATA, OfflineModels
 from mlab.observation import utf8_safe
 
 TIERS = ("main", "fast", "edit")
@@ -205,8 +206,9 @@ class ModelClient:
 
     def __init__(self, tiers: dict[str, TierConfig], *, api_base: str | None = None, seed: int | None = None,
                  max_attempts: int = 5, timeout_s: float = 600.0, backoff_s: float = 1.0,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, offline: OfflineModels | None = None):
         self.tiers = tiers
+        self.offline = offline if offline is not None else OfflineModels()  # this client's offline models
         self.api_base = api_base
         self.seed = seed
         self.max_attempts = max_attempts
@@ -229,7 +231,7 @@ class ModelClient:
             kwargs["seed"] = self.seed
             kwargs["drop_params"] = True  # providers without a seed parameter ignore it
         if is_offline(config.model):
-            kwargs["metadata"] = {"mlab_tier": tier, "mlab_purpose": purpose}
+            kwargs["metadata"] = {"mlab_tier": tier, "mlab_purpose": purpose, OFFLINE_METADATA: self.offline}
         start = time.monotonic()
         for attempt in range(1, self.max_attempts + 1):
             try:

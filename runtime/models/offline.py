@@ -7,8 +7,10 @@
                         not an agent result); without a demonstration it lists files,
                         runs the starter and submits
 
-State (how many replies were used) lives here, per model name and tier, so that a
-resumed run continues at the next reply (`set_position`).
+The litellm provider is registered once per process (litellm's provider map is global); what
+a run plays lives in an OfflineModels object its ModelClient owns and hands to the provider with
+each call: the demonstration, and per model name and tier how many replies were used, so that a
+resumed run continues at the next reply (`OfflineModels.set_position`).
 """
 from __future__ import annotations
 
@@ -17,10 +19,6 @@ import sys
 from pathlib import Path
 
 from mlab.models.errors import RepliesExhausted
-
-_STATE: dict[str, "OfflineModel"] = {}
-_DEMO: dict[str, object] = {"replies": None, "script": "train.py"}
-
 
 class OfflineModel:
     """Base: a sequence of replies per tier with a position each."""
@@ -114,11 +112,12 @@ class Human(OfflineModel):
 class Demo(OfflineModel):
     """Plays the task's demonstration for the main tier; other tiers get a labelled stand-in."""
 
+    def __init__(self, name: str, replies: list[str] | None, starter_script: str):
+        super().__init__(name)
+        self.replies = list(replies) if replies is not None else fallback_demo(starter_script)
+
     def queue(self, tier: str) -> list[str]:
-        replies = _DEMO["replies"]
-        if replies is None:
-            replies = fallback_demo(str(_DEMO["script"]))
-        return list(replies)
+        return self.replies
 
     def reply(self, tier: str, purpose: str, prompt: str) -> str:
         if tier != "main":
@@ -147,41 +146,41 @@ def demo_helper_reply(purpose: str, prompt: str) -> str:
     return f"(demo model: no real model was called) The last part of the request read: {excerpt}"
 
 
-def configure_demo(replies: list[str] | None, starter_script: str = "train.py") -> None:
-    _DEMO["replies"] = replies
-    _DEMO["script"] = starter_script
-    _STATE.pop("demo", None)
+class OfflineModels:
+    """The offline models of one run, each made on first use, with how far each has played."""
+
+    def __init__(self, demo_replies: list[str] | None = None, starter_script: str = "train.py"):
+        self.demo_replies = demo_replies  # the task's demonstration; None: list files, run the starter, submit
+        self.starter_script = starter_script
+        self._models: dict[str, OfflineModel] = {}
+
+    def model(self, model: str) -> OfflineModel:
+        """The offline model for `mlab/...` (a RepliesExhausted error if it cannot play)."""
+        name = model[len("mlab/"):] if model.startswith("mlab/") else model
+        model = f"mlab/{name}"
+        if name not in self._models:
+            kind, _, argument = name.partition(":")
+            if kind == "scripted" and argument:
+                self._models[name] = Scripted(model, argument)
+            elif kind == "replay" and argument:
+                self._models[name] = Replay(model, argument)
+            elif kind == "human":
+                self._models[name] = Human(model)
+            elif kind == "demo":
+                self._models[name] = Demo(model, self.demo_replies, self.starter_script)
+            else:
+                raise RepliesExhausted(f"unknown offline model {model!r}: use mlab/scripted:PATH, "
+                                       "mlab/replay:RUN_DIR, mlab/human or mlab/demo")
+        return self._models[name]
+
+    def set_position(self, model: str, tier: str, used: int) -> None:
+        """Resume: the first `used` replies of this tier were consumed by the earlier part of the run."""
+        state = self.model(model)
+        key = "all" if isinstance(state, Scripted) else tier
+        state.position[key] = state.position.get(key, 0) + used if key == "all" else used
 
 
-def model_state(model: str) -> OfflineModel:
-    """The offline model for `mlab/...`, created on first use."""
-    name = model[len("mlab/"):] if model.startswith("mlab/") else model
-    model = f"mlab/{name}"
-    if name not in _STATE:
-        kind, _, argument = name.partition(":")
-        if kind == "scripted" and argument:
-            _STATE[name] = Scripted(model, argument)
-        elif kind == "replay" and argument:
-            _STATE[name] = Replay(model, argument)
-        elif kind == "human":
-            _STATE[name] = Human(model)
-        elif kind == "demo":
-            _STATE[name] = Demo(model)
-        else:
-            raise RepliesExhausted(f"unknown offline model {model!r}: use mlab/scripted:PATH, mlab/replay:RUN_DIR, "
-                                   "mlab/human or mlab/demo")
-    return _STATE[name]
-
-
-def set_position(model: str, tier: str, used: int) -> None:
-    """Resume: the first `used` replies of this tier were consumed by the earlier part of the run."""
-    state = model_state(model)
-    key = "all" if isinstance(state, Scripted) else tier
-    state.position[key] = state.position.get(key, 0) + used if key == "all" else used
-
-
-def reset() -> None:
-    _STATE.clear()
+OFFLINE_METADATA = "mlab_offline"  # the litellm metadata key that carries a call's OfflineModels
 
 
 def register(litellm) -> None:
@@ -198,8 +197,12 @@ def register(litellm) -> None:
             prompt = messages[-1]["content"]
             if isinstance(prompt, list):
                 prompt = "".join(part.get("text", "") for part in prompt)
-            text = model_state(model).reply(metadata.get("mlab_tier", "main"),
-                                            metadata.get("mlab_purpose", "step"), prompt)
+            models = metadata.get(OFFLINE_METADATA)
+            if models is None:
+                raise RepliesExhausted(f"mlab/{model} is called without the run's offline models "
+                                       "(call it through a ModelClient)")
+            text = models.model(model).reply(metadata.get("mlab_tier", "main"),
+                                             metadata.get("mlab_purpose", "step"), prompt)
             model_response.choices[0].message.content = text
             model_response.model = f"mlab/{model}"
             return model_response

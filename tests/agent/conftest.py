@@ -1,5 +1,5 @@
-"""Fixtures of the agent-loop tests: a data and build cache in a temporary folder, the tiny task,
-fresh offline-model state per test."""
+"""Fixtures of the agent-loop tests: a data and build cache in a temporary folder, the tiny task.
+(Offline models keep no state between runs: each ModelClient owns its own.)"""
 import os
 import sys
 from pathlib import Path
@@ -25,16 +25,6 @@ def _mlab_environment(agent_cache, tmp_path_factory):
         for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
             patch.delenv(key, raising=False)
         yield
-
-
-@pytest.fixture(autouse=True)
-def _fresh_offline_models():
-    from mlab.models import offline as offline_models
-
-    offline_models.reset()
-    offline_models.configure_demo(None)
-    yield
-    offline_models.reset()
 
 
 @pytest.fixture(scope="session")

@@ -48,9 +48,6 @@ def without_timings(observation: str) -> str:
 @pytest.fixture(scope="module")
 def all_actions_run(tiny_task, tmp_path_factory):
     """One run of the research agent through every core action (made once for the module)."""
-    from mlab.models import offline as offline_models
-
-    offline_models.reset()
     folder = tmp_path_factory.mktemp("all-actions")
     code, out, err = mlab("run", tiny_task, "--model", scripted(folder, ALL_ACTIONS), "--runs-dir", folder / "runs")
     assert code == 0, err

@@ -35,8 +35,9 @@ def test_scripted_file_that_is_not_a_list_of_strings_is_reported(tmp_path):
 
 def test_resume_position_continues_at_the_next_reply(tmp_path):
     model = scripted(tmp_path, ["a", "b", "c"])
-    offline_models.set_position(model, "main", 2)
-    client = ModelClient({"main": TierConfig(model)})
+    offline = offline_models.OfflineModels()
+    offline.set_position(model, "main", 2)
+    client = ModelClient({"main": TierConfig(model)}, offline=offline)
     assert client.complete("main", "x", purpose="step").response == "c"
 
 
@@ -54,15 +55,15 @@ def test_replay_reads_calls_per_tier_from_a_trace(tmp_path):
 
 
 def test_demo_plays_the_demonstration_and_labels_helper_calls():
-    offline_models.configure_demo(["reply one"])
-    client = ModelClient({"main": TierConfig("mlab/demo"), "fast": TierConfig("mlab/demo")})
+    client = ModelClient({"main": TierConfig("mlab/demo"), "fast": TierConfig("mlab/demo")},
+                         offline=offline_models.OfflineModels(["reply one"]))
     assert client.complete("main", "p", purpose="step").response == "reply one"
     assert "demo model" in client.complete("fast", "summarize this", purpose="summarize").response
 
 
 def test_demo_without_a_demonstration_lists_runs_and_submits():
-    offline_models.configure_demo(None, starter_script="baseline.py")
-    client = ModelClient({"main": TierConfig("mlab/demo")})
+    client = ModelClient({"main": TierConfig("mlab/demo")},
+                         offline=offline_models.OfflineModels(None, starter_script="baseline.py"))
     replies = [client.complete("main", "p", purpose="step").response for _ in range(3)]
     assert "Action: List Files" in replies[0]
     assert '"script_name": "baseline.py"' in replies[1]
@@ -142,3 +143,11 @@ def test_the_human_model_shows_the_prompt_and_reads_the_reply_from_the_terminal(
     assert "prompt for the main model (step)" in shown and "THE PROMPT" in shown
     with pytest.raises(RepliesExhausted, match="no reply on standard input"):
         client.complete("main", "again", purpose="step")
+
+
+def test_each_client_plays_its_own_offline_models(tmp_path):
+    model = scripted(tmp_path, ["a", "b"])
+    first, second = ModelClient({"main": TierConfig(model)}), ModelClient({"main": TierConfig(model)})
+    assert first.complete("main", "x", purpose="step").response == "a"
+    assert second.complete("main", "x", purpose="step").response == "a"
+    assert first.complete("main", "x", purpose="step").response == "b"
