@@ -215,9 +215,9 @@ def _default_hidden() -> list[str]:
         # In an editable install the package folder sits in the repository: hide all of it.
         if any(os.path.exists(os.path.join(parent, mark)) for mark in ("pyproject.toml", ".git")):
             paths.add(parent)
-    cache = os.environ.get("MLAB_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mlab")
-    paths.add(os.path.realpath(cache))
+    from mlab.cache import cache_root
+
+    paths.add(os.path.realpath(cache_root()))
     return sorted(paths)
 
 
