@@ -59,6 +59,17 @@ class TaskView:
     limits: dict
     hardware: dict
     evaluator: dict | None
+    title: str = ""
+    problem: str = ""
+    category: str = ""
+    agent: str = "research"  # the task's default agent
+    read_only: tuple[str, ...] = ()
+    starter: str | None = None
+    demo: str | None = None
+
+    @property
+    def cpus(self) -> int:
+        return int(self.hardware.get("cpus") or 1)
 
     @classmethod
     def of(cls, doc: dict) -> "TaskView":
@@ -68,7 +79,31 @@ class TaskView:
             submission=SubmissionSpec(submission.get("file"), tuple(submission.get("columns") or ()))
             if submission else None,
             baseline=doc.get("baseline") or {}, success_threshold=(doc.get("success") or {}).get("improvement"),
-            limits=doc.get("limits") or {}, hardware=doc.get("hardware") or {}, evaluator=doc.get("evaluator"))
+            limits=doc.get("limits") or {}, hardware=doc.get("hardware") or {}, evaluator=doc.get("evaluator"),
+            title=doc.get("title", ""), problem=doc.get("problem", ""), category=doc.get("category", ""),
+            agent=doc.get("agent") or "research", read_only=tuple(doc.get("read_only") or ()),
+            starter=doc.get("starter"), demo=doc.get("demo"))
+
+
+@dataclass(frozen=True)
+class AgentView:
+    """The parts of an agent.json document the agent loop reads, typed."""
+
+    reply: dict  # the reply format: kind and sections, as the templates receive it
+    history_steps: int
+    summarize_over_chars: int
+    format_retries: int
+    before_step: tuple[str, ...]
+    after_step: tuple[str, ...]
+    models: dict
+
+    @classmethod
+    def of(cls, doc: dict) -> "AgentView":
+        hooks = doc.get("hooks") or {}
+        return cls(reply=doc["reply"], history_steps=int(doc["history_steps"]),
+                   summarize_over_chars=int(doc["summarize_over_chars"]), format_retries=int(doc["format_retries"]),
+                   before_step=tuple(hooks.get("before_step") or ()), after_step=tuple(hooks.get("after_step") or ()),
+                   models=doc.get("models") or {})
 
 
 @dataclass(frozen=True)
@@ -109,6 +144,11 @@ class AgentBuild:
     actions: dict
     templates: dict[str, str]
     build: "Build"
+
+    @functools.cached_property
+    def view(self) -> AgentView:
+        """The document's reply format, history, summaries, retries, hooks and models, typed."""
+        return AgentView.of(self.doc)
 
 
 @dataclass(frozen=True)

@@ -41,14 +41,14 @@ class AgentLoop:
         self.client = client
         self.on_step = on_step
         self.should_stop = should_stop or (lambda: False)
-        self.doc = run.agent.doc
+        self.view = run.agent.view
         self.templates = Templates(run.agent.templates)
         actions = run.agent.actions["actions"]
         self.action_names = [a["name"] for a in actions]
         shown = [a for a in actions if a["shown"]]
         self.tool_names = [a["name"] for a in shown]
         self.tools_text = self.templates.render("tools", **C.tools_context(actions=shown))
-        self.reply_format = self.doc["reply"]
+        self.reply_format = self.view.reply
         self.reply_format_text = self.templates.render("reply_format", **C.reply_format_context(**self.reply_format))
         self.usage = Usage.from_records(run.records)
         self._prefix: str | None = None
@@ -60,7 +60,7 @@ class AgentLoop:
 
     # -- the prompt ----------------------------------------------------------------------
     def history_text(self, pending_calls: list[dict]) -> str:
-        window = self.doc["history_steps"]
+        window = self.view.history_steps
         records = self.run.records[-window:] if window else []
         views = []
         for record in records:
@@ -71,7 +71,7 @@ class AgentLoop:
 
     def _observation_for_history(self, record: dict, pending_calls: list[dict]) -> str:
         text = record["observation"]
-        if len(text) <= self.doc["summarize_over_chars"]:
+        if len(text) <= self.view.summarize_over_chars:
             return text
         number = record["step"]
         if number not in self.summaries:
@@ -99,7 +99,7 @@ class AgentLoop:
             for name in plan:
                 if reply.get(name):
                     return reply[name]
-        return self.run.task.doc["problem"]
+        return self.run.task.view.problem
 
     def _hooks_before(self, calls: list[dict]) -> str:
         """Run the declared per-step hooks before a prompt; returns what retrieval found.
@@ -108,10 +108,10 @@ class AgentLoop:
         step, so that its model call is recorded in a trace record: a run stopped between two
         steps then loses nothing, and on resume the summary is made exactly once.
         """
-        if "append_summary" in self.doc["hooks"]["after_step"] and self.run.records:
+        if "append_summary" in self.view.after_step and self.run.records:
             self._append_summary(self.run.records[-1], calls)
         retrieved = ""
-        if "retrieve_log" in self.doc["hooks"]["before_step"] and self.run.research_log.text().strip():
+        if "retrieve_log" in self.view.before_step and self.run.research_log.text().strip():
             prompt = self.templates.render("retrieve_log", **C.retrieve_log_context(
                 current_plan=self._plan_text(), research_log=self.run.research_log.text(), task=self.run.task))
             call = self.client.complete("fast", prompt, purpose="retrieve_log")
@@ -152,7 +152,7 @@ class AgentLoop:
         errors: list[str] = []
         text = prompt
         response = ""
-        for _ in range(self.doc["format_retries"] + 1):
+        for _ in range(self.view.format_retries + 1):
             call: ModelCall = self.client.complete("main", text, purpose="step", stable_prefix=prefix)
             calls.append(dict(call.to_json(), prompt=text if text is not prompt else None))
             response = call.response

@@ -53,7 +53,7 @@ def audit_task(task, variant_name: str = "lite", python: str | None = None) -> A
     report.check("prompt names the submission", prompt_findings(task))
     runs_dir = Path(tempfile.mkdtemp(prefix="mlab-audit-runs-"))
     try:
-        run = Run.create(task, task.build.agent(task.doc["agent"]), runs_dir, data=variant_name, python=python)
+        run = Run.create(task, task.build.agent(task.view.agent), runs_dir, data=variant_name, python=python)
         try:
             reached, sandboxed = run_probe(run, prepared.folder)
             if not sandboxed:
@@ -73,7 +73,7 @@ def prompt_findings(task) -> list[str]:
     from mlab.agent import context as C
     from mlab.agent.prompting import Templates
 
-    agent = task.build.agent(task.doc["agent"])
+    agent = task.build.agent(task.view.agent)
     text = Templates(agent.templates).render("prompt", **C.prompt_context(
         task=task, tools="", tool_names=[], reply_format="", history="", research_log="", retrieved="",
         step=1, max_steps=int(task.view.limits.get("steps") or 0)))

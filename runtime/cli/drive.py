@@ -28,7 +28,7 @@ def main(args) -> int:
         if not args.task:
             raise UsageError("name a TASK (or --resume RUN_DIR)")
         task = resolve_task(args.task, Path(args.build) if args.build else None)
-        agent = task.build.agent(args.agent or task.doc["agent"])
+        agent = task.build.agent(args.agent or task.view.agent)
         run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
                          limits=limit_overrides(args), python=args.python, device=args.device)
         print(f"run {run.id} in {run.dir}")

@@ -83,7 +83,7 @@ def _check_offline_models(models: list[str]) -> None:
 
 
 def _demo_replies(task) -> list[str] | None:
-    demo = task.doc.get("demo")
+    demo = task.view.demo
     if not demo:
         return None
     try:
@@ -97,7 +97,7 @@ def _prepare_offline(task, records: list[dict]):
     past the replies already used."""
     from mlab.models.offline import OfflineModels
 
-    baseline = task.doc["baseline"]
+    baseline = task.view.baseline
     offline = OfflineModels(_demo_replies(task),
                             baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py")
     used: dict[tuple[str, str], int] = {}
@@ -151,7 +151,7 @@ def _open_run(args):
     if not args.task:
         raise UsageError("name a task (e.g. `mlab run house-price --model mlab/demo`) or give --resume RUN_DIR")
     task = resolve_task(args.task, Path(args.build) if args.build else None)
-    agent_name = args.agent or task.doc["agent"]
+    agent_name = args.agent or task.view.agent
     build = load_build(Path(args.build)) if args.build else task.build
     if agent_name not in build.agent_names:
         raise UsageError(f"no agent {agent_name!r} in the build of {task.name}; agents: {', '.join(build.agent_names)}")

@@ -338,7 +338,7 @@ def copy_tree(source: Path, target: Path) -> None:
 
 def install_starter(task: TaskBuild, workspace: Path) -> None:
     """Copy the task's starter folder into a workspace."""
-    starter = task.doc.get("starter")
+    starter = task.view.starter
     if starter:
         folder = source_path(task, starter, f"task {task.name}")
         copy_tree(folder, workspace)

@@ -128,7 +128,7 @@ class Run:
         self.agent = agent
         self.limits = Limits(**meta["limits"])
         self.table = ActionTable(agent.actions)
-        self.workspace = Workspace(self.dir / "workspace", task.doc["read_only"])
+        self.workspace = Workspace(self.dir / "workspace", list(task.view.read_only))
         self.private_dir = self.dir / "private"
         # Objects are not fsynced one by one (each step fsyncs its trace record only); a resume
         # checks every object the trace refers to and drops records whose objects a crash lost.
@@ -149,7 +149,7 @@ class Run:
             python=meta["python"], device=meta["device"],
             timeout_s=self.limits.script_timeout or 1800.0, memory_bytes=self.limits.memory,
             disk_bytes=self.limits.disk, hidden=hidden_paths(self.dir.parent, task) + (self.private_dir,),
-            env=thread_env(task.doc["hardware"]["cpus"]), output_dir=self.dir / "output",
+            env=thread_env(task.view.cpus), output_dir=self.dir / "output",
             remaining_s=self.remaining_time)
         self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
         self._trace = TraceWriter(self.dir / TRACE)
@@ -163,7 +163,7 @@ class Run:
         import sys
 
         variant = task.variant(data)
-        resolved = resolve_limits(task.doc["limits"], variant.get("limits"), limits)
+        resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
         prepared = prepare_data(task, data, cache_dir=cache_dir)
         runs_dir = Path(runs_dir).resolve()
         try:
@@ -196,7 +196,7 @@ class Run:
                 "seed": int(seed), "limits": resolved.to_json(),
                 "python": python or sys.executable, "device": device,
                 "build": {"digest": task.build.digest, "from": str(task.build.dir)},
-                "read_only": list(task.doc["read_only"]),
+                "read_only": list(task.view.read_only),
                 "initial_snapshot": store.put_json(snapshotter.manifest),
             }
             _write_json_atomic(folder / RUN_JSON, meta)

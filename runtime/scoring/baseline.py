@@ -130,7 +130,7 @@ def measure_starter(task, variant_name: str, python: str | None = None) -> dict:
                 "measured": False}
     runs_dir = Path(tempfile.mkdtemp(prefix="mlab-baseline-runs-"))
     try:
-        run = Run.create(task, task.build.agent(doc["agent"]), runs_dir, data=variant_name, python=python)
+        run = Run.create(task, task.build.agent(task.view.agent), runs_dir, data=variant_name, python=python)
         try:
             if task.view.metric.timed:
                 return _time_starter(run)
@@ -163,7 +163,7 @@ def _baseline_key(run) -> str:
 
 def measure_baseline(run) -> dict:
     """The baseline: declared, or measured by running the starter script (cached)."""
-    baseline = run.task.doc["baseline"]
+    baseline = run.task.view.baseline
     if baseline["kind"] == "value":
         return {"kind": "value", "value": baseline["value"], "reason": baseline["reason"], "measured": False}
     if run.task.view.metric.timed:

@@ -188,9 +188,9 @@ def resolve_tasks(selector: dict, build: Build) -> list[str]:
     if selector.get("all"):
         return build.task_names
     category = selector["category"]
-    chosen = [n for n in build.task_names if build.task(n).doc["category"] == category]
+    chosen = [n for n in build.task_names if build.task(n).view.category == category]
     if not chosen:
-        categories = sorted({build.task(n).doc["category"] for n in build.task_names})
+        categories = sorted({build.task(n).view.category for n in build.task_names})
         raise BuildError(f"no task of category {category!r} in the build; categories: "
                          f"{', '.join(categories) or 'none'}")
     return chosen
@@ -228,13 +228,13 @@ def expand(experiment: Experiment) -> list[RunSpec]:
                              f"does not hold; it holds: {', '.join(build.agent_names)}")
         runs = int(override.get("runs", doc["runs"]))
         limits = {k: v for k, v in {**doc["limits"], **override.get("limits", {})}.items() if v is not None}
-        resolved = resolve_limits(task.doc["limits"], variant.get("limits"), limits)
+        resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
         for agent in agents:
             for models in _model_combinations({**doc["models"], **override.get("models", {})}):
                 for seed in range(runs):
                     specs.append(RunSpec(task=name, agent=agent, data=data, seed=seed, models=models,
                                          limits=tuple(sorted(limits.items())), steps_limit=resolved.steps,
-                                         time_limit=resolved.time, hardware=dict(task.doc["hardware"])))
+                                         time_limit=resolved.time, hardware=dict(task.view.hardware)))
     return specs
 
 
