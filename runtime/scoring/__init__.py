@@ -29,6 +29,7 @@ _NAMES = {
     "score_run_timed": "timed",
     "score_timed": "timed",
     "score_with_evaluator": "evaluator",
+    "score_run": "score",
     "score_workspace": "score",
     "timed_rounds_succeed": "metrics",
     "timed_score": "metrics",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from mlab.scoring.baseline import measure_baseline
 from mlab.failure import FailureMode
-from mlab.scoring.score import score_workspace
+from mlab.scoring.score import score_run
 
 
 def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None = None) -> dict:
@@ -19,14 +19,8 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
     from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
 
     view = run.task.view
-    if view.metric.timed:
-        from mlab.scoring.timed import score_run_timed
-
-        score = score_run_timed(run)
-        baseline = score.baseline or measure_baseline(run)
-    else:
-        score = score_workspace(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
-        baseline = measure_baseline(run)
+    score = score_run(run)
+    baseline = score.baseline or measure_baseline(run)  # a timed score brings the starter timed beside it
     direction = view.metric.direction
     threshold = view.success_threshold
     gain = None

@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from mlab.confined import Refused, copy_out
 from mlab.errors import MlabError
@@ -23,9 +25,25 @@ def score_workspace(task, variant_name: str, workspace: Path, private_dir: Path)
     metric = task.view.metric
     scorer = SCORERS.get(metric.kind)
     if scorer is None:
-        return Score(None, False, FailureMode.NOT_SCORED,
-                     f"the {metric.name} metric ({metric.kind}) is not scored by this version of mlab")
-    return scorer()(task, variant_name, workspace, private_dir)
+        return _not_scored(metric)
+    return scorer.workspace()(task, variant_name, workspace, private_dir)
+
+
+def score_run(run) -> Score:
+    """The task's metric on the run's final workspace. A kind that needs the run itself (a timed
+    metric times the run's own starter beside the submission) scores through its run scorer."""
+    metric = run.task.view.metric
+    scorer = SCORERS.get(metric.kind)
+    if scorer is None:
+        return _not_scored(metric)
+    if scorer.run is not None:
+        return scorer.run()(run)
+    return scorer.workspace()(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
+
+
+def _not_scored(metric) -> Score:
+    return Score(None, False, FailureMode.NOT_SCORED,
+                 f"the {metric.name} metric ({metric.kind}) is not scored by this version of mlab")
 
 
 def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
@@ -88,12 +106,28 @@ def _timed():
     return score_timed
 
 
+def _timed_run():
+    from mlab.scoring.timed import score_run_timed
+
+    return score_run_timed
+
+
 def _evaluator():
     from mlab.scoring.evaluator import score_with_evaluator
 
     return score_with_evaluator
 
 
-# metric kind → (a function that gives) its scorer; timed and evaluator scoring import the
-# sandbox, so they are imported when a task of their kind is scored
-SCORERS = {"tabular": lambda: score_tabular, "timed": _timed, "evaluator": _evaluator}
+@dataclass(frozen=True)
+class Scorer:
+    """How one metric kind is scored: functions that give its workspace scorer and, for a kind
+    that needs the whole run, its run scorer. They are functions so that timed and evaluator
+    scoring, which import the sandbox, are imported only when a task of their kind is scored."""
+
+    workspace: Callable[[], Callable]
+    run: Callable[[], Callable] | None = None
+
+
+# metric kind → its scorer: the one table scoring dispatches through
+SCORERS = {"tabular": Scorer(lambda: score_tabular), "timed": Scorer(_timed, _timed_run),
+           "evaluator": Scorer(_evaluator)}
