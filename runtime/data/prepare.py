@@ -25,7 +25,7 @@ from mlab.errors import DataError
 from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
 
-DATA_CODE_VERSION = 1  # bump when preparation changes what it writes
+DATA_CODE_VERSION = 2  # bump when preparation changes what it writes
 TABULAR_SOURCES = ("csv", "parquet", "sklearn")
 READY = "prepared.json"
 
@@ -198,8 +198,15 @@ def _read(reader, path: Path, where: str):
 
 
 def _add_id_column(frame, variant: dict):
+    """The declared id column, numbered by mlab when the source has none.
+
+    The rows are shuffled (deterministically, by the split seed) before they are numbered: a
+    source's own row order often carries the answer (scikit-learn's sets are sorted by class),
+    and ids in that order would let a model score on the id alone.
+    """
     id_column = variant.get("id")
     if id_column and id_column not in frame.columns:
+        frame = frame.sample(frac=1, random_state=generate_seed(variant)).reset_index(drop=True)
         frame.insert(0, id_column, range(len(frame)))
     return frame
 

@@ -113,6 +113,23 @@ def test_sklearn_source_adds_an_id_and_renames_the_target(tmp_path, mlab_env):
     assert sorted(ids) == list(range(150))
 
 
+def test_ids_that_mlab_assigns_carry_no_information(tmp_path, mlab_env):
+    """load_wine is sorted by class: ids in its row order would give the class away."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    source = make_task(tmp_path / "t", """data lite { from sklearn "load_wine" split random 0.3 seed 1
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""")
+    _, frames = prepared_frames(source)
+    train, answers = frames["public/train.csv"], frames["private/answers.csv"]
+    by_id = train.sort_values("Id")["y"]
+    assert not by_id.is_monotonic_increasing
+    model = KNeighborsClassifier(n_neighbors=1).fit(train[["Id"]], train["y"])
+    accuracy = (model.predict(answers[["Id"]]) == answers["y"]).mean()
+    assert accuracy < 0.6
+    _, again = prepared_frames(source)
+    assert again["public/train.csv"].equals(train), "the shuffle is deterministic"
+
+
 def test_missing_answer_column_is_named(tmp_path, mlab_env):
     source = make_task(tmp_path / "t", """data lite { from csv "rows.csv" split random 0.5 seed 1
         id "Id" answers ["price"] public ["train.csv", "test.csv"] private ["answers.csv"] }""",
