@@ -49,6 +49,7 @@ CODES: dict[str, Code] = {
     "E405": Code("value not allowed", "The value has the right type but is not one of the allowed values, or is out of range."),
     "E406": Code("inputs do not match the primitive", "An action must declare exactly the inputs its primitive requires, with the same types."),
     "E407": Code("model tier", "A model-backed primitive needs `model main|fast|edit`; a plain primitive must not have one."),
+    "E408": Code("metric column not declared", "A tabular metric scores a column that the submission's declared columns or a data variant's answers do not hold."),
     # files
     "E501": Code("starter folder missing", "The task's starter folder does not exist."),
     "E502": Code("data file missing", "A bundled data file or folder named by a data variant does not exist."),

@@ -46,9 +46,31 @@ def lower_limits(limits: A.Limits, report: Reporter, where: str) -> dict:
     return out
 
 
+def check_metric_columns(ir: dict, entry: A.Metric, report: Reporter) -> None:
+    """E408 for a scored column of a tabular metric that the submission does not declare or a data
+    variant does not list among its answers: the scorer reads the column from both files, so such
+    a task would score a file that breaks its own declaration, or none that follows it."""
+    metric, submission = ir["metric"], ir["submission"]
+    if not metric or metric["kind"] != "tabular" or entry.on is None:
+        return
+    declared = submission["columns"] if submission else []
+    ids = {variant["id"] for variant in ir["data"].values()}
+    for column in metric["columns"]:
+        if declared and column not in declared and column not in ids:
+            report.error("E408", f"metric column `{column}` is not a column of the submission",
+                         entry.on.span, hint=f"the submission declares columns {json.dumps(declared)}: score one of them, "
+                                             f"or add `{column}` to `submission ... columns`")
+            continue
+        for name, variant in ir["data"].items():
+            if variant["answers"] and column not in variant["answers"]:
+                report.error("E408", f"metric column `{column}` is not among the answers of data `{name}`",
+                             entry.on.span, hint=f"data `{name}` declares answers {json.dumps(variant['answers'])}")
+
+
 class TaskLowerer:
     def __init__(self, decl: A.Task, root: Path, report: Reporter):
         self.decl, self.root, self.report = decl, root, report
+        self._metric_entry: A.Metric | None = None
 
     def lower(self) -> dict:
         decl, report = self.decl, self.report
@@ -72,6 +94,8 @@ class TaskLowerer:
             report.error("E308", f"task `{name}` has no {listed}", decl.name.span,
                          hint="a task needs " + ", ".join(f"`{k}`" for k in REQUIRED))
         self._check_read_only(ir)
+        if self._metric_entry is not None:
+            check_metric_columns(ir, self._metric_entry, report)
         metric = ir["metric"]
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
             report.error("E308", f"metric `{metric['name']}` is computed by the task's own evaluator, "
@@ -148,6 +172,7 @@ class TaskLowerer:
             self.report.error("E308", f"metric `{name}` needs a direction", e.name.span,
                               hint="add lower_is_better or higher_is_better")
         ir["metric"] = {"name": name, "columns": columns, "direction": direction, "kind": spec["kind"]}
+        self._metric_entry = e
 
     def _baselinerun(self, e: A.BaselineRun, ir):
         script = self.report.string(e.script, "`baseline run`")

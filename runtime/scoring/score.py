@@ -73,7 +73,8 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
         columns = list(metric.columns)
         try:
             answers = load_answers(answers_path, variant["id"], columns, metric.name)
-            aligned = load_and_validate(path, answers_path, variant["id"], columns, metric.name)
+            aligned = load_and_validate(path, answers_path, variant["id"], columns, metric.name,
+                                        declared=submission.columns if submission else ())
             value = metrics.score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]])
         except SubmissionError as problem:
             text = str(problem)

@@ -37,19 +37,21 @@ class AnswersError(DataError):
 
 
 def load_and_validate(submission_path: str | Path, answers_path: str | Path, id_column: str,
-                      columns: Sequence[str], metric: str | None = None) -> pd.DataFrame:
+                      columns: Sequence[str], metric: str | None = None,
+                      declared: Sequence[str] = ()) -> pd.DataFrame:
     """The submission aligned row for row on the answers' ids, or SubmissionError.
 
     columns: the predicted columns the metric scores (`metric NAME on ...`); the id
-    column, if listed, is skipped. Other columns of the file are ignored. metric: the
-    metric's name, which decides how values are checked and converted (numbers become
-    floats); without it every value only has to be non-empty.
+    column, if listed, is skipped. declared: the task's `submission ... columns`, which the
+    file must all have. Other columns of the file are ignored. metric: the metric's name,
+    which decides how values are checked and converted (numbers become floats); without it
+    every value only has to be non-empty.
     """
     predicted = [c for c in columns if c != id_column]
     kinds = _value_kinds(metric, predicted)
     answers = load_answers(answers_path, id_column, predicted, metric)
     path = Path(submission_path)
-    table = _read_submission(path, [id_column, *predicted])
+    table = _read_submission(path, list(dict.fromkeys([id_column, *declared, *predicted])))
     keys = _check_ids(table, answers, id_column, path.name)
     aligned = table.assign(_key=keys).set_index("_key").loc[[label_key(v) for v in answers[id_column]]]
     aligned = aligned.reset_index(drop=True)

@@ -111,6 +111,19 @@ def test_missing_column_names_the_expected_and_found_ones(tmp_path, answers):
                        "found ['Id', 'Target']")
 
 
+def test_the_declared_submission_columns_are_all_required(tmp_path, answers):
+    # `submission "submission.csv" columns ["Id", "SalePrice", "Neighborhood"]`, `metric mae on "SalePrice"`
+    declared = ["Id", "SalePrice", "Neighborhood"]
+    path = write(tmp_path, "Id,SalePrice\n1461,1\n1462,2\n1463,3\n1464,4\n")
+    with pytest.raises(SubmissionError) as caught:
+        load_and_validate(path, answers, "Id", ["SalePrice"], "mae", declared=declared)
+    assert str(caught.value) == ("submission.csv lacks column(s) ['Neighborhood']: expected columns "
+                                 "['Id', 'SalePrice', 'Neighborhood'], found ['Id', 'SalePrice']")
+    path = write(tmp_path, "Id,Neighborhood,SalePrice\n1461,x,1\n1462,x,2\n1463,x,3\n1464,x,4\n")
+    aligned = load_and_validate(path, answers, "Id", ["SalePrice"], "mae", declared=declared)
+    assert list(aligned["SalePrice"]) == [1.0, 2.0, 3.0, 4.0]
+
+
 def test_column_hints(tmp_path, answers):
     assert rejected(write(tmp_path, "id,saleprice\n1461,1\n"), answers).endswith(
         "found ['id', 'saleprice'] (names must match exactly: did you mean `Id` instead of `id`, "

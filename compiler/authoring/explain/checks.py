@@ -147,6 +147,16 @@ EXPLANATIONS: dict[str, Explanation] = {
   }
 }
 '''),
+    "E408": Explanation(
+        "A tabular metric reads each column it scores (`metric NAME on ...`) from the submission "
+        "and from the answers. When the submission declares its columns (`submission FILE columns "
+        "[...]`), every scored column must be one of them, and one of each data variant's `answers`; "
+        "otherwise a file that follows the declaration could not be scored and one that breaks it "
+        "would be.",
+        example_task(('  metric   mae on "y"\n', '  submission "submission.csv" columns ["id", "y"]\n'
+                      '  metric   mae on "target"\n')),
+        example_task(('  metric   mae on "y"\n', '  submission "submission.csv" columns ["id", "y"]\n'
+                      '  metric   mae on "y"\n'))),
     "E501": Explanation(
         "`starter` names the folder (relative to the task's file) whose files are copied into every "
         "run's workspace: the starter script and any files the agent begins with. It does not exist.",
