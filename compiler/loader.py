@@ -1,8 +1,11 @@
 """Load .mlab files and everything they `use`, into one Program.
 
-Each file is read and parsed once. `use std "x"` names tasks/std/x.mlab shipped
-with mlab; `use "path"` is relative to the importing file. Missing files and
-cycles are diagnostics at the `use` that names them.
+Each file is read and parsed once. `use std "x"` names std/x.mlab: the standard library
+shipped with mlab, or a copy of it in a `std/` folder beside (or holding) a file being loaded,
+such as the tasks/ folder of a checkout or a copied tasks/ folder. One program uses one
+standard library, so a copy and the installed one are never both loaded (their declarations
+would clash). `use "path"` is relative to the importing file. Missing files and cycles are
+diagnostics at the `use` that names them.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ class Program:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: SourceCache = field(default_factory=SourceCache)
     raw: dict[str, bytes] = field(default_factory=dict)
+    std: Path | None = None  # the standard library's folder; None: the one shipped with mlab
 
     def visible_files(self, path: str) -> set[str]:
         """The file itself and every file it uses, directly or not."""
@@ -69,8 +73,20 @@ def expand_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
     return files, missing
 
 
+def local_std(files: list[Path]) -> Path | None:
+    """The `std/` folder of .mlab files beside (or holding) the first file that has one, unless
+    it is the shipped standard library."""
+    shipped = std_dir().resolve()
+    for file in files:
+        parent = file.resolve().parent
+        for folder in (parent, parent / "std") if parent.name == "std" else (parent / "std",):
+            if folder != shipped and folder.is_dir() and any(folder.glob(f"*{SUFFIX}")):
+                return folder
+    return None
+
+
 def load_program(files: list[Path]) -> Program:
-    program = Program()
+    program = Program(std=local_std(files))
     for file in files:
         key = display_path(file.resolve())
         program.roots.append(key)
@@ -120,9 +136,11 @@ def _load(program: Program, path: Path, stack: list[str], at: Span | None = None
 def _resolve_use(program: Program, use: A.Use, importer: Path) -> Path | None:
     name = use.target.value
     if use.std:
-        candidates = sorted(p.name[: -len(SUFFIX)] for p in std_dir().glob(f"*{SUFFIX}"))
-        target = std_dir() / f"{name}{SUFFIX}"
-        if name not in candidates:
+        folders = ([program.std] if program.std else []) + [std_dir()]
+        candidates = sorted({p.name[: -len(SUFFIX)] for folder in folders for p in folder.glob(f"*{SUFFIX}")})
+        # A module the copy lacks comes from the shipped library.
+        target = next((f / f"{name}{SUFFIX}" for f in folders if (f / f"{name}{SUFFIX}").is_file()), None)
+        if target is None:
             program.diagnostics.append(Diagnostic(
                 "E203", f"the standard library has no module {name!r}", use.target.span,
                 hint="available: " + ", ".join(candidates)))

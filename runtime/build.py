@@ -328,6 +328,31 @@ def task_search_dirs() -> list[Path]:
     return dirs + ([bundled] if bundled not in dirs else [])
 
 
+def task_sources() -> list[Path]:
+    """The .mlab files at the top of ./tasks, then those of the bundled tasks that no local file
+    shadows: one of the same file name, or one declaring a task of the bundled file's name (a
+    copy of the bundled folder, or of one task, replaces the bundled files instead of clashing
+    with them). A bundled file that uses a shadowed one is left out with it."""
+    dirs = task_search_dirs()
+    local = sorted(dirs[0].glob("*.mlab")) if len(dirs) > 1 else []
+    bundled = sorted(dirs[-1].glob("*.mlab"))
+    shadowed = {path.name for path in bundled if path.name in {own.name for own in local} or any(
+        _declares_task(own, own.stat().st_mtime, source_name(path)) for own in local)}
+    kept = [path for path in bundled if path.name not in shadowed
+            and not {Path(used).name for used in _USE.findall(_text(path))} & shadowed]
+    return local + kept
+
+
+_USE = re.compile(r'^\s*use\s+"([^"]+)"', re.MULTILINE)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 @functools.cache
 def _declares_task(path: Path, mtime: float, name: str) -> bool:
     try:
@@ -356,14 +381,14 @@ def source_files(folder: Path, recursive: bool = False) -> list[Path]:
 
 
 def find_task_source(name: str) -> Path:
-    """The .mlab file that declares task `name`: <dir>/<name>.mlab first, else any file declaring it."""
+    """The .mlab file that declares task `name`: in ./tasks, then in the bundled tasks, the file
+    <name>.mlab first, else any file declaring it (so a local declaration shadows a bundled one)."""
     dirs = task_search_dirs()
     for folder in dirs:
         for suffix in SOURCE_SUFFIXES:
             candidate = folder / f"{name}{suffix}"
             if candidate.is_file():
                 return candidate
-    for folder in dirs:
         for candidate in source_files(folder, recursive=True):
             if _declares_task(candidate, candidate.stat().st_mtime, name):
                 return candidate

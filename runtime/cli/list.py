@@ -5,10 +5,9 @@ from mlab.errors import EXIT_OK
 
 
 def main(args) -> int:
-    from mlab.build import compile_into_cache, task_search_dirs
+    from mlab.build import compile_into_cache, task_sources
 
-    sources = [p for folder in task_search_dirs() for p in sorted(folder.glob("*.mlab"))]
-    build = compile_into_cache(sources)
+    build = compile_into_cache(task_sources())
     print("tasks:")
     for name in build.task_names:
         doc = build.task(name).doc
