@@ -59,10 +59,21 @@ def source_path(task: TaskBuild, rel: str, where: str) -> Path:
     return path
 
 
+# Byte-code and other debris of building or browsing a folder: never copied into a workspace
+# (a non-editable install byte-compiles the starters' .py files), nor part of a folder's digest.
+DEBRIS_NAMES = frozenset({"__pycache__", ".DS_Store", "Thumbs.db", "desktop.ini", ".ipynb_checkpoints"})
+DEBRIS_SUFFIXES = (".pyc", ".pyo")
+
+
+def is_debris(rel: Path) -> bool:
+    """Is this path (relative to the folder copied) build or file-browser debris, or inside some?"""
+    return any(part in DEBRIS_NAMES for part in rel.parts) or rel.name.endswith(DEBRIS_SUFFIXES)
+
+
 def folder_digest(folder: Path) -> str:
-    """SHA-256 over the names and contents of a folder's files (compiled Python caches left out)."""
+    """SHA-256 over the names and contents of a folder's files (debris left out: is_debris)."""
     digest = hashlib.sha256()
-    files = (p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.relative_to(folder).parts)
+    files = (p for p in folder.rglob("*") if p.is_file() and not is_debris(p.relative_to(folder)))
     for path in sorted(files):
         digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode())
     return digest.hexdigest()
@@ -333,12 +344,15 @@ def checksum_lines(task: TaskBuild, variant_name: str, prepared: PreparedData) -
 
 
 def copy_tree(source: Path, target: Path) -> None:
-    """Copy a folder's contents into another (merging, replacing files of the same name)."""
+    """Copy a folder's contents into another (merging, replacing files of the same name), debris
+    (is_debris) left out."""
     for path in sorted(source.rglob("*")):
         rel = path.relative_to(source)
+        if is_debris(rel):
+            continue
         if path.is_dir():
             (target / rel).mkdir(parents=True, exist_ok=True)
-        elif path.is_file() and "__pycache__" not in rel.parts:
+        elif path.is_file():
             (target / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target / rel)
 

@@ -229,3 +229,31 @@ def test_a_failing_generator_is_reported_with_its_error(tmp_path, mlab_env):
         public ["inputs.txt"] }""", {"gen.py": "def broken(public_dir, private_dir, seed):\n    raise ValueError('no')\n"})
     with pytest.raises(DataError, match=r"gen.py:broken failed: ValueError: no"):
         prepare_data(resolve_task(str(source)), "lite")
+
+
+def test_byte_code_and_other_debris_never_reach_the_workspace(tmp_path, mlab_env):
+    """A non-editable install byte-compiles the starters: what the agent sees must not change."""
+    import shutil
+
+    from mlab.data.prepare import folder_digest
+    from mlab.run.folder import Run
+
+    (tmp_path / "tasks").mkdir()
+    source = tmp_path / "tasks" / "house-price.mlab"
+    shutil.copy(REPO / "tasks" / "house-price.mlab", source)
+    shutil.copytree(REPO / "tasks" / "house-price", tmp_path / "tasks" / "house-price",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    starter = tmp_path / "tasks" / "house-price" / "env"
+    clean = folder_digest(starter)
+    for rel in ("__pycache__/train.cpython-311.pyc", "notes/__pycache__/x.pyc", "old.pyc", "old.pyo", ".DS_Store"):
+        (starter / rel).parent.mkdir(parents=True, exist_ok=True)
+        (starter / rel).write_bytes(b"debris")
+    assert folder_digest(starter) == clean  # the baseline's code hash ignores the debris too
+    task = resolve_task(str(source))
+    run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
+    try:
+        names = {p.relative_to(run.workspace.root).as_posix() for p in run.workspace.root.rglob("*")}
+    finally:
+        run.close()
+    assert "train.py" in names and "notes" in names
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".pyo", ".DS_Store"))], names
