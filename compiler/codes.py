@@ -58,6 +58,10 @@ CODES: dict[str, Code] = {
     "E505": Code("escape-hatch function missing", "The Python file exists but defines no top-level function of that name."),
     "E506": Code("escape-hatch file does not parse", "The Python file named by the task has a syntax error."),
     "E507": Code("demonstration file invalid", "The demo file must exist and hold a JSON list of strings."),
+    "E508": Code("baseline script missing", "`baseline run` names a script that the starter folder does not hold."),
+    "E509": Code("data column missing", "An answer, id or split column is not in the header of the bundled CSV file."),
+    "E510": Code("data file has no rows", "A bundled CSV file is empty or holds a header and no rows."),
+    "E511": Code("data file is not UTF-8", "A bundled CSV file holds bytes that are not UTF-8 text."),
     # templates
     "E601": Code("template syntax error", "A prompt is not valid Jinja."),
     "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),

@@ -10,6 +10,7 @@ from .. import ast as A
 from ..loader import display_path
 from ..resources import spec_json
 from ..values import Reporter, did_you_mean, duplicate_entries
+from .data_files import check_baseline_script, check_data_files, check_sklearn_name, normalise_pattern
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
@@ -94,6 +95,8 @@ class TaskLowerer:
             report.error("E308", f"task `{name}` has no {listed}", decl.name.span,
                          hint="a task needs " + ", ".join(f"`{k}`" for k in REQUIRED))
         self._check_read_only(ir)
+        check_baseline_script(decl, ir, self.root, report)
+        check_data_files(decl, ir, self.root, report)
         if self._metric_entry is not None:
             check_metric_columns(ir, self._metric_entry, report)
         metric = ir["metric"]
@@ -131,7 +134,8 @@ class TaskLowerer:
         ir["starter"] = value
 
     def _readonly(self, e: A.ReadOnly, ir):
-        ir["read_only"] = self.report.string_list(e.value, "read-only patterns") or []
+        patterns = self.report.string_list(e.value, "read-only patterns") or []
+        ir["read_only"] = [normalise_pattern(p) for p in patterns]
         self._read_only_entry = e
 
     def _requires(self, e: A.Requires, ir):
@@ -326,9 +330,8 @@ class TaskLowerer:
             if not exists:
                 self.report.error("E502", f"{'folder' if kind == 'folder' else 'data file'} {value!r} does not exist",
                                   e.value.span, hint=self.relative_hint())
-        elif kind == "sklearn" and not value.startswith("load_"):
-            self.report.error("E405", f"`{value}` is not a bundled scikit-learn dataset", e.value.span,
-                              hint="only the offline `load_*` datasets can be used; `fetch_*` needs the network")
+        elif kind == "sklearn":
+            check_sklearn_name(value, e.value.span, self.report)
         elif kind == "generate":
             file, function = self.python_target(value, e.value)
             source.update(file=file, function=function)
@@ -387,7 +390,8 @@ class TaskLowerer:
         for variant in ir["data"].values():
             candidates |= set(variant["public"])
         for item in entry.value.items:
-            if isinstance(item, A.Str) and not any(fnmatch.fnmatchcase(c, item.value) for c in candidates):
+            if isinstance(item, A.Str) and not any(fnmatch.fnmatchcase(c, normalise_pattern(item.value))
+                                                   for c in candidates):
                 self.report.error("E503", f"read-only pattern {item.value!r} matches no starter or public file",
                                   item.span, hint="files it could match: " + ", ".join(sorted(candidates)[:8])
                                   if candidates else None)

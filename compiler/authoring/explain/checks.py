@@ -189,6 +189,26 @@ EXPLANATIONS: dict[str, Explanation] = {
         "`demo` names a JSON file holding the replies that the keyless demo model plays, one string "
         "per step. It must exist and hold a non-empty JSON list of strings.",
         example_task(extra='  demo     "demo.jsn"\n'), example_task(extra='  demo     "demo.json"\n')),
+    "E508": Explanation(
+        "`baseline run \"script\"` names the starter's script, which every run copies into the "
+        "workspace and `mlab baseline` runs for the score to beat. The starter folder holds no such "
+        "file, so the baseline could not be measured and a good submission would look like a failure. "
+        "The path is relative to the starter folder.",
+        example_task(('baseline run "train.py"', 'baseline run "trian.py"')), example_task()),
+    "E509": Explanation(
+        "The answer columns (`answers`), the `id` column and the column of a `split group` or "
+        "`split time` must be columns of a bundled CSV table, as its header line names them; "
+        "otherwise preparing the data fails before the agent can start.",
+        example_task(('id      "id"', 'id      "ID"')), example_task()),
+    "E510": Explanation(
+        "A bundled CSV table is empty or holds only its header: there are no rows to train on or "
+        "to score, and every run would end with an unscorable submission.",
+        example_task(('csv "data.csv"', 'csv "header-only.csv"')), example_task()),
+    "E511": Explanation(
+        "A bundled CSV table must be UTF-8 text. The message gives the line and column of the first "
+        "byte that is not; files saved as Latin-1 or Windows-1252 are the usual cause. Re-save the "
+        "file as UTF-8 (or bundle it as Parquet).",
+        example_task(('csv "data.csv"', 'csv "latin1.csv"')), example_task()),
     "E601": Explanation(
         "Prompts are Jinja templates, compiled when the agent is built. This one does not parse: "
         "typically a `{{` without `}}` or an `{% if %}` without `{% endif %}`.",

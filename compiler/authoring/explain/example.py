@@ -18,6 +18,8 @@ SUPPORT_FILES = {
     "demo.json": '["Action: Final Answer\\nAction Input: {\\"final_answer\\": \\"done\\"}"]\n',
     "evaluate.py": "def score(submission_dir, answers_dir):\n    return 0.0\n",
     "broken.py": "def score(submission_dir, answers_dir)\n    return 0.0\n",
+    "header-only.csv": "id,x,y\n",
+    "latin1.csv": b"id,x,y\n1,K\xf6ln,0.3\n",  # not UTF-8: written as bytes
     "shared.mlab": '# Declarations several files share.\nuse std "agents"\n',
 }
 
@@ -64,7 +66,7 @@ def check_example(text: str, encoding: str = "utf-8"):
         root = Path(folder)
         for name, content in SUPPORT_FILES.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(content, encoding="utf-8")
+            (root / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
         example = root / EXAMPLE_NAME
         example.write_bytes(text.encode(encoding))
         return check_paths([str(example)])
