@@ -33,6 +33,7 @@ class MetricSpec:
     kind: str
     columns: tuple[str, ...]
     direction: str
+    params: tuple[tuple[str, object], ...] = ()  # the declared `metric NAME(name = value)` parameters
 
     @property
     def timed(self) -> bool:
@@ -75,7 +76,8 @@ class TaskView:
     def of(cls, doc: dict) -> "TaskView":
         metric, submission = doc["metric"], doc.get("submission")
         return cls(
-            metric=MetricSpec(metric["name"], metric["kind"], tuple(metric.get("columns") or ()), metric["direction"]),
+            metric=MetricSpec(metric["name"], metric["kind"], tuple(metric.get("columns") or ()), metric["direction"],
+                              tuple((metric.get("params") or {}).items())),
             submission=SubmissionSpec(submission.get("file"), tuple(submission.get("columns") or ()))
             if submission else None,
             baseline=doc.get("baseline") or {}, success_threshold=(doc.get("success") or {}).get("improvement"),

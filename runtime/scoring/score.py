@@ -72,10 +72,11 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
         answers_path = Path(private_dir) / variant["private"][0]
         columns = list(metric.columns)
         try:
-            answers = load_answers(answers_path, variant["id"], columns, metric.name)
+            params = dict(metric.params)
+            answers = load_answers(answers_path, variant["id"], columns, metric.name, params)
             aligned = load_and_validate(path, answers_path, variant["id"], columns, metric.name,
-                                        declared=submission.columns if submission else ())
-            value = metrics.score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]])
+                                        declared=submission.columns if submission else (), params=params)
+            value = metrics.score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]], params)
         except SubmissionError as problem:
             text = str(problem)
             if "expected columns" not in text:

@@ -25,6 +25,7 @@ from mlab.errors import DataError, MlabError, first_line
 from mlab.scoring.metrics import MetricError, get_metric, is_missing, label_key, parse_rle
 
 MAX_SUBMISSION_BYTES = 200 * 1024 * 1024
+NUMBER_KINDS = ("number", "probability", "nonnegative")  # a finite number; in [0, 1]; at least 0
 EXAMPLES = 5
 
 
@@ -38,7 +39,7 @@ class AnswersError(DataError):
 
 def load_and_validate(submission_path: str | Path, answers_path: str | Path, id_column: str,
                       columns: Sequence[str], metric: str | None = None,
-                      declared: Sequence[str] = ()) -> pd.DataFrame:
+                      declared: Sequence[str] = (), params: dict | None = None) -> pd.DataFrame:
     """The submission aligned row for row on the answers' ids, or SubmissionError.
 
     columns: the predicted columns the metric scores (`metric NAME on ...`); the id
@@ -49,7 +50,7 @@ def load_and_validate(submission_path: str | Path, answers_path: str | Path, id_
     """
     predicted = [c for c in columns if c != id_column]
     kinds = _value_kinds(metric, predicted)
-    answers = load_answers(answers_path, id_column, predicted, metric)
+    answers = load_answers(answers_path, id_column, predicted, metric, params)
     path = Path(submission_path)
     table = _read_submission(path, list(dict.fromkeys([id_column, *declared, *predicted])))
     keys = _check_ids(table, answers, id_column, path.name)
@@ -68,14 +69,22 @@ def load_and_validate(submission_path: str | Path, answers_path: str | Path, id_
 
 
 def load_answers(answers_path: str | Path, id_column: str, columns: Sequence[str],
-                 metric: str | None = None) -> pd.DataFrame:
-    """The task's answers: the id column and the scored columns, numbers as floats.
+                 metric: str | None = None, params: dict | None = None) -> pd.DataFrame:
+    """The task's answers: the id column and the columns the metric reads, numbers as floats.
 
-    A missing answer in a number column is kept as NaN: metrics skip such rows.
+    A missing answer in a number column is kept as NaN: metrics skip such rows. A probability
+    table's answers are the one label column its `answer` parameter names.
     """
     path = Path(answers_path)
-    predicted = [c for c in columns if c != id_column]
-    kinds = _value_kinds(metric, predicted)
+    scored = [c for c in columns if c != id_column]
+    kinds = _value_kinds(metric, scored)
+    predicted = scored
+    if metric is not None:
+        try:
+            predicted = get_metric(metric).answer_columns(scored, params)
+        except MetricError as error:
+            raise AnswersError(str(error)) from None
+        kinds = {c: kinds.get(c, "label") for c in predicted}
     try:
         table = _strip_header(pd.read_csv(path, dtype=str, encoding="utf-8-sig"))
     except Exception as error:  # whatever went wrong, the task's answers are unusable
@@ -89,7 +98,7 @@ def load_answers(answers_path: str | Path, id_column: str, columns: Sequence[str
         raise AnswersError(f"the task's answers {path.name} have empty or repeated ids in `{id_column}`")
     answers = table[[id_column, *predicted]].reset_index(drop=True)
     for column in predicted:
-        if kinds[column] == "number":
+        if kinds[column] in NUMBER_KINDS:
             # a flag answer may be written True/False (e.g. fathomnet's osd); it means 1/0
             flags = answers[column].map(lambda v: {"True": "1", "False": "0"}.get(label_key(v), v))
             answers[column] = pd.to_numeric(flags, errors="coerce").astype(float)
@@ -240,4 +249,10 @@ def _convert(cells: pd.Series, kind: str, column: str) -> tuple[pd.Series, str |
         faults.append(f"{infinite} value(s) in `{column}` are infinite")
     if faults:
         return numbers, "; ".join(faults) + f"; expected a finite number in every row of `{column}`"
+    low, high, what = {"probability": (0.0, 1.0, "a probability from 0 to 1"),
+                       "nonnegative": (0.0, np.inf, "a number of at least 0")}.get(kind, (-np.inf, np.inf, ""))
+    outside = [repr(v) for v, n in zip(cells, numbers) if not low <= n <= high]
+    if outside:
+        return numbers, (f"{len(outside)} value(s) in `{column}` are out of range (e.g. {_examples(outside)}); "
+                         f"expected {what} in every row")
     return numbers, None

@@ -34,11 +34,12 @@ def test_registry_has_exactly_the_catalogue_names_directions_and_kinds():
         assert (metric.direction, metric.kind, metric.columns) == \
             (entry["direction"], entry["kind"], entry["columns"]), name
         assert metric.needs_evaluator == (entry["kind"] == "evaluator")
+        assert dict(metric.parameters) == {k: v["default"] for k, v in entry.get("parameters", {}).items()}, name
 
 
 def test_unknown_metric_names_the_known_ones():
-    with pytest.raises(MetricError, match=r"unknown metric `f1`.*accuracy.*mae"):
-        metrics.get_metric("f1")
+    with pytest.raises(MetricError, match=r"unknown metric `f2`.*accuracy.*mae"):
+        metrics.get_metric("f2")
 
 
 @pytest.mark.parametrize("name", ["perplexity", "custom"])
@@ -431,3 +432,109 @@ def test_text_outputs_match_after_trailing_whitespace(tmp_path):
         (False, "wrong.csv differs from the reference at line 3")
     assert compare_outputs(tmp_path / "expected.csv", tmp_path / "short.csv") == \
         (False, "short.csv has 2 lines, expected 3")
+
+
+# --- the scikit-learn metrics: perfect, known-bad and malformed against scikit-learn's own value ----
+
+import sklearn.metrics as skm  # noqa: E402
+
+LABELS = frame(y=["a", "b", "b", "c", "a", "c"])
+GUESSED = frame(y=["a", "b", "c", "c", "b", "a"])
+FLAGS = frame(y=[0, 1, 1, 0, 1, 0])
+ODDS = frame(y=[0.2, 0.7, 0.4, 0.5, 0.9, 0.1])
+TRUE_CLASS = frame(label=[0, 2, 1, 2, 0])
+TABLE = frame(p0=[0.6, 0.1, 0.3, 0.2, 0.5], p1=[0.3, 0.3, 0.3, 0.5, 0.4], p2=[0.1, 0.6, 0.4, 0.3, 0.1])
+P = ["p0", "p1", "p2"]
+PROBS = TABLE[P].to_numpy()
+AMOUNTS = frame(y=[3.0, 0.5, 2.0, 7.0])
+FORECAST = frame(y=[2.5, 0.0, 2.0, 8.0])
+RATINGS = frame(y=[1, 2, 3, 4, 2, 0])
+RATED = frame(y=[1, 3, 3, 2, 2, 1])
+
+SKLEARN_CASES = [  # (metric, params, answers, submission, columns, scikit-learn's value)
+    ("f1", {"average": "macro"}, LABELS, GUESSED, ["y"], skm.f1_score(LABELS.y, GUESSED.y, average="macro")),
+    ("precision", {"average": "weighted"}, LABELS, GUESSED, ["y"],
+     skm.precision_score(LABELS.y, GUESSED.y, average="weighted")),
+    ("recall", {"average": "micro"}, LABELS, GUESSED, ["y"], skm.recall_score(LABELS.y, GUESSED.y, average="micro")),
+    ("f1", {}, FLAGS, frame(y=[0, 1, 0, 1, 1, 0]), ["y"], skm.f1_score(FLAGS.y, [0, 1, 0, 1, 1, 0])),
+    ("qwk", {}, RATINGS, RATED, ["y"], skm.cohen_kappa_score(RATINGS.y, RATED.y, weights="quadratic")),
+    ("r2", {}, AMOUNTS, FORECAST, ["y"], skm.r2_score(AMOUNTS.y, FORECAST.y)),
+    ("rmsle", {}, AMOUNTS, FORECAST, ["y"], skm.root_mean_squared_log_error(AMOUNTS.y, FORECAST.y)),
+    ("mape", {}, AMOUNTS, FORECAST, ["y"], skm.mean_absolute_percentage_error(AMOUNTS.y, FORECAST.y)),
+    ("roc_auc", {}, FLAGS, ODDS, ["y"], skm.roc_auc_score(FLAGS.y, ODDS.y)),
+    ("roc_auc", {}, TRUE_CLASS, TABLE, P,
+     skm.roc_auc_score(TRUE_CLASS.label, PROBS / PROBS.sum(1, keepdims=True), multi_class="ovr")),
+    ("log_loss", {}, FLAGS, ODDS, ["y"], skm.log_loss(FLAGS.y, ODDS.y)),
+    ("log_loss", {}, TRUE_CLASS, TABLE, P, skm.log_loss(TRUE_CLASS.label, PROBS / PROBS.sum(1, keepdims=True))),
+    ("top_k_accuracy", {"k": 2}, TRUE_CLASS, TABLE, P, skm.top_k_accuracy_score(TRUE_CLASS.label, PROBS, k=2)),
+    ("proba_accuracy", {}, TRUE_CLASS, TABLE, P, skm.accuracy_score(TRUE_CLASS.label, PROBS.argmax(1))),
+    ("map_at_k", {"k": 3}, frame(r=["a b", "c", "d"]), frame(r=["b x a", "x y c", "q"]), ["r"],
+     np.mean([(1 + 2 / 3) / 2, 1 / 3, 0.0])),
+]
+
+
+@pytest.mark.parametrize("name, params, answers, submission, columns, expected", SKLEARN_CASES)
+def test_sklearn_metrics_give_sklearns_value(name, params, answers, submission, columns, expected):
+    assert score(name, answers, submission, columns, params) == pytest.approx(float(expected))
+
+
+SKLEARN_PERFECT = [
+    ("f1", {"average": "macro"}, LABELS, LABELS, ["y"], 1.0), ("precision", {}, FLAGS, FLAGS, ["y"], 1.0),
+    ("recall", {"average": "weighted"}, LABELS, LABELS, ["y"], 1.0), ("qwk", {}, RATINGS, RATINGS, ["y"], 1.0),
+    ("r2", {}, AMOUNTS, AMOUNTS, ["y"], 1.0), ("rmsle", {}, AMOUNTS, AMOUNTS, ["y"], 0.0),
+    ("mape", {}, AMOUNTS, AMOUNTS, ["y"], 0.0), ("roc_auc", {}, FLAGS, FLAGS, ["y"], 1.0),
+    ("log_loss", {}, FLAGS, FLAGS.astype(float), ["y"], skm.log_loss(FLAGS.y, FLAGS.y.astype(float))),
+    ("proba_accuracy", {}, frame(label=["p1", "p0"]), frame(p0=[0.1, 0.8], p1=[0.9, 0.2]), ["p0", "p1"], 1.0),
+    ("top_k_accuracy", {"k": 1}, TRUE_CLASS, frame(p0=[1, 0, 0, 0, 1], p1=[0, 0, 1, 0, 0], p2=[0, 1, 0, 1, 0]), P,
+     1.0),
+    ("map_at_k", {}, frame(r=["a b", "c"]), frame(r=["b a", "c"]), ["r"], 1.0),
+]
+
+
+@pytest.mark.parametrize("name, params, answers, submission, columns, best", SKLEARN_PERFECT)
+def test_sklearn_metrics_on_a_perfect_submission(name, params, answers, submission, columns, best):
+    assert score(name, answers, submission, columns, params) == pytest.approx(best)
+
+
+def test_sklearn_metrics_on_known_bad_submissions():
+    assert score("roc_auc", FLAGS, frame(y=1 - FLAGS.y.astype(float)), ["y"]) == 0.0
+    assert score("f1", FLAGS, frame(y=1 - FLAGS.y), ["y"]) == 0.0
+    assert score("qwk", frame(y=[0, 1, 2]), frame(y=[2, 1, 0]), ["y"]) == pytest.approx(-1.0)
+    assert score("proba_accuracy", TRUE_CLASS, frame(p0=[0, 1, 1, 1, 0], p1=[1, 0, 0, 0, 1], p2=[0] * 5), P) == 0.0
+    assert score("map_at_k", frame(r=["a"]), frame(r=["x y z a"]), ["r"], {"k": 3}) == 0.0
+
+
+@pytest.mark.parametrize("name, params, answers, submission, columns, message", [
+    ("f1", {}, LABELS, GUESSED, ["y"], "average `binary` needs two classes"),
+    ("f1", {"average": "mean"}, LABELS, GUESSED, ["y"], "average must be one of"),
+    ("f1", {"k": 2}, LABELS, GUESSED, ["y"], "`f1` takes no parameter k"),
+    ("qwk", {}, RATINGS, frame(y=[1.5] * 6), ["y"], "whole-number ratings"),
+    ("rmsle", {}, AMOUNTS, frame(y=[-1.0, 0, 0, 0]), ["y"], "at least 0"),
+    ("roc_auc", {}, frame(y=[0.5, 1]), frame(y=[0.5, 1]), ["y"], "must hold 0 or 1"),
+    ("log_loss", {}, frame(label=[7, 0, 1, 2, 0]), TABLE, P, "classes \\['7'\\]"),
+    ("top_k_accuracy", {"k": 4}, TRUE_CLASS, TABLE, P, "k must lie between 1 and the 3 columns"),
+    ("proba_accuracy", {}, TRUE_CLASS, TABLE.assign(p1=[0.1, None, 0.2, 0.3, 0.3]), P, "not finite numbers"),
+    ("proba_accuracy", {"answer": "class"}, TRUE_CLASS, TABLE, P, r"answers lack the scored column\(s\) \['class'\]"),
+])
+def test_sklearn_metrics_refuse_malformed_input(name, params, answers, submission, columns, message):
+    with pytest.raises(MetricError, match=message):
+        score(name, answers, submission, columns, params)
+
+
+def test_a_probability_table_submission_is_validated(tmp_path):
+    from mlab.scoring.submission import SubmissionError, load_and_validate, load_answers
+
+    answers = tmp_path / "answers.csv"
+    answers.write_text("id,label\n1,0\n2,1\n")
+    good = tmp_path / "good.csv"
+    good.write_text("id,p0,p1\n2,0.2,0.8\n1,0.9,0.1\n")
+    truth = load_answers(answers, "id", ["p0", "p1"], "proba_accuracy")
+    aligned = load_and_validate(good, answers, "id", ["p0", "p1"], "proba_accuracy")
+    assert score("proba_accuracy", truth, aligned, ["p0", "p1"]) == 1.0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,p0,p1\n1,1.5,0.1\n2,,0.8\n")
+    with pytest.raises(SubmissionError, match=r"1 value\(s\) in `p0` are empty or NaN"):
+        load_and_validate(bad, answers, "id", ["p0", "p1"], "proba_accuracy")
+    bad.write_text("id,p0,p1\n1,1.5,0.1\n2,0.2,0.8\n")
+    with pytest.raises(SubmissionError, match=r"`p0` are out of range \(e.g. '1.5'\); expected a probability"):
+        load_and_validate(bad, answers, "id", ["p0", "p1"], "proba_accuracy")

@@ -9,6 +9,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from mlab.scoring.metrics import learned
+from mlab.scoring.metrics.learned import answer_columns
 from mlab.scoring.metrics.values import (DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, MAP_K, MetricError, label_key,
                                          parse_ranking, parse_rle)
 
@@ -188,14 +190,28 @@ class Metric:
     direction: str | None
     columns: str
     value_kinds: ValueKinds | None = None
-    compute: Callable[[pd.DataFrame, pd.DataFrame, Sequence[str]], float] | None = None
+    compute: Callable[..., float] | None = None
+    parameters: tuple[tuple[str, Any], ...] = ()  # (name, default) of each `metric NAME(name = value)`
 
     @property
     def needs_evaluator(self) -> bool:
         return self.kind == "evaluator"
 
+    def settings(self, params: dict | None = None) -> dict:
+        """The declared parameters over their defaults; MetricError for one the metric does not take."""
+        defaults = dict(self.parameters)
+        unknown = sorted(set(params or {}) - set(defaults))
+        if unknown:
+            raise MetricError(f"metric `{self.name}` takes no parameter {', '.join(unknown)}"
+                              + (f" (it takes {', '.join(defaults)})" if defaults else ""))
+        return {**defaults, **(params or {})}
+
+    def answer_columns(self, columns: Sequence[str], params: dict | None = None) -> list[str]:
+        """The answers' columns the metric reads (a probability table reads the `answer` column)."""
+        return answer_columns(self.name, columns, self.settings(params))
+
     def __call__(self, answers: pd.DataFrame, submission: pd.DataFrame,
-                 columns: Sequence[str]) -> float:
+                 columns: Sequence[str], params: dict | None = None) -> float:
         """The score of an aligned submission; MetricError when it cannot be computed here."""
         if self.kind == "evaluator":
             raise MetricError(f"metric `{self.name}` is computed by the task's evaluator, and none was "
@@ -205,8 +221,10 @@ class Metric:
                               f"and timed_score, not a table of answers")
         columns = list(columns)
         self._check_columns(columns)
-        for frame, what in ((answers, "answers"), (submission, "submission")):
-            absent = [c for c in columns if c not in frame.columns]
+        settings = self.settings(params)
+        for frame, what, wanted in ((answers, "answers", self.answer_columns(columns, settings)),
+                                    (submission, "submission", columns)):
+            absent = [c for c in wanted if c not in frame.columns]
             if absent:
                 raise MetricError(f"the {what} lack the scored column(s) {absent}")
         if len(answers) != len(submission):
@@ -215,7 +233,7 @@ class Metric:
         if len(answers) == 0:
             raise MetricError("there are no rows to score")
         return float(self.compute(answers.reset_index(drop=True), submission.reset_index(drop=True),
-                                  columns))
+                                  columns, **settings))
 
     def kinds_of(self, columns: Sequence[str]) -> dict[str, str]:
         """What each scored column holds (see the class docstring); {} for non-tabular metrics."""
@@ -231,6 +249,9 @@ class Metric:
             raise MetricError(f"metric `{self.name}` needs the columns it scores")
 
 
+_AVERAGED = (("average", "binary"), ("pos_label", "1"))
+_ANSWER = (("answer", "label"),)
+
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("accuracy", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), accuracy),
     Metric("mae", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), mae),
@@ -239,6 +260,20 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("mcrmse", "tabular", LOWER_IS_BETTER, "many", _all_columns("number"), mcrmse),
     Metric("dice", "tabular", HIGHER_IS_BETTER, "one", _all_columns("rle"), dice),
     Metric("fathomnet", "tabular", HIGHER_IS_BETTER, "many", _fathomnet_kinds, fathomnet),
+    Metric("f1", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), learned.f1, _AVERAGED),
+    Metric("precision", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), learned.precision, _AVERAGED),
+    Metric("recall", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), learned.recall, _AVERAGED),
+    Metric("qwk", "tabular", HIGHER_IS_BETTER, "one", _all_columns("number"), learned.qwk),
+    Metric("r2", "tabular", HIGHER_IS_BETTER, "one", _all_columns("number"), learned.r2),
+    Metric("rmsle", "tabular", LOWER_IS_BETTER, "one", _all_columns("nonnegative"), learned.rmsle),
+    Metric("mape", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), learned.mape),
+    Metric("roc_auc", "tabular", HIGHER_IS_BETTER, "many", _all_columns("probability"), learned.roc_auc, _ANSWER),
+    Metric("log_loss", "tabular", LOWER_IS_BETTER, "many", _all_columns("probability"), learned.log_loss, _ANSWER),
+    Metric("top_k_accuracy", "tabular", HIGHER_IS_BETTER, "many", _all_columns("probability"),
+           learned.top_k_accuracy, _ANSWER + (("k", 5),)),
+    Metric("proba_accuracy", "tabular", HIGHER_IS_BETTER, "many", _all_columns("probability"),
+           learned.proba_accuracy, _ANSWER),
+    Metric("map_at_k", "tabular", HIGHER_IS_BETTER, "one", _all_columns("ranking"), learned.map_at_k, (("k", 5),)),
     Metric("perplexity", "evaluator", LOWER_IS_BETTER, "none"),
     Metric("runtime", "timed", LOWER_IS_BETTER, "one"),
     Metric("custom", "evaluator", None, "any"),
@@ -253,9 +288,10 @@ def get_metric(name: str) -> Metric:
         raise MetricError(f"unknown metric `{name}`; known metrics: {', '.join(METRICS)}") from None
 
 
-def score(name: str, answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
-    """The score of an aligned submission under the metric `name`."""
-    return get_metric(name)(answers, submission, columns)
+def score(name: str, answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str],
+          params: dict | None = None) -> float:
+    """The score of an aligned submission under the metric `name` with its declared parameters."""
+    return get_metric(name)(answers, submission, columns, params)
 
 
 def check_evaluator_score(value: Any, evaluator: str = "the evaluator") -> float:
