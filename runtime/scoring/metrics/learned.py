@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from mlab.scoring.metrics.values import MetricError, label_key, parse_ranking
+from mlab.scoring.metrics.values import MAP_K, MetricError, label_key, parse_ranking
 
 AVERAGES = ("binary", "micro", "macro", "weighted")
 
@@ -181,10 +181,26 @@ def proba_accuracy(answers, submission, columns, answer: str = "label") -> float
     return float(accuracy_score(truth, probabilities.argmax(axis=1)))
 
 
+def average_precision_at_k(truth: set[str], predicted: Sequence[str], k: int = MAP_K) -> float:
+    """Kaggle's AP@K: precision at each first hit within the top k, over min(k, |truth|).
+
+    A repeated item counts once. With no true item the ranking scores 1 when it is
+    empty too, else 0 (the Kaggle formula divides by zero there).
+    """
+    if not truth:
+        return 1.0 if not predicted else 0.0
+    hits, total, seen = 0, 0.0, set()
+    for rank, item in enumerate(predicted[:k], start=1):
+        if item in truth and item not in seen:
+            hits += 1
+            total += hits / rank
+        seen.add(item)
+    return total / min(k, len(truth))
+
+
+
 def map_at_k(answers, submission, columns, k: int = 5) -> float:
     """Mean over rows of Kaggle's AP@k of a space-separated ranking against the true items."""
-    from mlab.scoring.metrics.tabular import average_precision_at_k
-
     if int(k) < 1:
         raise MetricError(f"k must be at least 1, got {k}")
     column = columns[0]

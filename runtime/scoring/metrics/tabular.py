@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from mlab.scoring.metrics import learned
-from mlab.scoring.metrics.learned import answer_columns
+from mlab.scoring.metrics.learned import answer_columns, average_precision_at_k
 from mlab.scoring.metrics.values import (DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, MAP_K, MetricError, label_key,
                                          parse_ranking, parse_rle)
 
@@ -113,23 +113,6 @@ def dice(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]
     except ValueError as error:
         raise MetricError(f"column `{column}` holds a malformed run-length encoding: {error}") from None
     return float(np.mean(scores))
-
-
-def average_precision_at_k(truth: set[str], predicted: Sequence[str], k: int = MAP_K) -> float:
-    """Kaggle's AP@K: precision at each first hit within the top k, over min(k, |truth|).
-
-    A repeated item counts once. With no true item the ranking scores 1 when it is
-    empty too, else 0 (the Kaggle formula divides by zero there).
-    """
-    if not truth:
-        return 1.0 if not predicted else 0.0
-    hits, total, seen = 0, 0.0, set()
-    for rank, item in enumerate(predicted[:k], start=1):
-        if item in truth and item not in seen:
-            hits += 1
-            total += hits / rank
-        seen.add(item)
-    return total / min(k, len(truth))
 
 
 def fathomnet_roles(columns: Sequence[str]) -> tuple[str, str]:
