@@ -157,7 +157,7 @@ def main() -> None:
                 try:
                     import ray
                 except ImportError:
-                    print("ray: skipped (Ray is not installed: pip install 'mlab[ray]')")
+                    print("ray: skipped (Ray is not installed: pip install 'mlab-harness[ray]')")
                     continue
                 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
                 started = time.perf_counter()

@@ -4,6 +4,23 @@ from __future__ import annotations
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 
+# The distribution's name (pyproject.toml): PyPI's `mlab` is another project, so the commands
+# and packages are mlab and mlabc but the distribution is not.
+DISTRIBUTION = "mlab-harness"
+
+
+def install_hint(extra: str) -> str:
+    """The command that adds an optional dependency group (pyproject.toml's extras) to this mlab:
+    in a source checkout (an editable install), reinstall the checkout with the extra; otherwise
+    name the installed distribution, which pip finds installed and only adds the extra's packages to."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "runtime" / "errors.py").is_file():
+        where = "." if Path.cwd().resolve() == root else str(root)
+        return f"pip install -e '{where}[{extra}]'"
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
 
 def first_line(error: BaseException) -> str:
     """A library's exception in one line for a message: its first line, else its type's name."""

@@ -101,7 +101,8 @@ class RayExecutor(Executor):
         try:
             import ray
         except ImportError:
-            raise UsageError("the ray executor needs Ray: pip install 'mlab[ray]' (or 'ray[default]')") from None
+            raise UsageError(f"the ray executor needs Ray: {install_hint('ray')} "
+                             "(or pip install 'ray[default]')") from None
         self.ray = ray
         self.folder = folder
         self.workers = workers

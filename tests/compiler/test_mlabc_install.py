@@ -64,7 +64,7 @@ def test_installed_wheel_uses_its_bundled_files(tmp_path):
     wheels = tmp_path / "wheels"
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-q",
          "-w", wheels, source], cwd=tmp_path)
-    [wheel] = wheels.glob("mlab-*.whl")
+    [wheel] = wheels.glob("mlab_harness-*.whl")
     assert _missing_packages(wheel) == [], "package folders missing from the wheel (see setup.py)"
 
     venv = tmp_path / "venv"

@@ -12,7 +12,7 @@ import time
 import pytest
 from sweep_helpers import compile_build, processes_mentioning, run_folders, sweep_command, trace_steps
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mlab[ray]'); the Ray executor is untested")
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mlab-harness[ray]'); the Ray executor is untested")
 
 
 @pytest.fixture(scope="module")

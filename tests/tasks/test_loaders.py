@@ -17,7 +17,7 @@ from task_helpers import REPO
 
 from mlab.cli import main as mlab_main
 from mlab.data.prepare import prepare_data
-from mlab.errors import DataError
+from mlab.errors import DataError, install_hint
 
 
 @pytest.fixture
@@ -108,7 +108,7 @@ def test_a_missing_loader_package_names_its_extra(task, extra, package, own_cach
         pytest.skip(f"{package} is installed here")
     assert mlab_main(["prepare", task, "--data", "full", "--build", str(suite_build.dir)]) == 1
     err = capsys.readouterr().err
-    assert "(not available offline); use --data lite" in err and f"pip install 'mlab[{extra}]'" in err
+    assert "(not available offline); use --data lite" in err and install_hint(extra) in err
 
 
 def checksummed_house_price(digest: str):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import DataError, first_line
+from mlab.errors import DataError, first_line, install_hint
 
-INSTALL_HINT = "pip install 'mlab[hf]'"
+INSTALL_HINT = install_hint("hf")
 
 
 def load_dataset(name: str, cache_dir: Path):

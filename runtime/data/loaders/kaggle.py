@@ -12,9 +12,9 @@ import os
 import zipfile
 from pathlib import Path
 
-from mlab.errors import DataError, first_line
+from mlab.errors import DataError, first_line, install_hint
 
-INSTALL_HINT = "pip install 'mlab[kaggle]'"
+INSTALL_HINT = install_hint("kaggle")
 
 
 def credentials_problem() -> str | None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import DataError, first_line
+from mlab.errors import DataError, first_line, install_hint
 
-INSTALL_HINT = "pip install 'mlab[ogb]'"
+INSTALL_HINT = install_hint("ogb")
 ARRAYS = ("node_feat", "edge_index", "labels")
 
 

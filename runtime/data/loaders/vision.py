@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import DataError, first_line
+from mlab.errors import DataError, first_line, install_hint
 
-INSTALL_HINT = "pip install 'mlab[vision]'"
+INSTALL_HINT = install_hint("vision")
 PARTS = (("train", True), ("test", False))
 
 
