@@ -3,6 +3,7 @@ from mlab.lazy import exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {
+    "check_requirements": "requirements",
     "checksum_lines": "prepare",
     "copy_tree": "prepare",
     "folder_digest": "prepare",

@@ -24,6 +24,7 @@ from mlab.actions.table import ActionRejected, ActionTable
 from mlab.build import AgentBuild, TaskBuild, compiler_version, load_build
 from mlab.cache import cache_root
 from mlab.data.prepare import install_data, install_starter, prepare_data
+from mlab.data.requirements import check_requirements
 from mlab.errors import MlabError, RunError, StorageError
 from mlab.actions.history import EditHistory, ResearchLog
 from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
@@ -164,6 +165,7 @@ class Run:
 
         variant = task.variant(data)
         resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
+        check_requirements(task.name, task.doc.get("requires"), python)  # before any data or script
         prepared = prepare_data(task, data, cache_dir=cache_dir)
         runs_dir = Path(runs_dir).resolve()
         try:

@@ -64,6 +64,7 @@ def test_mlab_list_in_a_copy_of_the_bundled_tasks_lists_each_task_once(installed
     assert list_cmd.main(None) == 0
     listed = capsys.readouterr().out
     assert listed.count("\n  house-price ") == 1 and "research" in listed
+    assert "requires numpy, pandas, torch==2.13.0" in listed.split("\n  cifar10 ")[1].splitlines()[0]
     assert all(Path(p).parent == work / "tasks" for p in map(str, build.task_sources()))
 
 
