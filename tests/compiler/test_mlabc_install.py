@@ -1,14 +1,18 @@
 """A non-editable install works from any directory, with the tasks, grammar and spec it bundles.
 
 A wheel is built from a copy of the source tree (so the checkout gets no build/ or egg-info) and
-installed into a fresh venv that sees the system's site-packages for the dependencies only.
-`mlabc check` and `mlabc compile` then run from an unrelated directory and must read the
-bundled tasks from inside the venv, never from the source tree.
+installed into a fresh venv that finds the dependencies in the test's own environment (a .pth
+file names its site-packages, which works from inside a venv too, where --system-site-packages
+would see the system's instead). `mlabc check` and `mlabc compile` then run from an unrelated
+directory and must read the bundled tasks from inside the venv, never from the source tree; and
+inside the copy of the checkout, `mlab list` and `mlabc check tasks` compile its tasks/ without
+clashing with the installed copy.
 """
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -39,6 +43,17 @@ def run(argv: list, cwd: Path, timeout: int = 300) -> subprocess.CompletedProces
     return done
 
 
+def _see_these_site_packages(python: Path) -> None:
+    """Let a venv import the packages of the interpreter running the tests (pip, the
+    dependencies), after its own: a .pth line adds a folder to sys.path without processing the
+    .pth files in it, so an editable install of this checkout there stays invisible."""
+    own = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=python.parent).stdout
+    # sys.path's site folders, not site.getsitepackages(): a venv made with --system-site-packages
+    # finds its packages in the system's folders too.
+    folders = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    (Path(own.strip()) / "outer-environment.pth").write_text("\n".join(folders) + "\n", encoding="utf-8")
+
+
 def _package_folders() -> list[str]:
     """Every code package of the checkout, as its folder in an installed wheel (mlabc/..., mlab/...)."""
     names = {"compiler": "mlabc", "runtime": "mlab"}
@@ -67,9 +82,14 @@ def test_installed_wheel_uses_its_bundled_files(tmp_path):
     [wheel] = wheels.glob("mlab_harness-*.whl")
     assert _missing_packages(wheel) == [], "package folders missing from the wheel (see setup.py)"
 
+    with zipfile.ZipFile(wheel) as archive:
+        debris = [n for n in archive.namelist() if "__pycache__" in n or n.endswith((".pyc", ".pyo"))]
+    assert debris == [], "byte-code packaged in the wheel"
+
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], cwd=tmp_path)
+    run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=tmp_path)
     python = venv / "bin" / "python"
+    _see_these_site_packages(python)
     run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=tmp_path)
 
     elsewhere = tmp_path / "elsewhere"
@@ -90,3 +110,12 @@ def test_installed_wheel_uses_its_bundled_files(tmp_path):
     for path in [Path(p) for p in manifest["inputs"]]:
         assert path.is_relative_to(installed_tasks), f"{path} is outside the installed package"
     assert "house-price" in manifest["tasks"] and "research" in manifest["agents"]
+
+    # Inside a checkout (the copy): ./tasks and its std/ are a copy of the installed tasks.
+    env = {**os.environ, "MLAB_CACHE": str(tmp_path / "cache")}
+    listed = subprocess.run([venv / "bin" / "mlab", "list"], cwd=source, capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert listed.returncode == 0 and "declared twice" not in listed.stdout + listed.stderr, listed.stderr
+    assert listed.stdout.count("\n  house-price ") == 1
+    checked = run([mlabc, "check", "tasks"], cwd=source).stdout
+    assert checked.startswith(f"ok: {len(bundled)} files, ")
