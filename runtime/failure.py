@@ -17,3 +17,4 @@ class FailureMode(StrEnum):
     MODEL_REPLIES_EXHAUSTED = "model replies exhausted"
     INTERRUPTED = "interrupted"
     NOT_SCORED = "not scored"
+    TASK_ERROR = "task error"  # the task is broken (found only at run time): never the agent's failure

@@ -12,6 +12,8 @@ Every unsuccessful run gets one or more labels (a successful run gets none):
 - model API failure       a model call failed for good (or an offline model ran out of replies)
 - hallucinated claim      see below
 - not scored / unfinished the task's metric is not scored here / the run has no result.json
+- task error              the task itself is broken (its starter gave no baseline, its answers could
+                          not be read): the only label such a run gets, never the agent's failure
 - other                   unsuccessful, and none of the above applies
 
 Hallucinated claims are found the same way for every run (a successful run can make them
@@ -51,11 +53,12 @@ SCRIPT_FAILURE = "script failure"
 MODEL_API_FAILURE = FailureMode.MODEL_API_FAILURE.value
 HALLUCINATED_CLAIM = "hallucinated claim"
 NOT_SCORED = FailureMode.NOT_SCORED.value
+TASK_ERROR = FailureMode.TASK_ERROR.value
 UNFINISHED = "unfinished"
 OTHER = "other"
 
 LABELS = (RESPONSE_FORMAT_ERROR, SUBMISSION_FORMAT_ERROR, NO_SUBMISSION, SMALL_IMPROVEMENT, LIMIT_REACHED,
-          SCRIPT_FAILURE, MODEL_API_FAILURE, HALLUCINATED_CLAIM, NOT_SCORED, UNFINISHED, OTHER)
+          SCRIPT_FAILURE, MODEL_API_FAILURE, HALLUCINATED_CLAIM, NOT_SCORED, TASK_ERROR, UNFINISHED, OTHER)
 
 CLAIM_ROLES = ("fact-check", "plan")
 MAX_DECIMALS = 6
@@ -220,6 +223,8 @@ def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
         return []
     labels: list[Label] = []
     mode = result.get("failure_mode")
+    if mode == TASK_ERROR:  # the task's fault, so no label of the agent's
+        return [Label(TASK_ERROR, result.get("detail") or "")]
     records = run.records
     last = records[-1] if records else {}
     if mode == RESPONSE_FORMAT_ERROR or last.get("end_reason") == RESPONSE_FORMAT_ERROR:

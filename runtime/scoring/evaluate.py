@@ -41,6 +41,11 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
             f"but only {rounds_clearing(paired, threshold)} of the {len(paired)} rounds did "
             f"({rounds_required(len(paired))} needed): a speed-up that not enough rounds show cannot be "
             f"told apart from timing noise")
+    elif failure is None and score.value is not None and baseline.get("value") is None:
+        # a scored submission with no baseline to compare it with: the task's starter is broken
+        failure, detail = FailureMode.TASK_ERROR, ("the baseline could not be measured: "
+                                                   + str(baseline.get("failure") or baseline.get("detail")
+                                                         or "the starter gave no score"))
     elif failure is None and not success and gain is not None:
         failure, detail = FailureMode.SMALL_IMPROVEMENT, f"improvement {gain:.1%} is below the threshold {threshold:.0%}"
     return {"metric": view.metric.name, "direction": direction, "score": score.value,

@@ -101,3 +101,14 @@ def test_a_claimed_number_matches_its_rounded_or_quoted_forms(observed, claimed,
     index.add_text(observed)
     ((_, match, _),) = claimed_numbers(f"{claimed}: confirmed.", "fact-check")
     assert index.knows(*_parse(match)) is known
+
+
+def test_a_task_error_is_the_only_label_and_not_the_agents():
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(result={"success": False, "failure_mode": "task error", "submitted": True,
+                                  "score": 1.0, "detail": "the baseline could not be measured: no train.py"},
+                          records=[])
+    labels = failure_labels(run)
+    assert [(label.name, label.detail) for label in labels] == [
+        ("task error", "the baseline could not be measured: no train.py")]
