@@ -139,6 +139,7 @@ class Metric(Entry):
     name: Ident
     on: Value | None
     direction: Ident | None
+    params: tuple["Param", ...] = ()
     keyword: ClassVar[str] = "metric"
 
 

@@ -158,7 +158,11 @@ class ToAst(Transformer):
     def metric(self, meta, name, *rest):
         on = next((r for r in rest if isinstance(r, A.Value)), None)
         direction = next((r for r in rest if isinstance(r, Token)), None)
-        return A.Metric(self._span(meta), self._ident(name), on, self._ident(direction))
+        params = next((r for r in rest if isinstance(r, tuple)), ())
+        return A.Metric(self._span(meta), self._ident(name), on, self._ident(direction), params)
+
+    def metric_params(self, meta, *params):
+        return tuple(p for p in params if p is not None)
 
     def baseline_value(self, meta, value, reason):
         return A.BaselineValue(self._span(meta), value, reason)

@@ -343,10 +343,11 @@ class Wrap:
     value: A.Value
 
 
-def _params(does: A.Does) -> list:
+def _params(does: A.Does | A.Metric) -> list:
+    name = does.name.value if isinstance(does, A.Metric) else does.primitive.value
     if not does.params:
-        return [does.primitive.value]
-    parts: list = [does.primitive.value, Glue("(")]
+        return [name]
+    parts: list = [name, Glue("(")]
     for i, param in enumerate(does.params):
         parts += [Glue(("" if i == 0 else ", ") + param.name.value + " ="), param.value]
     return parts + [Glue(")")]
@@ -360,7 +361,7 @@ ENTRY_LAYOUT = {
     A.Title: _one("title"), A.Category: _one("category"), A.Problem: _one("problem"),
     A.Starter: _one("starter"), A.ReadOnly: _one("read_only"), A.Requires: _one("requires"),
     A.Submission: lambda e: ("submission", [e.file] + (["columns", e.columns] if e.columns else []), None, False),
-    A.Metric: lambda e: ("metric", [e.name.value] + (["on", e.on] if e.on is not None else [])
+    A.Metric: lambda e: ("metric", _params(e) + (["on", e.on] if e.on is not None else [])
                          + ([e.direction.value] if e.direction else []), None, False),
     A.BaselineRun: lambda e: ("baseline", ["run", e.script], None, False),
     A.BaselineValue: lambda e: ("baseline", [e.value, "because", e.reason], None, False),

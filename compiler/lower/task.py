@@ -56,12 +56,17 @@ def check_metric_columns(ir: dict, entry: A.Metric, report: Reporter) -> None:
         return
     declared = submission["columns"] if submission else []
     ids = {variant["id"] for variant in ir["data"].values()}
+    accepted = spec_json("metrics.json")["metrics"][metric["name"]].get("parameters", {})
+    answered = set(metric["columns"])
+    if "answer" in accepted and len(metric["columns"]) > 1:  # a probability table: the answers hold the class
+        answered = {metric.get("params", {}).get("answer", accepted["answer"]["default"])}
     for column in metric["columns"]:
         if declared and column not in declared and column not in ids:
             report.error("E408", f"metric column `{column}` is not a column of the submission",
                          entry.on.span, hint=f"the submission declares columns {json.dumps(declared)}: score one of them, "
                                              f"or add `{column}` to `submission ... columns`")
-            continue
+            answered.discard(column)
+    for column in sorted(answered):
         for name, variant in ir["data"].items():
             if variant["answers"] and column not in variant["answers"]:
                 report.error("E408", f"metric column `{column}` is not among the answers of data `{name}`",
@@ -176,7 +181,30 @@ class TaskLowerer:
             self.report.error("E308", f"metric `{name}` needs a direction", e.name.span,
                               hint="add lower_is_better or higher_is_better")
         ir["metric"] = {"name": name, "columns": columns, "direction": direction, "kind": spec["kind"]}
+        params = self._metric_params(e, name, spec.get("parameters", {}))
+        if params:
+            ir["metric"]["params"] = params
         self._metric_entry = e
+
+    def _metric_params(self, e: A.Metric, name: str, accepted: dict) -> dict:
+        """The declared `metric NAME(key = value)` parameters, checked against the catalogue's."""
+        from .actions import _param_value
+
+        params: dict = {}
+        for param in e.params:
+            key = param.name.value
+            if key not in accepted:
+                self.report.error("E403", f"metric `{name}` has no parameter `{key}`", param.name.span,
+                                  did_you_mean(key, accepted, "parameters") if accepted else "it takes no parameters")
+                continue
+            value = _param_value(param.value, accepted[key]["type"], self.report, f"parameter `{key}`")
+            allowed = accepted[key].get("values")
+            if value is not None and allowed and value not in allowed:
+                self.report.error("E405", f"metric `{name}` takes `{key}` among {', '.join(allowed)}",
+                                  param.value.span, did_you_mean(str(value), allowed, "values"))
+            elif value is not None:
+                params[key] = value
+        return params
 
     def _baselinerun(self, e: A.BaselineRun, ir):
         script = self.report.string(e.script, "`baseline run`")
