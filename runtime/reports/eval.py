@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mlab.errors import MlabError, RunError
 from mlab.reports.runs import SCORES, LoadedRun
-from mlab.reports.taxonomy import failure_labels, hallucinated_claims
+from mlab.reports.taxonomy import findings
 
 TIERS = ("main", "fast", "edit")
 
@@ -148,8 +148,7 @@ def run_row(run: LoadedRun) -> dict:
     """One evaluation row of a run: what it is, how it scored, what it used, why it failed."""
     result = run.result or {}
     tiers = run.tiers
-    claims = hallucinated_claims(run)
-    labels = failure_labels(run, claims)
+    claims, labels = findings(run)
     best = best_step(run)
     row = {
         "run_id": run.id, "task": run.task, "data_variant": run.variant, "agent": run.agent,

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 GRID_POINTS = 60
+NO_VALID_SUBMISSION = "no valid submission"
 
 
 def _pyplot():
@@ -80,8 +81,15 @@ def improvement_bars(per_task: pd.DataFrame, over_tasks: pd.DataFrame, path: Pat
             low = values - 100 * rows["avg_improvement_low"].to_numpy(float)
             high = 100 * rows["avg_improvement_high"].to_numpy(float) - values
             positions = np.arange(len(tasks)) + (index - (len(groups) - 1) / 2) * width
-            axis.bar(positions, np.nan_to_num(values), width, label=group,
-                     yerr=np.nan_to_num(np.vstack([low, high])), capsize=3)
+            bars = axis.bar(positions, np.nan_to_num(values), width, label=group,
+                            yerr=np.nan_to_num(np.vstack([low, high])), capsize=3)
+            # No bar and a 0% bar look alike: say which is which on the axis.
+            for position, value, bar in zip(positions, values, bars):
+                if np.isnan(value):
+                    axis.text(position, 0, NO_VALID_SUBMISSION, rotation=90, ha="center", va="bottom",
+                              fontsize=7, color="dimgrey")
+                elif value == 0:
+                    axis.text(position, 0, "0%", ha="center", va="bottom", fontsize=7, color=bar.get_facecolor())
         axis.axhline(0, color="black", linewidth=0.8)
         axis.set_xticks(range(len(tasks)), tasks, fontsize=9)
         axis.set_ylabel("average improvement (%)")

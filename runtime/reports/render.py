@@ -20,6 +20,7 @@ from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
 from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
                            per_task, runs_frame)
 from mlab.reports.tables import Table, percent, signed_percent, text, to_markdown, with_interval, write_table
+from mlab.reports.plots import NO_VALID_SUBMISSION
 from mlab.reports.taxonomy import HALLUCINATED_CLAIM, LABELS
 
 REPORT = "report.md"
@@ -105,6 +106,18 @@ def _anytime(runs: list[LoadedRun], frame: pd.DataFrame) -> dict[str, list[list[
     return curves
 
 
+def _without_valid_submission(per_task: pd.DataFrame) -> list[str]:
+    """The groups that have no average improvement at all (not the same as one of 0%)."""
+    none = per_task[per_task["valid_submissions"] == 0]
+    if none.empty:
+        return []
+    several = per_task["data_variant"].nunique() > 1
+    shown = "; ".join(f"{r.task} · {r.agent} · {r.model}" + (f" ({r.data_variant})" if several else "")
+                      for r in none.itertuples())
+    return [f"No valid submission, so no average improvement (marked \"{NO_VALID_SUBMISSION}\" in the plot, "
+            f"not a 0% bar): {shown}.", ""]
+
+
 def _summary(frame: pd.DataFrame, unfinished: int, runs_dir: Path, seed: int) -> list[str]:
     variants = frame["data_variant"].value_counts().sort_index()
     lines = [f"{len(frame)} finished runs from `{runs_dir}`: {frame['task'].nunique()} task(s), "
@@ -168,6 +181,8 @@ def write_report(runs_dir: Path, out_dir: Path, comparison: Comparison | None = 
         plot = after.get(table.name)
         if plot in plots_made:
             lines += [f"![{plot.replace('_', ' ')}]({plots_made[plot].name})", ""]
+        if plot == "improvement_bars":
+            lines += _without_valid_submission(extra["per_task"])
     if "anytime" in plots_made:
         lines += ["## Anytime performance", "", f"![anytime curves]({plots_made['anytime'].name})", ""]
     for note in report.notes:

@@ -55,6 +55,7 @@ class LoadedRun:
     result: dict | None
     config: dict | None
     _records: list[dict] | None = field(default=None, repr=False)
+    _findings: tuple | None = field(default=None, repr=False)  # (claims, labels), see taxonomy.findings
 
     @property
     def id(self) -> str:
@@ -108,14 +109,15 @@ class LoadedRun:
             self._records = read_trace(self.dir / TRACE).records
         return self._records
 
+    @property
+    def build_key(self) -> str:
+        """What identifies the run's build copy: its digest in run.json (the folder when absent)."""
+        return (self.meta.get("build") or {}).get("digest") or str(self.dir / "build")
+
     @cached_property
     def agent_doc(self) -> dict | None:
         """The agent declaration as compiled (build/agents/<agent>/agent.json), or None if missing."""
-        path = self.dir / "build" / "agents" / self.agent / "agent.json"
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        return _build_document(self.build_key, self.dir / "build" / "agents" / self.agent / "agent.json")
 
     @cached_property
     def sections(self) -> list[Section]:
@@ -127,19 +129,38 @@ class LoadedRun:
     @cached_property
     def problem(self) -> str:
         """The task's problem text, as the agent was shown it ('' when the build is missing)."""
-        path = self.dir / "build" / "tasks" / self.task / "task.yaml"
-        try:
-            from ruamel.yaml import YAML
-
-            doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-        except Exception:  # a damaged copy only costs the problem text, which is optional here
-            return ""
+        doc = _build_document(self.build_key, self.dir / "build" / "tasks" / self.task / "task.yaml")
         return str((doc or {}).get("problem") or "")
 
     @cached_property
     def scores(self) -> list[dict] | None:
         """Per-step scores written by `mlab eval --intermediate`, or None when there are none."""
         return read_scores(self.dir)
+
+
+# Documents of run builds, by (build digest, path inside the build): runs made from one build
+# share it, so a report over 1,000 such runs parses its task.yaml once, not 1,000 times.
+_BUILD_DOCUMENTS: dict[tuple[str, str], dict | None] = {}
+
+
+def _build_document(build_key: str, path: Path) -> dict | None:
+    """A JSON or YAML document of a run's build copy, read once per build; None when unreadable."""
+    key = (build_key, "/".join(path.parts[-3:]))
+    if key not in _BUILD_DOCUMENTS:
+        try:
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".json":
+                doc = json.loads(text)
+            else:
+                from ruamel.yaml import YAML
+
+                doc = YAML(typ="safe").load(text)
+        except Exception:  # a damaged copy only costs what it holds, which is optional here
+            return None
+        if not isinstance(doc, dict):
+            return None
+        _BUILD_DOCUMENTS[key] = doc  # only what was read: another run of the build may hold its copy
+    return _BUILD_DOCUMENTS[key]
 
 
 def read_scores(run_dir: Path) -> list[dict] | None:
@@ -204,10 +225,16 @@ def find_run_dirs(folder: Path) -> list[Path]:
 
 
 def load_runs(paths: list[Path]) -> list[LoadedRun]:
-    """Runs named directly or found under folders; an error when there is none."""
+    """Runs named directly or found under folders; an error when there is none.
+
+    Plain files among the paths are passed over: `mlab eval runs/*` also matches the index.html
+    that `mlab view runs` writes there (and a CSV written by `mlab eval -o`).
+    """
     runs: list[LoadedRun] = []
     seen: set[Path] = set()
     for path in paths:
+        if Path(path).is_file():
+            continue
         for run_dir in find_run_dirs(Path(path)):
             real = run_dir.resolve()
             if real not in seen:

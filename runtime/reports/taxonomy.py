@@ -253,3 +253,12 @@ def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
     if not labels:
         labels.append(Label(OTHER, result.get("detail") or mode or ""))
     return labels
+
+
+def findings(run) -> tuple[list[Claim], list[Label]]:
+    """The run's hallucinated claims and failure labels, computed once per loaded run (an
+    index page and the run's own page both show them)."""
+    if getattr(run, "_findings", None) is None:
+        claims = hallucinated_claims(run)
+        run._findings = (claims, failure_labels(run, claims))
+    return run._findings

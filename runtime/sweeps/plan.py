@@ -122,6 +122,15 @@ def find_experiment_source(name: str) -> Path:
                      f"known: {', '.join(sorted(known)) or 'none'} (or give build/experiments/<name>.yaml)")
 
 
+def experiment_names() -> list[str]:
+    """Every experiment declared in ./tasks or the bundled tasks (the standard library's too)."""
+    names: set[str] = set()
+    for folder in task_search_dirs():
+        for path in _mlab_files(folder):
+            names.update(_declared(path, _EXPERIMENT))
+    return sorted(names)
+
+
 def task_sources() -> list[Path]:
     """The .mlab files declaring tasks at the top of each search folder; ./tasks wins over the
     bundled tasks for a file of the same name, so a local copy of a task replaces the bundled one."""

@@ -30,13 +30,14 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 0; padding: 8px 10p
 nav.steps { display: flex; flex-wrap: wrap; gap: 3px; margin: 6px 0; }
 nav.steps a { font-size: 11px; padding: 1px 5px; border-radius: 3px; background: #e8ecf2; color: var(--ink);
               text-decoration: none; }
-nav.steps a.error, nav.steps a.ended, nav.steps a.shutdown { background: #fde2e0; }
+nav.steps a.error, nav.steps a.ended, nav.steps a.shutdown, nav.steps a.script-failed { background: #fde2e0; }
 nav.steps a.final { background: #d7f2df; }
 article.step { background: var(--paper); border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px;
                margin: 12px 0; }
 .status { font-size: 11px; padding: 1px 7px; border-radius: 10px; background: #e8ecf2; font-weight: 600; }
 .status.ok { background: #d7f2df; color: var(--ok); } .status.final { background: #cfe8ff; color: #0b4f8a; }
-.status.error, .status.ended, .status.shutdown { background: #fde2e0; color: var(--bad); }
+.status.error, .status.ended, .status.shutdown, .status.script-failed { background: #fde2e0; color: var(--bad); }
+.compute.failed { color: var(--bad); font-weight: 600; }
 .meta { color: var(--muted); font-size: 12px; font-weight: normal; }
 .section { border-left: 4px solid #b7c0cf; padding: 2px 10px; margin: 6px 0; }
 .section .text { white-space: pre-wrap; word-break: break-word; }

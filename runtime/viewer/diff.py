@@ -17,6 +17,10 @@ MAX_TEXT_BYTES = 256 * 1024
 MAX_DIFF_LINES = 400
 MAX_FILES = 8
 MAX_LINES_COMPARED = 6000  # difflib is quadratic at worst; longer files are summarised instead
+# Data files (a new submission.csv, predictions) are summarised by rows and columns and their
+# diff is folded, showing its first DATA_PREVIEW_LINES lines: their rows are not worth reading.
+DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
+DATA_PREVIEW_LINES = 12
 
 
 @dataclass
@@ -27,6 +31,29 @@ class FileChange:
     note: str = ""                 # why no diff is shown, or that it was cut
     added: int = 0
     removed: int = 0
+    data: str = ""                 # for a data file: its rows and columns, before → after
+
+    @property
+    def is_data(self) -> bool:
+        return self.path.lower().endswith(DATA_SUFFIXES)
+
+
+def _data_summary(path: str, old: list[str], new: list[str]) -> str:
+    """Rows (lines after the header of a table) and columns of a data file, before → after."""
+    table = not path.lower().endswith((".jsonl", ".ndjson"))
+
+    def shape(lines: list[str]) -> str:
+        if not lines:
+            return "none"
+        rows = len(lines) - 1 if table else len(lines)
+        if not table:
+            return f"{rows:,} row(s)"
+        columns = lines[0].rstrip("\r\n").split("\t" if path.lower().endswith(".tsv") else ",")
+        shown = ", ".join(columns[:8]) + (f", … ({len(columns)} in all)" if len(columns) > 8 else "")
+        return f"{rows:,} row(s), columns {shown}"
+
+    before, after = shape(old), shape(new)
+    return after if before == "none" else f"{before} → {after}"
 
 
 def _text(store: ObjectStore, digest: str | None) -> tuple[list[str] | None, str]:
@@ -60,6 +87,8 @@ def file_change(store: ObjectStore, path: str, before: str | None, after: str | 
     if old is None or new is None:
         change.note = old_note or new_note
         return change
+    if change.is_data:
+        change.data = _data_summary(path, old, new)
     if len(old) > MAX_LINES_COMPARED or len(new) > MAX_LINES_COMPARED:
         change.note = f"{len(old):,} → {len(new):,} lines: too long to diff"
         return change

@@ -16,11 +16,11 @@ from pathlib import Path
 from mlab.errors import RunError, StorageError
 from mlab.observation import utf8_safe
 from mlab.reports.runs import LoadedRun, load_run
-from mlab.reports.taxonomy import failure_labels, hallucinated_claims
+from mlab.reports.taxonomy import findings
 from mlab.trace import full_record
 from mlab.viewer.assets import CSS, RUN_JS
 from mlab.viewer.chart import score_chart
-from mlab.viewer.diff import FileChange, step_changes
+from mlab.viewer.diff import DATA_PREVIEW_LINES, FileChange, step_changes
 
 FOLD_CHARS, FOLD_LINES = 1500, 25      # observations longer than this start folded
 MAX_SHOWN_CHARS = 20000                # longer texts show their first and last halves of this
@@ -84,6 +84,10 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
     parts.append(f"<dl class='facts'>{''.join(facts)}</dl>")
     if run.scores:
         parts.append(f"<div class='chart' id='score-chart'>{score_chart(run.scores, str(result.get('metric')), result.get('direction'), (result.get('baseline') or {}).get('value'))}</div>")
+    elif run.records:
+        parts.append("<div class='chart' id='score-chart'><p class='meta'>No score over steps yet: run "
+                     f"<code>mlab eval --intermediate {escape(str(run.dir))}</code> to score every step's "
+                     "snapshot, then <code>mlab view</code> again for the chart.</p></div>")
     if run.problem:
         parts.append(f"<details><summary>Research problem</summary><pre>{escape(clip(run.problem))}</pre></details>")
     parts.append("<div class='toolbar'><button id='open-all' type='button'>open all folds</button>"
@@ -142,18 +146,28 @@ def _observation(text: str) -> str:
 
 def _diff(change: FileChange) -> str:
     title = f"{escape(change.path)} ({change.kind}"
-    title += f", +{change.added} −{change.removed})" if change.diff is not None else f"; {escape(change.note)})"
+    shape = f", {escape(change.data)}" if change.data else ""
+    title += f"{shape}; +{change.added} −{change.removed})" if change.diff is not None and shape else \
+        f", +{change.added} −{change.removed})" if change.diff is not None else f"; {escape(change.note)})"
     if change.diff is None:
         return f"<div class='file-change'><code>{title}</code></div>"
+    shown, folded = change.diff, ""
+    if change.is_data:
+        # A data file's rows are not worth reading: a summary, and the diff's first lines, folded.
+        shown = change.diff[:DATA_PREVIEW_LINES]
+        if len(change.diff) > len(shown):
+            folded = (f"<p class='meta'>… {len(change.diff) - len(shown):,} more diff line(s) of this data "
+                      "file not shown</p>")
     lines = []
-    for line in change.diff:
+    for line in shown:
         css = "hunk" if line.startswith("@@") else "add" if line.startswith("+") and not line.startswith("+++") \
             else "del" if line.startswith("-") and not line.startswith("---") else ""
         text = escape(line.rstrip("\n"))
         lines.append(f"<span class='{css}'>{text}</span>" if css else text + "\n")
     note = f"<p class='meta'>{escape(change.note)}</p>" if change.note else ""
-    return (f"<details class='file-change' open><summary>{title}</summary><pre class='diff'>{''.join(lines)}"
-            f"</pre>{note}</details>")
+    kind = "file-change data'" if change.is_data else "file-change' open"
+    return (f"<details class='{kind}><summary>{title}</summary><pre class='diff'>{''.join(lines)}"
+            f"</pre>{folded}{note}</details>")
 
 
 def _usage(record: dict, previous_elapsed: float) -> str:
@@ -207,6 +221,27 @@ def input_text(given) -> str:
     return "".join(lines).rstrip("\n")
 
 
+def script_failure(compute: dict | None) -> str | None:
+    """How the step's script failed (non-zero exit, time-out, out of memory), or None."""
+    compute = compute or {}
+    if compute.get("timed_out"):
+        return "script timed out"
+    if compute.get("out_of_memory"):
+        return "script out of memory"
+    if compute.get("exit_code") not in (0, None):
+        return f"script exited {compute['exit_code']}"
+    return None
+
+
+def _status(record: dict) -> tuple[str, str]:
+    """(the step's status as shown, its CSS class): an action whose script failed is not "ok"."""
+    status = str(record.get("status", ""))
+    failed = script_failure(record.get("compute"))
+    if failed and status in ("ok", ""):
+        return failed, "script-failed"
+    return status, status
+
+
 def _compute(compute: dict | None) -> str:
     if not compute:
         return ""
@@ -218,18 +253,19 @@ def _compute(compute: dict | None) -> str:
         what.append("TIMED OUT")
     if compute.get("out_of_memory"):
         what.append("OUT OF MEMORY")
-    return f"<p class='compute'>script: {escape(', '.join(what))}</p>"
+    css = "compute failed" if script_failure(compute) else "compute"
+    return f"<p class='{css}'>script: {escape(', '.join(what))}</p>"
 
 
 def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], claims: list,
           previous_elapsed: float) -> str:
-    number, status = record["step"], str(record.get("status", ""))
+    number, (status, css) = record["step"], _status(record)
     action = record.get("action")
     name = action if isinstance(action, str) else "(no action)" if action is None else json.dumps(action)
     model = record.get("model") or {}
-    parts = [f"<article class='step' id='step-{number}' data-step='{number}' data-status='{escape(status)}' "
+    parts = [f"<article class='step' id='step-{number}' data-step='{number}' data-status='{escape(css)}' "
              f"data-action='{escape(name)}'><h2>Step {number} · {escape(name)} "
-             f"<span class='status {escape(status)}'>{escape(status)}</span>{_usage(record, previous_elapsed)}</h2>"]
+             f"<span class='status {escape(css)}'>{escape(status)}</span>{_usage(record, previous_elapsed)}</h2>"]
     parts.append(_sections(run, model, claims))
     if claims:
         items = "".join(f"<li><b>{escape(c.number)}</b> in {escape(c.section)}: “{escape(c.sentence)}”</li>"
@@ -260,8 +296,7 @@ def _in_full(run: LoadedRun, record: dict) -> dict:
 
 def render_run(run: LoadedRun) -> str:
     """The whole page as a string."""
-    claims = hallucinated_claims(run)
-    labels = failure_labels(run, claims)
+    claims, labels = findings(run)
     records = run.records
     changes = step_changes(run.dir, run.meta, records)
     by_step: dict[int, list] = {}

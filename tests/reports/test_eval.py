@@ -72,3 +72,12 @@ def test_eval_without_intermediate_leaves_scores_alone(run_of):
     before = (run / "scores.jsonl").read_text()
     code, out, err = mlab("eval", run)
     assert code == 0 and (run / "scores.jsonl").read_text() == before
+
+
+def test_eval_of_a_glob_passes_over_the_index_that_view_writes(runs_dir, tmp_path):
+    folder = runs_dir / "react-0"
+    code, out, err = mlab("view", folder)
+    assert code == 0 and (folder / "index.html").is_file(), err
+    code, out, err = mlab("eval", *sorted(folder.iterdir()))  # what the shell makes of runs/*
+    assert code == 0, err
+    assert len(out.splitlines()) == 2 and "react-0" not in err

@@ -197,3 +197,24 @@ def test_a_folder_without_runs_is_refused(tmp_path):
     assert code == 2 and "no run folders" in stderr
     code, _, stderr = mlab("report", tmp_path / "missing")
     assert code == 2 and "is not a folder" in stderr
+
+
+def test_a_group_without_valid_submissions_is_not_a_zero_bar(report):
+    text = (report / "report.md").read_text()
+    assert ("No valid submission, so no average improvement (marked \"no valid submission\" in the plot, "
+            "not a 0% bar): tiny · research · nosuchprovider/model-x") in text
+
+
+def test_runs_sharing_a_build_read_its_task_once(runs_dir, monkeypatch):
+    from ruamel.yaml import YAML
+
+    from mlab.reports import runs as loaded
+    from mlab.reports.eval import evaluate_runs
+
+    parsed = []
+    real = YAML.load
+    monkeypatch.setattr(YAML, "load", lambda self, text: parsed.append(1) or real(self, text))
+    monkeypatch.setattr(loaded, "_BUILD_DOCUMENTS", {})
+    runs = loaded.load_runs([runs_dir])
+    evaluate_runs(runs)
+    assert len(runs) > 10 and len(parsed) == len({run.build_key for run in runs}) < len(runs)

@@ -144,3 +144,43 @@ def test_paths_that_are_not_runs_are_explained(verb, tmp_path):
     (tmp_path / "empty").mkdir()
     code, _, stderr = mlab(verb, tmp_path / "empty")
     assert code == 2 and "no run folders" in stderr
+
+
+def test_a_script_that_exited_non_zero_is_not_shown_as_ok(run_of, tmp_path):
+    page = tmp_path / "crash.html"
+    code, out, err = mlab("view", run_of("crash"), "-o", page)
+    assert code == 0, err
+    html = page.read_text()
+    step = html.split("<article class='step' id='step-2'")[1].split("</article>")[0]
+    assert "data-status='script-failed'" in step
+    assert "<span class='status script-failed'>script exited 3</span>" in step
+    assert "<span class='status ok'>" not in step and "<p class='compute failed'>script: exit code 3" in step
+
+
+def test_a_data_file_diff_is_folded_and_summarised(run_of, research_page, tmp_path):
+    from mlab.snapshots import ObjectStore
+    from mlab.viewer.diff import file_change
+    from mlab.viewer.page import _diff
+
+    html = research_page.read_text()
+    assert "<details class='file-change data'><summary>submission.csv (added, 5 row(s), columns Id, y; +6 −0)" in html
+    assert "<details class='file-change' open><summary>blend.py (added, +" in html  # code stays open
+    store = ObjectStore(tmp_path / "objects", durable=False)
+    before = store.put_bytes(b"Id,y\n" + b"".join(b"%d,1.0\n" % i for i in range(400)))
+    after = store.put_bytes(b"Id,y,extra\n1,2.0,x\n")
+    shown = _diff(file_change(store, "out/predictions.csv", before, after))
+    assert shown.startswith("<details class='file-change data'><summary>out/predictions.csv (changed, "
+                            "400 row(s), columns Id, y → 1 row(s), columns Id, y, extra; +2 −401)")
+    assert shown.count("<span class='del'>") < 12 and "more diff line(s) of this data file not shown" in shown
+
+
+def test_the_chart_says_how_to_get_scores_when_there_are_none(run_of, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(run_of("research-0"), run, symlinks=True)
+    (run / "scores.jsonl").unlink()
+    mlab("view", run, "-o", tmp_path / "page.html")
+    html = (tmp_path / "page.html").read_text()
+    assert "id='score-chart'><p class='meta'>No score over steps yet: run <code>mlab eval --intermediate " in html
+    assert "<svg" not in html.split("id='score-chart'")[1].split("</div>")[0]

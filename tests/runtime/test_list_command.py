@@ -1,0 +1,14 @@
+"""`mlab list`: the experiments there are (the standard library's too) and which tasks have a demonstration."""
+from __future__ import annotations
+
+from mlab.cli import main as mlab_main
+
+
+def test_list_shows_every_experiment_and_marks_demonstrations(capsys):
+    assert mlab_main(["list"]) == 0
+    out = capsys.readouterr().out
+    experiments = out.split("experiments:\n")[1].split()
+    assert "paper-table" in experiments and "smoke" in experiments
+    tasks = {line.split()[0]: line for line in out.split("tasks:\n")[1].split("agents:")[0].splitlines()}
+    assert tasks["house-price"].endswith("; demonstration (mlab/demo)")
+    assert "demonstration" not in tasks["spaceship-titanic"]
