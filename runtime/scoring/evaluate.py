@@ -10,6 +10,7 @@ submission instead; evaluator metrics run the task's evaluator (mlab.scoring.eva
 from __future__ import annotations
 
 from mlab.scoring.baseline import measure_baseline
+from mlab.errors import MlabError
 from mlab.failure import FailureMode
 from mlab.scoring.score import score_run
 
@@ -19,8 +20,18 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
     from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
 
     view = run.task.view
-    score = score_run(run)
-    baseline = score.baseline or measure_baseline(run)  # a timed score brings the starter timed beside it
+    try:
+        score = score_run(run)
+        baseline = score.baseline or measure_baseline(run)  # a timed score brings the starter timed beside it
+    except MlabError as problem:
+        # Scorers report what is wrong with a submission as a Score; what they raise is the task's
+        # own fault (unreadable answers, a missing or crashing evaluator): never the agent's.
+        return {"metric": view.metric.name, "direction": view.metric.direction, "score": None,
+                "baseline": {"kind": run.task.view.baseline.get("kind", "value"), "value": None, "measured": False,
+                             "failure": str(problem)},
+                "improvement": None, "threshold": view.success_threshold, "success": False, "submitted": False,
+                "failure_mode": FailureMode.TASK_ERROR, "detail": f"the task could not be scored: {problem}",
+                "submission_problem": None}
     direction = view.metric.direction
     threshold = view.success_threshold
     gain = None

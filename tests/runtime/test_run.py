@@ -226,3 +226,15 @@ def test_script_threads_follow_the_task_whatever_the_machine_has(monkeypatch):
     assert {env[name] for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                                    "LOKY_MAX_CPU_COUNT")} == {"2"}
     assert env["OMP_WAIT_POLICY"] == "PASSIVE"
+
+
+def test_a_task_whose_answers_cannot_be_read_is_a_task_error_not_the_agents(new_run):
+    from mlab.scoring.evaluate import evaluate
+
+    run = new_run()
+    (run.workspace.root / "submission.csv").write_text("Id,SalePrice\n1,100\n", encoding="utf-8")
+    for answers in run.private_dir.iterdir():
+        answers.write_bytes(b"\xff\xfe not a table")
+    result = evaluate(run)
+    assert result["failure_mode"] == "task error" and result["success"] is False
+    assert "the task could not be scored" in result["detail"] and result["submitted"] is False
