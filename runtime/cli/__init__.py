@@ -79,9 +79,10 @@ def _add_run(verbs) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
     shared.add_task(run, optional=True)
     run.add_argument("--agent", metavar="A", help="agent (default: the task's)")
-    run.add_argument("--model", metavar="M", help="main model, e.g. anthropic/claude-3-opus-20240229 or mlab/demo")
-    run.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions")
-    run.add_argument("--edit-model", metavar="M", help="model for script edits")
+    run.add_argument("--model", metavar="M", help="main model, e.g. openai/gpt-4o or mlab/demo (default: the agent's)")
+    run.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions "
+                     "(default: the agent's with its own main model, else --model)")
+    run.add_argument("--edit-model", metavar="M", help="model for script edits (default: as for --fast-model)")
     run.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers; "
                      "--model's server then also serves the tiers not named")
     shared.add_data(run, default=None)

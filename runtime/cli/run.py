@@ -22,29 +22,37 @@ LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses th
 
 # -- models ------------------------------------------------------------------------------
 
+TIER_SOURCES = {"option": "given on the command line", "agent": "the agent's declared model",
+                "main": "follows the main tier's model"}
+
+
 def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None,
                    api_base: str | None = None) -> dict:
-    """Per tier: the model and its generation parameters (declared defaults, CLI overrides).
+    """Per tier: the model, its generation parameters and its source (a TIER_SOURCES key).
 
-    An offline main model, or one served at --api-base, also serves the helper tiers not
-    named on the command line: the agent's declared helper models (another provider's)
-    could not be reached through that model's path.
+    The agent's declared fast and edit models belong with its declared main model: they apply
+    only while the main model is that one. Another --model (another provider's, an offline one,
+    or any model served at --api-base) also serves the fast and edit tiers not given, so that a
+    run needs that model's key and path only.
     """
     from mlab.models.client import is_offline
 
     declared = agent_doc["models"]
     chosen = {"main": main, "fast": fast, "edit": edit}
+    follows_main = main is not None and (main != declared["main"]["default"] or bool(api_base))
     tiers = {}
     for tier in ("main", "fast", "edit"):
-        model = chosen[tier]
-        if model is None and main is not None and (is_offline(main) or api_base):
-            model = main
+        model, source = chosen[tier], "option"
+        if model is None and tier != "main" and follows_main:
+            model, source = main, "main"
         if model is None:
-            model = declared[tier]["default"] or (main if tier != "main" else None)
+            model, source = declared[tier]["default"], "agent"
+        if model is None and tier != "main":
+            model, source = tiers["main"]["model"], "main"
         if model is None:
             raise UsageError(f"agent {agent_doc['name']} declares no default {tier} model; pass --model")
         params = {} if is_offline(model) else dict(declared[tier]["params"])
-        tiers[tier] = {"model": model, "params": params}
+        tiers[tier] = {"model": model, "params": params, "source": source}
     return tiers
 
 
@@ -159,7 +167,7 @@ def _open_run(args):
     tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model, args.api_base)
     from mlab.models.client import check_keys, import_litellm
 
-    check_keys([t["model"] for t in tiers.values()], args.api_base)
+    check_keys({tier: t["model"] for tier, t in tiers.items()}, args.api_base)
     _check_offline_models([t["model"] for t in tiers.values()])
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     seed = 0 if args.seed is None else args.seed

@@ -9,6 +9,7 @@ reported) and cost from litellm's price map, `None` (unknown) when unpriced.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -97,22 +98,32 @@ def is_offline(model: str) -> bool:
 KEYLESS_PROVIDERS = ("ollama", "ollama_chat", "hosted_vllm", "lm_studio", "llamafile")
 
 
-def check_keys(models: list[str], api_base: str | None = None) -> None:
+TIER_OPTIONS = {"main": "--model", "fast": "--fast-model", "edit": "--edit-model"}
+
+
+def check_keys(models, api_base: str | None = None) -> None:
     """Raise MissingKey naming the environment variable a model needs.
 
+    `models` is a list of model names, or a mapping of tier to model name, in which case the
+    message also names the tiers that use the model and the options that choose another.
     With --api-base the server decides what it accepts, so only the variable the client
     library itself insists on is checked: litellm's `openai/` client refuses to start
     without OPENAI_API_KEY even for a local server that ignores it.
     """
+    by_model: dict[str, list[str]] = {}
+    for tier, model in (models.items() if isinstance(models, dict) else ((None, m) for m in models)):
+        by_model.setdefault(model, [])
+        if tier is not None:
+            by_model[model].append(tier)
     litellm = None
-    for model in dict.fromkeys(models):
+    for model, tiers in by_model.items():
         provider = model.split("/")[0]
         if is_offline(model) or provider in KEYLESS_PROVIDERS:
             continue
         if api_base:
             if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
-                raise MissingKey(f"model {model} at {api_base} needs OPENAI_API_KEY in the environment (any value, "
-                                 f"e.g. OPENAI_API_KEY=none, for a server that takes no key); "
+                raise MissingKey(f"{_who(model, tiers)} at {api_base} needs OPENAI_API_KEY in the environment "
+                                 f"(any value, e.g. OPENAI_API_KEY=none, for a server that takes no key); "
                                  f"for a keyless run use --model mlab/demo")
             continue
         litellm = litellm or import_litellm()
@@ -122,8 +133,22 @@ def check_keys(models: list[str], api_base: str | None = None) -> None:
             continue
         missing = found.get("missing_keys") or []
         if not found.get("keys_in_environment") and missing:
-            raise MissingKey(f"model {model} needs {' or '.join(missing)} in the environment; "
-                             f"for a keyless run use --model mlab/demo")
+            instead = f"set it or choose another model with {_listed([TIER_OPTIONS[t] for t in tiers], 'or')}; " \
+                if tiers else ""
+            raise MissingKey(f"{_who(model, tiers)} needs {' or '.join(missing)} in the environment; "
+                             f"{instead}for a keyless run use --model mlab/demo")
+
+
+def _who(model: str, tiers: list[str]) -> str:
+    """'model M', or 'the fast and edit tiers' model M'."""
+    if not tiers:
+        return f"model {model}"
+    return f"the {_listed(tiers, 'and')} tier{'s' if len(tiers) > 1 else ''}' model {model}".replace("tier' ",
+                                                                                                       "tier's ")
+
+
+def _listed(words: list[str], conjunction: str) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
 
 
 def _retryable(litellm, error: Exception) -> bool:
@@ -141,6 +166,37 @@ def _model_error_inside(error: BaseException) -> ModelError | None:
             return error
         error = getattr(error, "original_exception", None) or error.__cause__ or error.__context__
     return None
+
+
+def _say_on_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _describe(error: Exception, api_base: str | None) -> str:
+    """One line for a failed call: the error's kind and first line, and for a connection that
+    failed at --api-base, that the URL could not be reached."""
+    kind = type(error).__name__
+    text = str(error).splitlines()[0][:300] if str(error).strip() else kind
+    litellm = import_litellm()
+    if isinstance(error, litellm.Timeout):
+        return f"{kind}: no answer within the time-out ({text})"
+    if api_base and _connection_failed(error):
+        return f"cannot reach {api_base} ({kind}: {text})"
+    return f"{kind}: {text}"
+
+
+def _connection_failed(error: BaseException) -> bool:
+    """Whether a call failed because no connection could be made (litellm reports a refused
+    connection as an InternalServerError whose cause is the client library's connection error)."""
+    import httpx
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, (ConnectionError, httpx.ConnectError)) or "Connection error" in str(error):
+            return True
+        error = getattr(error, "original_exception", None) or error.__cause__ or error.__context__
+    return False
 
 
 class MalformedResponse(Exception):
@@ -206,7 +262,8 @@ class ModelClient:
 
     def __init__(self, tiers: dict[str, TierConfig], *, api_base: str | None = None, seed: int | None = None,
                  max_attempts: int = 5, timeout_s: float = 600.0, backoff_s: float = 1.0,
-                 sleep: Callable[[float], None] = time.sleep, offline: OfflineModels | None = None):
+                 sleep: Callable[[float], None] = time.sleep, offline: OfflineModels | None = None,
+                 on_retry: Callable[[str], None] | None = None):
         self.tiers = tiers
         self.offline = offline if offline is not None else OfflineModels()  # this client's offline models
         self.api_base = api_base
@@ -215,6 +272,7 @@ class ModelClient:
         self.timeout_s = timeout_s
         self.backoff_s = backoff_s
         self.sleep = sleep
+        self.on_retry = on_retry if on_retry is not None else _say_on_stderr  # one line per retry
 
     def complete(self, tier: str, prompt: str, *, purpose: str, stable_prefix: str | None = None) -> ModelCall:
         """One completion of `prompt` (a user message) by the tier's model."""
@@ -245,11 +303,16 @@ class ModelClient:
                 if inner is not None:
                     raise inner from None
                 retry = isinstance(error, MalformedResponse) or _retryable(litellm, error)
+                served = self.api_base if not is_offline(config.model) else None
+                what = _describe(error, served)
+                at_url = served and not what.startswith("cannot reach")  # the URL said once
+                where = f"{config.model} at {served}" if at_url else config.model
                 if attempt == self.max_attempts or is_offline(config.model) or not retry:
-                    kind = type(error).__name__
-                    raise ModelError(f"{config.model} failed after {attempt} attempt(s): {kind}: "
-                                     f"{str(error).splitlines()[0][:300] if str(error) else kind}") from None
-                self.sleep(min(self.backoff_s * 2 ** (attempt - 1), 60.0))
+                    raise ModelError(f"{where} failed after {attempt} attempt(s): {what}") from None
+                delay = min(self.backoff_s * 2 ** (attempt - 1), 60.0)
+                self.on_retry(f"mlab: {where}: {what}; retrying in {delay:g}s "
+                              f"(attempt {attempt + 1} of {self.max_attempts})")
+                self.sleep(delay)
         return self._account(litellm, response, text, tier, config.model, purpose, prompt, attempt,
                              time.monotonic() - start)
 

@@ -1,7 +1,9 @@
-"""A fake OpenAI-compatible chat server on 127.0.0.1 for tests, with injectable faults."""
+"""A fake OpenAI-compatible chat server on 127.0.0.1 for tests, with injectable faults; a closed
+port (connection refused) and a server that accepts connections and never answers."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -72,3 +74,40 @@ class FakeOpenAI:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def closed_port_base() -> str:
+    """The /v1 URL of a port on 127.0.0.1 where nothing listens, so a connection is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+class SilentServer:
+    """Accepts connections on 127.0.0.1 and never answers: a server that hangs."""
+
+    def __init__(self):
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(64)  # the kernel completes each handshake; nothing ever reads or replies
+        self.base = f"http://127.0.0.1:{self.socket.getsockname()[1]}/v1"
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._hold, daemon=True)
+
+    def _hold(self):
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:  # closed at the end of the test
+                return
+            self.held.append(connection)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.socket.close()
+        for connection in self.held:
+            connection.close()

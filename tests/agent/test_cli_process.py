@@ -66,7 +66,8 @@ def test_a_missing_key_is_one_line_naming_the_variable(tmp_path):
     assert process.wait(timeout=300) == 2
     assert stdout.read_text() == ""
     assert stderr.read_text().splitlines() == [
-        "mlab: model anthropic/claude-3-opus-20240229 needs ANTHROPIC_API_KEY in the environment; "
+        "mlab: the main, fast and edit tiers' model anthropic/claude-3-opus-20240229 needs ANTHROPIC_API_KEY "
+        "in the environment; set it or choose another model with --model, --fast-model or --edit-model; "
         "for a keyless run use --model mlab/demo"]
     assert not (tmp_path / "runs").exists()
 
@@ -74,8 +75,29 @@ def test_a_missing_key_is_one_line_naming_the_variable(tmp_path):
 def test_without_a_model_the_agents_declared_default_is_used_and_checked(tiny_task, tmp_path):
     code, out, err = mlab("run", tiny_task, "--runs-dir", tmp_path / "runs")
     assert code == 2 and out == ""
-    assert "model anthropic/claude-3-opus-20240229 needs ANTHROPIC_API_KEY" in err
+    assert "the main and edit tiers' model anthropic/claude-sonnet-4-5 needs ANTHROPIC_API_KEY" in err
+    assert "--model or --edit-model" in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_another_main_model_needs_only_its_own_key(tiny_task, tmp_path, monkeypatch):
+    """--model openai/... with the agent's Anthropic defaults: the fast and edit tiers follow it."""
+    code, out, err = mlab("run", tiny_task, "--model", "openai/gpt-4o", "--runs-dir", tmp_path / "runs")
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["mlab: the main, fast and edit tiers' model openai/gpt-4o needs OPENAI_API_KEY in "
+                                "the environment; set it or choose another model with --model, --fast-model or "
+                                "--edit-model; for a keyless run use --model mlab/demo"]
+    code, out, err = mlab("run", tiny_task, "--model", "openai/gpt-4o", "--fast-model", "anthropic/claude-haiku-4-5",
+                          "--runs-dir", tmp_path / "runs")
+    assert code == 2
+    assert err.startswith("mlab: the main and edit tiers' model openai/gpt-4o needs OPENAI_API_KEY")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    code, out, err = mlab("run", tiny_task, "--model", "openai/gpt-4o", "--fast-model", "anthropic/claude-haiku-4-5",
+                          "--runs-dir", tmp_path / "runs")
+    assert code == 2 and not (tmp_path / "runs").exists()
+    assert err.splitlines() == ["mlab: the fast tier's model anthropic/claude-haiku-4-5 needs ANTHROPIC_API_KEY in "
+                                "the environment; set it or choose another model with --fast-model; "
+                                "for a keyless run use --model mlab/demo"]
 
 
 def test_help_imports_no_heavy_library():

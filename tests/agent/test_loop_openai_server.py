@@ -64,7 +64,7 @@ def test_a_server_that_keeps_failing_ends_the_run_with_a_model_api_failure(quick
     assert record["end_reason"] == "model API failure" and record["action"] is None
     document = result(run_dir)
     assert document["failure_mode"] == "model API failure" and document["score"] is None
-    assert f"{MODEL} failed after 3 attempt(s)" in document["detail"]
+    assert f"{MODEL} at {server.base} failed after 3 attempt(s)" in document["detail"]
     assert "no success (model API failure)" in out
     assert trace_problems(run_dir) == []
 
@@ -73,7 +73,8 @@ def test_an_openai_model_at_an_api_base_needs_some_key(tiny_task, tmp_path):
     code, out, err = mlab("run", tiny_task, "--model", MODEL, "--api-base", "http://127.0.0.1:9/v1",
                           "--runs-dir", tmp_path / "runs")
     assert code == 2 and out == ""
-    assert err.strip().splitlines() == [f"mlab: model {MODEL} at http://127.0.0.1:9/v1 needs OPENAI_API_KEY in the "
+    assert err.strip().splitlines() == [f"mlab: the main, fast and edit tiers' model {MODEL} at http://127.0.0.1:9/v1 "
+                                        "needs OPENAI_API_KEY in the "
                                         "environment (any value, e.g. OPENAI_API_KEY=none, for a server that takes "
                                         "no key); for a keyless run use --model mlab/demo"]
     assert not (tmp_path / "runs").exists()

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, SilentServer, closed_port_base
 from mlab.models import offline as offline_models
 from mlab.models.client import MissingKey, ModelClient, ModelError, RepliesExhausted, TierConfig, check_keys
 
@@ -123,6 +123,81 @@ def test_a_missing_key_names_the_variable_and_the_keyless_model(monkeypatch):
     with pytest.raises(MissingKey, match="ANTHROPIC_API_KEY.*--model mlab/demo"):
         check_keys(["anthropic/claude-3-opus-20240229"])
     check_keys(["mlab/demo", "ollama/llama3"])  # offline and local models need no key
+
+
+def test_a_missing_key_names_the_tiers_and_their_options(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with pytest.raises(MissingKey, match=r"^the fast and edit tiers' model anthropic/claude-haiku-4-5 needs "
+                                         r"ANTHROPIC_API_KEY .*--fast-model or --edit-model"):
+        check_keys({"main": "openai/gpt-4o", "fast": "anthropic/claude-haiku-4-5", "edit": "anthropic/claude-haiku-4-5"})
+
+
+AGENT = {"name": "research", "models": {
+    "main": {"default": "anthropic/claude-sonnet-4-5", "params": {"temperature": 0.5}},
+    "fast": {"default": "anthropic/claude-haiku-4-5", "params": {}},
+    "edit": {"default": "anthropic/claude-sonnet-4-5", "params": {}}}}
+
+
+def sources(tiers):
+    return {tier: (c["model"], c["source"]) for tier, c in tiers.items()}
+
+
+def test_the_agents_helper_models_go_with_its_own_main_model_only():
+    from mlab.cli.run import resolve_models
+
+    declared = {"main": ("anthropic/claude-sonnet-4-5", "agent"), "fast": ("anthropic/claude-haiku-4-5", "agent"),
+                "edit": ("anthropic/claude-sonnet-4-5", "agent")}
+    assert sources(resolve_models(AGENT, None, None, None)) == declared
+    assert sources(resolve_models(AGENT, "anthropic/claude-sonnet-4-5", None, None)) == \
+        {**declared, "main": ("anthropic/claude-sonnet-4-5", "option")}
+    assert sources(resolve_models(AGENT, "openai/gpt-4o", None, None)) == \
+        {"main": ("openai/gpt-4o", "option"), "fast": ("openai/gpt-4o", "main"), "edit": ("openai/gpt-4o", "main")}
+    assert sources(resolve_models(AGENT, "openai/gpt-4o", "openai/gpt-4o-mini", None)) == \
+        {"main": ("openai/gpt-4o", "option"), "fast": ("openai/gpt-4o-mini", "option"),
+         "edit": ("openai/gpt-4o", "main")}
+    assert resolve_models(AGENT, "openai/gpt-4o", None, None)["main"]["params"] == {"temperature": 0.5}
+
+
+def test_the_std_agents_default_models_have_a_price():
+    from mlab.build import resolve_task
+    from mlab.models.client import import_litellm
+
+    litellm = import_litellm()
+    build = resolve_task("house-price", None).build
+    for name in build.agent_names:
+        for tier, declared in build.agent(name).doc["models"].items():
+            model = declared["default"]
+            assert model, (name, tier)
+            prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=1000, completion_tokens=100)
+            assert prompt > 0 and completion > 0, (name, tier, model)
+
+
+def test_an_unreachable_api_base_is_named_with_each_retry(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    base, said = closed_port_base(), []
+    client = ModelClient({"main": TierConfig("openai/some-model")}, api_base=base, sleep=lambda s: None,
+                         max_attempts=3, timeout_s=5, on_retry=said.append)
+    with pytest.raises(ModelError, match=f"failed after 3 attempt.*cannot reach {base}"):
+        client.complete("main", "hi", purpose="step")
+    assert len(said) == 2
+    assert said[0].startswith(f"mlab: openai/some-model: cannot reach {base} (")
+    assert said[0].endswith("retrying in 1s (attempt 2 of 3)") and said[1].endswith("(attempt 3 of 3)")
+
+
+def test_a_server_that_never_answers_fails_within_the_time_out_bound(monkeypatch):
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    said = []
+    with SilentServer() as server:
+        client = ModelClient({"main": TierConfig("openai/some-model")}, api_base=server.base, backoff_s=0,
+                             max_attempts=2, timeout_s=0.5, on_retry=said.append)
+        start = time.monotonic()
+        with pytest.raises(ModelError, match=f"at {server.base} failed after 2 attempt.*no answer within"):
+            client.complete("main", "hi", purpose="step")
+        assert time.monotonic() - start < 60  # bounded by attempts x time-out (+ backoff), not a hang
+    assert said and said[0].endswith("(attempt 2 of 2)") and server.base in said[0]
 
 
 def test_unpriced_models_have_unknown_cost_not_zero(monkeypatch):
