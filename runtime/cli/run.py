@@ -215,8 +215,13 @@ def main(args) -> int:
     if outcome is None or outcome.end_reason == "interrupted":
         print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
         return EXIT_INTERRUPTED
+    print("scoring the submission...", file=sys.stderr, flush=True)
     result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
     _print_result(run, result)
+    if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
+        from mlab.cli.args import print_json
+
+        print_json(args, result)
     return EXIT_OK if result["failure_mode"] in (None, FailureMode.SMALL_IMPROVEMENT) else EXIT_FAILED
 
 
@@ -270,6 +275,11 @@ def _print_result(run, result: dict) -> None:
     cost = "unknown" if result["cost"] is None else f"${result['cost']:.4f}"
     print(f"{label}run: {run.dir}\n{result['metric']}: {score} (baseline {base}, improvement {gain}, "
           f"threshold {result['threshold']:.0%}) -> {verdict}\nsteps {result['steps']}, "
-          f"{result['wall_time_s']:.1f}s, {result['total_tokens']:,} tokens, cost {cost}")
+          f"{result['wall_time_s']:.1f}s agent + {result['scoring_s']:.1f}s scoring, "
+          f"{result['total_tokens']:,} tokens, cost {cost}")
     if result.get("detail"):
         print(f"detail: {result['detail']}")
+    from mlab.scoring.result import RESULT
+
+    print(f"result: {Path(run.dir) / RESULT}\nnext: mlab view {run.dir}  (writes {Path(run.dir) / 'view.html'}, "
+          f"the run step by step)")

@@ -4,12 +4,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 from pathlib import Path
 
 from mlab import __version__
 from mlab.errors import MlabError
 
 RESULT = "result.json"
+RESULT_VERSION = 2  # 2: each tier's source, scoring_s
 
 
 def _litellm_version() -> str | None:
@@ -27,19 +29,21 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool) -> dict:
     from mlab.scoring.evaluate import evaluate
     from mlab.models.client import Usage
 
+    started = time.monotonic()
     scored = evaluate(run, outcome.failure_mode, outcome.detail)
+    scoring_s = time.monotonic() - started
     usage = Usage.from_records(run.records)
     last = run.records[-1] if run.records else {}
     result = {
-        "schema": "https://mlab.dev/spec/result.schema.json", "schema_version": 1,
+        "schema": "https://mlab.dev/spec/result.schema.json", "schema_version": RESULT_VERSION,
         "run_id": run.id, "task": run.task.name, "agent": run.agent.name,
         "data_variant": run.meta["data"]["variant"], "seed": run.meta["seed"], "demo": demo,
         "end_reason": run.end_reason or outcome.end_reason, **scored,
         "steps": sum(1 for r in run.records if r.get("status") in ("ok", "error", "final")),
-        "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3),
+        "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3), "scoring_s": round(scoring_s, 3),
         "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
         "model_calls": usage.calls, "compute": run.compute_totals(),
-        "models": tiers,
+        "models": {tier: {**config, "source": config.get("source", "unknown")} for tier, config in tiers.items()},
         "provenance": {"mlab_version": __version__, "compiler_version": run.meta["compiler_version"],
                        "build_digest": run.meta["build"]["digest"], "litellm_version": _litellm_version(),
                        "python": platform.python_version(), "api_base": config.get("api_base")},

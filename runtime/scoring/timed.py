@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from mlab.confined import Refused, copy_out, open_file
 from mlab.errors import MlabError
@@ -57,9 +59,19 @@ def starter_folder(task, variant_name: str, into: Path) -> Path:
     return into
 
 
+def say_on_stderr(line: str) -> None:
+    """The default progress of timed scoring: a line on stderr, so stdout keeps only results."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, starter: Path | None = None,
-                runs: int | None = None, python: str | None = None, device: str | None = None):
-    """The Score of the submitted script in workspace, with the side-by-side baseline in Score.baseline."""
+                runs: int | None = None, python: str | None = None, device: str | None = None,
+                progress: Callable[[str], None] = say_on_stderr):
+    """The Score of the submitted script in workspace, with the side-by-side baseline in Score.baseline.
+
+    `progress` gets one line per timed round (rounds take as long as the scripts), so a caller
+    can show that scoring is under way.
+    """
     from mlab.scoring.metrics import needs_more_rounds, timed_score
 
     runs = TIMED_RUNS if runs is None else runs
@@ -116,6 +128,8 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
                     invalid = time_starter(number == 1) if which == "starter" else time_submission()
                     if invalid is not None:
                         return invalid
+                progress(f"timed scoring: round {number} of {last}: starter {times['starter'][-1]:.2f}s, "
+                         f"{script} {times['submission'][-1]:.2f}s")
             return None
 
         rounds = max(1, runs)
@@ -192,7 +206,8 @@ def _invalid(detail: str, times: dict[str, list[float]], script: str):
     return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, detail, baseline=_baseline(script, times))
 
 
-def score_run_timed(run, workspace: Path | None = None, runs: int | None = None):
+def score_run_timed(run, workspace: Path | None = None, runs: int | None = None,
+                    progress: Callable[[str], None] = say_on_stderr):
     """score_timed for a run: the starter from the run's initial snapshot, the run's interpreter."""
     from mlab.snapshots import ObjectStore, restore_files
 
@@ -202,6 +217,6 @@ def score_run_timed(run, workspace: Path | None = None, runs: int | None = None)
         restore_files(store, store.get_json(run.meta["initial_snapshot"]), scratch / "starter")
         return score_timed(run.task, run.meta["data"]["variant"], workspace or run.workspace.root, run.private_dir,
                            starter=scratch / "starter", runs=runs, python=run.scripts.python,
-                           device=run.scripts.device)
+                           device=run.scripts.device, progress=progress)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -16,13 +16,19 @@ def test_the_house_price_demonstration_is_scored_and_labelled(tmp_path):
     assert 0 < document["score"] < baseline["value"]
     assert document["improvement"] == pytest.approx((baseline["value"] - document["score"]) / baseline["value"])
     assert document["success"] is True and document["failure_mode"] is None
-    assert document["models"]["main"] == {"model": "mlab/demo", "params": {}}
+    assert document["models"]["main"] == {"model": "mlab/demo", "params": {}, "source": "option"}
+    assert {tier["source"] for name, tier in document["models"].items() if name != "main"} == {"main"}
+    assert document["schema_version"] == 2 and document["scoring_s"] > 0
     assert document["provenance"]["litellm_version"] and document["provenance"]["build_digest"]
     lines = out.splitlines()
     assert "DEMONSTRATION by the keyless demo model (not an agent result)" in lines[0]
     assert "DEMONSTRATION by the keyless demo model — not an agent result" in lines
     assert f"mae: {document['score']:.6g} (baseline {baseline['value']:.6g}, " \
            f"improvement {document['improvement']:+.1%}, threshold 10%) -> success" in lines
+    assert f"s agent + {document['scoring_s']:.1f}s scoring, " in out
+    assert lines[-2:] == [f"result: {run_dir / 'result.json'}",
+                          f"next: mlab view {run_dir}  (writes {run_dir / 'view.html'}, the run step by step)"]
+    assert "scoring the submission..." in err
     helper_replies = [c["response"] for r in trace(run_dir) for c in r["model"]["calls"] if c["tier"] != "main"]
     assert all(reply.startswith("(demo model") for reply in helper_replies)
     assert trace_problems(run_dir) == []

@@ -202,6 +202,13 @@ def test_a_speedup_in_every_round_succeeds_with_each_round_reported(scripted_rou
     assert len(order) == 10  # every round cleared the threshold: no more rounds were timed
 
 
+def test_each_timed_round_is_reported_as_it_ends(scripted_rounds, capsys):
+    scripted_rounds([1.0, 1.0], [0.5, 0.25])
+    assert capsys.readouterr().err.splitlines()[-2:] == [
+        "timed scoring: round 1 of 2: starter 1.00s, train.py 0.50s",
+        "timed scoring: round 2 of 2: starter 1.00s, train.py 0.25s"]
+
+
 def test_one_slow_round_earns_more_rounds_and_a_real_speedup_then_succeeds(scripted_rounds):
     # A real 1.5x speed-up; the third round was disturbed. Ten more rounds show it in 14 of 15.
     starter = [1.0] * 15
