@@ -21,10 +21,14 @@ def _parser() -> argparse.ArgumentParser:
     check = verbs.add_parser("check", help="check .mlab files and report diagnostics")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
     check.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
+    check.add_argument("--json", dest="format", action="store_const", const="json",
+                     help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
     comp = verbs.add_parser("compile", help="check, then write the build folder")
     comp.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
     comp.add_argument("-o", "--output", default="build", metavar="DIR", help="build folder (default: build/)")
     comp.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
+    comp.add_argument("--json", dest="format", action="store_const", const="json",
+                     help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
     schema = verbs.add_parser("schema", help="print a JSON Schema of spec/ (list them without NAME)")
     schema.add_argument("name", nargs="?", metavar="NAME")
     from .authoring.cli import add_verbs  # fmt, convert, new, explain

@@ -7,6 +7,7 @@ Heavy libraries (pandas, scikit-learn, litellm) are imported only by the command
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 
@@ -61,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     drive.add_argument("--quiet", action="store_true", help="print only the summary, not each observation")
 
     _add_run(verbs)
-    verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")
+    listing = verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")
+    shared.add_json(listing, "the tasks, agents and experiments")
     _add_reading(verbs)
     _add_sweep(verbs)
     _add_checks(verbs)
@@ -102,6 +104,7 @@ def _add_run(verbs) -> None:
     run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "
                      "(with --resume: replaces the one the run was started with)")
     shared.add_plain(run, help="plain log lines even on a terminal")
+    shared.add_json(run, "the result (result.json), last,")
 
 
 def _add_reading(verbs) -> None:
@@ -111,6 +114,7 @@ def _add_reading(verbs) -> None:
     evaluate.add_argument("--intermediate", action="store_true",
                           help="also score every step's snapshot (written to RUN_DIR/scores.jsonl)")
     evaluate.add_argument("-o", "--output", metavar="FILE.csv", help="write every column of the rows as CSV")
+    shared.add_json(evaluate, "the rows, every column,")
 
     report = verbs.add_parser("report", help="tables and plots over a folder of runs (Markdown, CSV, LaTeX, PNG)")
     report.add_argument("runs_dir", metavar="RUNS_DIR", help="folder holding run folders")
@@ -141,6 +145,9 @@ def _add_sweep(verbs) -> None:
                        help="the sweep's folder is DIR/<experiment>/ (default runs/)")
     sweep.add_argument("--plan", action="store_true",
                        help="print the runs, their resources and an estimate of model calls; run nothing")
+    sweep.add_argument("--tasks", metavar="T,...", help="only the runs of these tasks (with --plan or to run)")
+    sweep.add_argument("--agents", metavar="A,...", help="only the runs of these agents (with --plan or to run)")
+    shared.add_json(sweep, "the plan (with --plan)")
     sweep.add_argument("--retry-failed", action="store_true",
                        help="give runs that used up their retries another round of attempts")
     sweep.add_argument("--no-report", action="store_true",
@@ -174,7 +181,13 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(args, int):
         return args
     try:
-        return importlib.import_module(f"mlab.cli.{COMMANDS[args.verb]}").main(args)
+        verb = importlib.import_module(f"mlab.cli.{COMMANDS[args.verb]}")
+        if getattr(args, "json", False):
+            # --json: stdout carries the one JSON document (shared.print_json); the rest goes to stderr.
+            args.json_stdout = sys.stdout
+            with contextlib.redirect_stdout(sys.stderr):
+                return verb.main(args)
+        return verb.main(args)
     except MlabError as problem:
         print(f"mlab: {problem}", file=sys.stderr)
         return problem.exit_code

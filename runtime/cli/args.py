@@ -38,3 +38,17 @@ def add_resume(parser) -> None:
 
 def add_plain(parser, help: str) -> None:
     parser.add_argument("--plain", action="store_true", help=help)
+
+
+def add_json(parser, what: str) -> None:
+    """--json: `what` as one JSON document on stdout; every other line goes to stderr."""
+    parser.add_argument("--json", action="store_true",
+                        help=f"print {what} as one JSON document on stdout (other output goes to stderr)")
+
+
+def print_json(args, document) -> None:
+    """The document of a --json verb, on the stdout the dispatcher kept aside for it."""
+    import json
+    import sys
+
+    print(json.dumps(document, indent=2, default=str), file=getattr(args, "json_stdout", sys.stdout), flush=True)

@@ -63,6 +63,13 @@ def main(args) -> int:
             print(f"scored {len(run.scores or [])} snapshots of {run.id}", file=sys.stderr)
 
     rows = evaluate_runs(runs, intermediate=args.intermediate, on_run=progress)
+    if getattr(args, "json", False):
+        from mlab.cli.args import print_json
+
+        if args.output:
+            write_rows_csv(rows, Path(args.output))
+        print_json(args, {"rows": rows})
+        return EXIT_OK
     print_rows(rows)
     if args.output:
         write_rows_csv(rows, Path(args.output))

@@ -4,31 +4,52 @@ from __future__ import annotations
 from mlab.errors import EXIT_OK
 
 
-def main(args) -> int:
+def _listing() -> dict:
+    """What `mlab list` shows, as data (the document of `mlab list --json`)."""
     from mlab.build import compile_into_cache, task_sources
     from mlab.sweeps.plan import experiment_names
 
     build = compile_into_cache(task_sources())
-    print("tasks:")
+    tasks = []
     for name in build.task_names:
         task = build.task(name)
         doc = task.doc
         hardware = doc["hardware"]
-        gpus = f"{hardware['gpus']} gpu{'s' if hardware['gpus'] != 1 else ''}" + \
-            ("" if not hardware["gpus"] else " (required)" if hardware["gpus_required"] else " (optional)")
-        print(f"  {name:<22} {doc['category']:<17} {doc['metric']['name']:<10} data: "
-              f"{', '.join(sorted(doc['data'])):<10} {hardware['cpus']} cpu, {gpus}"
-              + (f"; requires {', '.join(doc['requires'])}" if doc.get("requires") else "")
-              + ("; demonstration (mlab/demo)" if task.view.demo else ""))
-    print("agents:")
+        tasks.append({"name": name, "category": doc["category"], "metric": doc["metric"]["name"],
+                      "data": sorted(doc["data"]), "cpus": hardware["cpus"], "gpus": hardware["gpus"],
+                      "gpus_required": bool(hardware["gpus_required"]), "requires": list(doc.get("requires") or []),
+                      "demonstration": bool(task.view.demo)})
+    agents = []
     for name in build.agent_names:
         doc = build.agent(name).doc
-        print(f"  {name:<22} {doc['reply']['format']:<9} shows {len(doc['shown'])} actions; "
-              f"main model {doc['models']['main']['default']}")
+        agents.append({"name": name, "reply_format": doc["reply"]["format"], "actions_shown": len(doc["shown"]),
+                       "main_model": doc["models"]["main"]["default"]})
     # Experiments are found by name, as `mlab sweep` finds them: some (paper-table) live in the
     # standard library, which the tasks' build holds only when a task file uses it.
     experiments = sorted(set(build.manifest["experiments"]) | set(experiment_names()))
+    return {"tasks": tasks, "agents": agents, "experiments": experiments}
+
+
+def main(args) -> int:
+    listing = _listing()
+    if getattr(args, "json", False):
+        from mlab.cli.args import print_json
+
+        print_json(args, listing)
+        return EXIT_OK
+    print("tasks:")
+    for task in listing["tasks"]:
+        gpus = f"{task['gpus']} gpu{'s' if task['gpus'] != 1 else ''}" + \
+            ("" if not task["gpus"] else " (required)" if task["gpus_required"] else " (optional)")
+        print(f"  {task['name']:<22} {task['category']:<17} {task['metric']:<10} data: "
+              f"{', '.join(task['data']):<10} {task['cpus']} cpu, {gpus}"
+              + (f"; requires {', '.join(task['requires'])}" if task["requires"] else "")
+              + ("; demonstration (mlab/demo)" if task["demonstration"] else ""))
+    print("agents:")
+    for agent in listing["agents"]:
+        print(f"  {agent['name']:<22} {agent['reply_format']:<9} shows {agent['actions_shown']} actions; "
+              f"main model {agent['main_model']}")
     print("experiments:")
-    for name in experiments:
+    for name in listing["experiments"]:
         print(f"  {name}")
     return EXIT_OK

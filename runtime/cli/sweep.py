@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from mlab.errors import UsageError
-from mlab.sweeps.plan import Experiment, RunSpec, expand, limits_not_passed, load_experiment
+from mlab.sweeps.plan import Experiment, RunSpec, expand, limits_not_passed, load_experiment, select
 from mlab.sweeps.state import DONE, FAILED, SweepFolder, Work, reconcile, steps_taken
 
 
@@ -55,38 +55,61 @@ def _status(spec: RunSpec, state: dict, to_do: dict[str, Work]) -> str:
     return "done" if state["runs"][spec.key]["status"] == DONE else "failed"
 
 
-def print_plan(experiment: Experiment, specs: list[RunSpec], folder: SweepFolder, retries: int,
-               retry_failed: bool) -> None:
-    """The runs, what each needs and how many model calls the rest may make; nothing is changed."""
+def plan_document(experiment: Experiment, specs: list[RunSpec], folder: SweepFolder, retries: int,
+                  retry_failed: bool) -> dict:
+    """The runs, what each needs, and the model calls and cost the rest may take; nothing is changed."""
+    from mlab.sweeps.plan import COST_ASSUMPTION, estimated_cost
+
     state = folder.load(experiment.name)
     to_do = {w.spec.key: w for w in reconcile(folder, state, specs, retries, retry_failed, dry=True)}
-    print(f"experiment {experiment.name}: {len(specs)} runs; build {experiment.build.dir}; folder {folder.root}")
-    header = f"  {'status':<7} {'task':<20} {'agent':<16} {'models':<34} {'seed':>4} {'data':<5} " \
-             f"{'cpus':>4} {'gpus':>5} {'memory':>8} {'steps':>5} {'calls':>6}"
-    print(header)
-    calls, unknown = 0, 0
+    runs = []
     for spec in specs:
-        status = _status(spec, state, to_do)
         work = to_do.get(spec.key)
         done_steps = steps_taken(folder.run_dir(work.resume)) if work and work.resume else 0
         estimate = spec.estimated_calls(done_steps) if work else 0
-        if work and estimate is None:
-            unknown += 1
-        calls += estimate or 0
-        gpus = f"{spec.gpus}{'' if not spec.gpus else '!' if spec.gpus_required else '?'}"
-        print(f"  {status:<7} {spec.task:<20} {spec.agent:<16} {spec.models_text():<34} {spec.seed:>4} "
-              f"{spec.data:<5} {spec.hardware.get('cpus', 1):>4} {gpus:>5} {_memory(spec.hardware.get('memory')):>8} "
-              f"{spec.steps_limit if spec.steps_limit is not None else '-':>5} "
-              f"{'-' if estimate is None else estimate:>6}")
+        main = dict(spec.models).get("main") or experiment.build.agent(spec.agent).doc["models"]["main"]["default"]
+        runs.append({"status": _status(spec, state, to_do), "task": spec.task, "agent": spec.agent,
+                     "models": dict(spec.models), "main_model": main, "seed": spec.seed, "data": spec.data,
+                     "cpus": spec.hardware.get("cpus", 1), "gpus": spec.gpus, "gpus_required": spec.gpus_required,
+                     "memory_bytes": spec.hardware.get("memory"), "steps": spec.steps_limit,
+                     "estimated_calls": estimate, "estimated_cost_usd": estimated_cost(main, estimate)})
     kinds = [w.kind for w in to_do.values()]
-    done = sum(1 for s in specs if state["runs"][s.key]["status"] == DONE)
-    failed = sum(1 for s in specs if s.key not in to_do and state["runs"][s.key]["status"] == FAILED)
-    print(f"to run: {len(to_do)} (new {kinds.count('new')}, resume {kinds.count('resume')}, retry "
-          f"{kinds.count('retry')}); done: {done}; failed after {retries + 1} attempt(s): {failed}")
-    extra = f" (+ {unknown} run(s) without a step limit)" if unknown else ""
-    print(f"estimated model calls: about {calls:,}{extra} (each run's step limit left × 1.25 for helper-model calls)")
+    costs = [r["estimated_cost_usd"] for r in runs if r["status"] != "done" and r["status"] != "failed"]
+    return {"experiment": experiment.name, "build": str(experiment.build.dir), "folder": str(folder.root),
+            "runs": runs, "to_run": {"total": len(to_do), "new": kinds.count("new"), "resume": kinds.count("resume"),
+                                     "retry": kinds.count("retry")},
+            "done": sum(1 for s in specs if state["runs"][s.key]["status"] == DONE),
+            "failed": sum(1 for s in specs if s.key not in to_do and state["runs"][s.key]["status"] == FAILED),
+            "estimated_calls": sum(r["estimated_calls"] or 0 for r in runs),
+            "runs_without_step_limit": sum(1 for r in runs if r["status"] not in ("done", "failed")
+                                           and r["estimated_calls"] is None),
+            "estimated_cost_usd": sum(c for c in costs if c is not None),
+            "runs_without_price": sum(1 for c in costs if c is None), "cost_assumption": COST_ASSUMPTION}
+
+
+def print_plan(plan: dict, retries: int) -> None:
+    print(f"experiment {plan['experiment']}: {len(plan['runs'])} runs; build {plan['build']}; folder {plan['folder']}")
+    header = f"  {'status':<7} {'task':<20} {'agent':<16} {'models':<34} {'seed':>4} {'data':<5} " \
+             f"{'cpus':>4} {'gpus':>5} {'memory':>8} {'steps':>5} {'calls':>6} {'est. cost':>10}"
+    print(header)
+    for run in plan["runs"]:
+        models = " ".join(f"{tier}={model}" for tier, model in run["models"].items()) or "(agent defaults)"
+        gpus = f"{run['gpus']}{'' if not run['gpus'] else '!' if run['gpus_required'] else '?'}"
+        cost = run["estimated_cost_usd"]
+        print(f"  {run['status']:<7} {run['task']:<20} {run['agent']:<16} {models:<34} {run['seed']:>4} "
+              f"{run['data']:<5} {run['cpus']:>4} {gpus:>5} {_memory(run['memory_bytes']):>8} "
+              f"{run['steps'] if run['steps'] is not None else '-':>5} "
+              f"{'-' if run['estimated_calls'] is None else run['estimated_calls']:>6} "
+              f"{'-' if cost is None else f'${cost:,.2f}':>10}")
+    to_run = plan["to_run"]
+    print(f"to run: {to_run['total']} (new {to_run['new']}, resume {to_run['resume']}, retry "
+          f"{to_run['retry']}); done: {plan['done']}; failed after {retries + 1} attempt(s): {plan['failed']}")
+    extra = f" (+ {plan['runs_without_step_limit']} run(s) without a step limit)" if plan["runs_without_step_limit"] else ""
+    print(f"estimated model calls: about {plan['estimated_calls']:,}{extra} (each run's step limit left × 1.25 "
+          "for helper-model calls)")
+    unpriced = f" (+ {plan['runs_without_price']} run(s) whose model has no price)" if plan["runs_without_price"] else ""
+    print(f"estimated cost: about ${plan['estimated_cost_usd']:,.2f}{unpriced}; {plan['cost_assumption']}")
     print("gpus: ! required, ? optional (used when devices are given)")
-    _warn_limits(specs)
 
 
 def _warn_limits(specs: list[RunSpec]) -> None:
@@ -141,11 +164,21 @@ def main(args) -> int:
     specs = expand(experiment)
     if not specs:
         raise UsageError(f"experiment {experiment.name} expands to no runs (check its runs and models)")
+    specs = select(specs, args.tasks, args.agents)
+    if args.json and not args.plan:
+        raise UsageError("--json prints the plan: use it with --plan")
     devices = parse_devices(args.devices)
     _check_arguments(args, specs, devices)
     folder = SweepFolder(Path(args.runs_dir) / experiment.name)
     if args.plan:
-        print_plan(experiment, specs, folder, experiment.retries, args.retry_failed)
+        plan = plan_document(experiment, specs, folder, experiment.retries, args.retry_failed)
+        if args.json:
+            from mlab.cli.args import print_json
+
+            print_json(args, plan)
+        else:
+            print_plan(plan, experiment.retries)
+        _warn_limits(specs)
         return 0
     _check_keys(experiment, specs)
     _warn_limits(specs)

@@ -250,3 +250,54 @@ def expand(experiment: Experiment) -> list[RunSpec]:
 def limits_not_passed(specs: list[RunSpec]) -> list[str]:
     """Experiment limits `mlab run` cannot take on its command line (the task's own apply)."""
     return sorted({name for spec in specs for name, _ in spec.limits if name not in CLI_LIMITS})
+
+
+# -- filters and cost ---------------------------------------------------------------------
+
+def select(specs: list[RunSpec], tasks: str | None = None, agents: str | None = None) -> list[RunSpec]:
+    """The runs of the named tasks and agents (comma-separated; None: all); unknown names are refused."""
+    for given, field_name, option in ((tasks, "task", "--tasks"), (agents, "agent", "--agents")):
+        if given is None:
+            continue
+        names = [n.strip() for n in given.split(",") if n.strip()]
+        known = sorted({getattr(spec, field_name) for spec in specs})
+        unknown = [n for n in names if n not in known]
+        if not names or unknown:
+            raise UsageError(f"{option} names {', '.join(unknown) or 'nothing'}: the experiment's {field_name}s "
+                             f"are {', '.join(known)}")
+        specs = [spec for spec in specs if getattr(spec, field_name) in names]
+    return specs
+
+
+# The token figures the cost estimate assumes per model call: a research-agent prompt carries the
+# problem, the action table and a history of recent steps (about 4,000 tokens in the bundled
+# demonstrations), and a reply is about 500 tokens. Every call is priced at the main model's rate.
+PROMPT_TOKENS_PER_CALL = 4000
+COMPLETION_TOKENS_PER_CALL = 500
+COST_ASSUMPTION = (f"estimate: model calls × ({PROMPT_TOKENS_PER_CALL:,} prompt + {COMPLETION_TOKENS_PER_CALL:,} "
+                   "completion tokens) at the main model's price in litellm's price map; helper calls priced "
+                   "as main calls; models without a price (offline, unlisted) count as unknown")
+
+
+def _price(model: str) -> tuple[float, float] | None:
+    """(input, output) dollars per token from litellm's bundled price map; None when not listed."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the bundled map: no network
+    import litellm
+
+    for name in (model, model.split("/", 1)[-1]):
+        entry = litellm.model_cost.get(name) or {}
+        if entry.get("input_cost_per_token") is not None and entry.get("output_cost_per_token") is not None:
+            return float(entry["input_cost_per_token"]), float(entry["output_cost_per_token"])
+    return None
+
+
+def estimated_cost(model: str | None, calls: int | None) -> float | None:
+    """Dollars `calls` model calls of `model` may cost (see COST_ASSUMPTION); None when unknown."""
+    if model is None or calls is None or model.startswith("mlab/"):
+        return 0.0 if model and model.startswith("mlab/") and calls is not None else None
+    price = _price(model)
+    if price is None:
+        return None
+    return calls * (PROMPT_TOKENS_PER_CALL * price[0] + COMPLETION_TOKENS_PER_CALL * price[1])

@@ -98,11 +98,11 @@ def test_plan_lists_runs_resources_and_calls_without_running(project, capsys):
     assert main(["sweep", experiment, "--plan", "--runs-dir", str(project / "out")]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.startswith("  ") and "mlab/demo" in line]
-    # status task agent models seed data cpus gpus memory steps calls
+    # status task agent models seed data cpus gpus memory steps calls cost (the demo model is free)
     assert rows == [
-        ["new", "house-price", "research", "main=mlab/demo", "0", "lite", "2", "0", "8", "GiB", "3", "4"],
-        ["new", "tiny", "research", "main=mlab/demo", "0", "lite", "1", "0", "1", "GiB", "3", "4"],
-        ["new", "tiny", "research", "main=mlab/demo", "1", "lite", "1", "0", "1", "GiB", "3", "4"]]
+        ["new", "house-price", "research", "main=mlab/demo", "0", "lite", "2", "0", "8", "GiB", "3", "4", "$0.00"],
+        ["new", "tiny", "research", "main=mlab/demo", "0", "lite", "1", "0", "1", "GiB", "3", "4", "$0.00"],
+        ["new", "tiny", "research", "main=mlab/demo", "1", "lite", "1", "0", "1", "GiB", "3", "4", "$0.00"]]
     assert "to run: 3 (new 3, resume 0, retry 0); done: 0" in out
     assert "estimated model calls: about 12 " in out
     assert not (project / "out").exists()
