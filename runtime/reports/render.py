@@ -44,14 +44,16 @@ def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None) -> tu
     tasks, overall = per_task(frame, seed), over_tasks(frame, seed)
     tables = [
         Table("per_task", "Success rate and average improvement per task", tasks, _group_columns(True) + [
-            ("runs", text("runs")), ("success rate [95% CI]", lambda r: with_interval(r, "success_rate")),
+            ("runs", text("runs")), ("task errors", text("task_errors")),
+            ("success rate [95% CI]", lambda r: with_interval(r, "success_rate")),
             ("valid submissions", text("valid_submissions")),
             ("avg improvement [95% CI]", lambda r: with_interval(r, "avg_improvement"))]),
         Table("over_tasks", "Average over tasks", overall, _group_columns() + [
-            ("tasks", text("tasks")), ("runs", text("runs")),
+            ("tasks", text("tasks")), ("runs", text("runs")), ("task errors", text("task_errors")),
             ("success rate [95% CI]", lambda r: with_interval(r, "success_rate")),
             ("avg improvement [95% CI]", lambda r: with_interval(r, "avg_improvement"))],
-              "The mean over tasks of each task's rate; intervals resample runs within each task."),
+              "The mean over tasks of each task's rate; intervals resample runs within each task. "
+              "Task errors (the task found broken at run time) count in no success rate."),
         Table("efficiency", "Efficiency per run (mean [95% CI])", efficiency(frame, seed), _group_columns() + [
             ("runs", text("runs"))] + [
             (title, lambda r, c=column: with_interval(r, c, as_percent=False,
@@ -156,7 +158,7 @@ def write_report(runs_dir: Path, out_dir: Path, comparison: Comparison | None = 
         raise StorageError(f"cannot create {out_dir}: {problem.strerror or problem}") from None
     report = Report(out_dir)
     frame = runs_frame(evaluate_runs(finished))
-    frame.drop(columns=["success_value", "improvement_valid"]).to_csv(out_dir / "runs.csv", index=False)
+    frame.drop(columns=["success_value", "improvement_valid", "task_error"]).to_csv(out_dir / "runs.csv", index=False)
     report.files.append(out_dir / "runs.csv")
     tables, extra = _tables(frame, seed, comparison)
     lines = ["# mlab report", "", *_summary(frame, len(runs) - len(finished), runs_dir, seed), ""]

@@ -5,13 +5,18 @@ Every interval is a percentile bootstrap: `resamples` draws with replacement fro
 2.5th and 97.5th percentiles of those. Each interval draws from its own generator seeded with
 the report's seed, so a report is the same every time and no interval depends on the order
 the others were computed in. Groups are always split by data variant, so lite and full runs
-are never averaged together.
+are never averaged together. A run ended as a `task error` (the task was found broken at run
+time) is the task's fault, never the agent's: it is left out of every success rate and counted
+in `task_errors` instead.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from mlab.failure import FailureMode
+
+TASK_ERROR = FailureMode.TASK_ERROR.value
 RESAMPLES = 2000
 LEVEL = 0.95
 GROUP = ["data_variant", "agent", "model"]
@@ -52,7 +57,8 @@ def runs_frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     frame["prompt_tokens"] = sum(frame[f"prompt_tokens_{t}"] for t in ("main", "fast", "edit"))
     frame["completion_tokens"] = sum(frame[f"completion_tokens_{t}"] for t in ("main", "fast", "edit"))
-    frame["success_value"] = frame["success"].astype(float)
+    frame["task_error"] = frame["failure_mode"] == TASK_ERROR
+    frame["success_value"] = frame["success"].astype(float).where(~frame["task_error"])
     frame["improvement_valid"] = frame["improvement"].where(frame["valid_submission"]).astype(float)
     frame["cost"] = pd.to_numeric(frame["cost"], errors="coerce")
     return frame
@@ -65,13 +71,14 @@ def per_task(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         valid = group["improvement_valid"].dropna()
         success_low, success_high = bootstrap_ci(group["success_value"], seed)
         gain_low, gain_high = bootstrap_ci(valid, seed)
-        out.append({**dict(zip(TASK_GROUP, key)), "runs": len(group), "valid_submissions": len(valid),
+        out.append({**dict(zip(TASK_GROUP, key)), "runs": len(group), "task_errors": int(group["task_error"].sum()),
+                    "valid_submissions": len(valid),
                     "success_rate": group["success_value"].mean(), "success_rate_low": success_low,
                     "success_rate_high": success_high,
                     "avg_improvement": valid.mean() if len(valid) else float("nan"),
                     "avg_improvement_low": gain_low, "avg_improvement_high": gain_high,
                     "demo": bool(group["demo"].any())})
-    return pd.DataFrame(out, columns=[*TASK_GROUP, "runs", "valid_submissions", "success_rate", "success_rate_low",
+    return pd.DataFrame(out, columns=[*TASK_GROUP, "runs", "task_errors", "valid_submissions", "success_rate", "success_rate_low",
                                       "success_rate_high", "avg_improvement", "avg_improvement_low",
                                       "avg_improvement_high", "demo"])
 
@@ -81,19 +88,21 @@ def over_tasks(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     out = []
     for key, group in frame.groupby(GROUP, sort=True):
         tasks = [g for _, g in group.groupby("task", sort=True)]
-        success = [g["success_value"].to_numpy() for g in tasks]
+        success = [g["success_value"].dropna().to_numpy() for g in tasks]
+        success = [s for s in success if s.size]  # a task whose every run was a task error has no rate
         gains = [g["improvement_valid"].dropna().to_numpy() for g in tasks]
         gains = [g for g in gains if g.size]
         success_low, success_high = stratified_bootstrap_ci(success, seed)
         gain_low, gain_high = stratified_bootstrap_ci(gains, seed)
         out.append({**dict(zip(GROUP, key)), "tasks": len(tasks), "runs": len(group),
-                    "success_rate": float(np.mean([s.mean() for s in success])),
+                    "task_errors": int(group["task_error"].sum()),
+                    "success_rate": float(np.mean([s.mean() for s in success])) if success else float("nan"),
                     "success_rate_low": success_low, "success_rate_high": success_high,
                     "tasks_with_valid_submission": len(gains),
                     "avg_improvement": float(np.mean([g.mean() for g in gains])) if gains else float("nan"),
                     "avg_improvement_low": gain_low, "avg_improvement_high": gain_high,
                     "demo": bool(group["demo"].any())})
-    return pd.DataFrame(out, columns=[*GROUP, "tasks", "runs", "success_rate", "success_rate_low",
+    return pd.DataFrame(out, columns=[*GROUP, "tasks", "runs", "task_errors", "success_rate", "success_rate_low",
                                       "success_rate_high", "tasks_with_valid_submission", "avg_improvement",
                                       "avg_improvement_low", "avg_improvement_high", "demo"])
 
@@ -134,7 +143,7 @@ def _label_names(text: str) -> set[str]:
 
 def best_versus_last(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per agent × model, over runs with intermediate scores: last-step and best-step success rates."""
-    scored = frame[frame["best_success"].notna()]
+    scored = frame[frame["best_success"].notna() & ~frame["task_error"]]
     out = []
     for key, group in scored.groupby(GROUP, sort=True):
         last = group["success_value"].to_numpy()
