@@ -18,7 +18,7 @@ LOCAL_SOURCES = ("csv", "parquet", "folder")
 REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
 SOURCE_KINDS = LOCAL_SOURCES + REMOTE_SOURCES + ("sklearn", "generate")
 PREPARED_SOURCES = REMOTE_SOURCES + ("folder",)  # sources a `prepare` function may convert
-SPLITS = ("random", "group", "time", "none")
+SPLITS = ("random", "group", "time", "ordered", "none")
 DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
                   "memory": None, "disk": 20 * 2**30, "tokens": None, "cost": None}
 LIMIT_KINDS = {"steps": "int", "time": "duration", "script_timeout": "duration",
@@ -386,10 +386,11 @@ class TaskLowerer:
             return {"method": "none"}
         split: dict = {"method": method}
         args = list(e.args)
-        expected = {"random": 1, "group": 2, "time": 2, "none": 0}[method]
+        expected = {"random": 1, "group": 2, "time": 2, "ordered": 1, "none": 0}[method]
         if len(args) != expected:
             usage = {"random": "split random 0.2 seed 42", "group": 'split group "patient_id" 0.2 seed 42',
-                     "time": 'split time "year" 0.2', "none": "split none"}[method]
+                     "time": 'split time "year" 0.2', "ordered": "split ordered 0.2",
+                     "none": "split none"}[method]
             self.report.error("E405", f"`split {method}` takes {expected} value(s), found {len(args)}", e.span,
                               hint=f"write `{usage}`")
             return split
@@ -398,7 +399,7 @@ class TaskLowerer:
         if args:
             split["fraction"] = self.report.fraction(args[0], "the test fraction")
         if e.seed is not None:
-            if method in ("time", "none"):
+            if method in ("time", "ordered", "none"):
                 self.report.error("E405", f"`split {method}` is deterministic and takes no seed", e.seed.span)
             else:
                 split["seed"] = self.report.integer(e.seed, "`seed`")

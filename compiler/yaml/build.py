@@ -219,7 +219,8 @@ class YamlBuilder(Commented):
     def _split(self, e: A.Split):
         if not e.args and e.seed is None:
             return Scalar(e.method.value)
-        names = {"random": ("fraction",), "group": ("column", "fraction"), "time": ("column", "fraction")}
+        names = {"random": ("fraction",), "group": ("column", "fraction"), "time": ("column", "fraction"),
+                 "ordered": ("fraction",)}
         expected = names.get(e.method.value, ())
         if len(e.args) != len(expected) or (expected[:1] == ("column",) and not isinstance(e.args[0], A.Str)):
             raise ConvertError(f"line {e.span.line}: this `split` has no YAML form; "

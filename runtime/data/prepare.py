@@ -214,11 +214,22 @@ def _add_id_column(frame, variant: dict):
     The rows are shuffled (deterministically, by the split seed) before they are numbered: a
     source's own row order often carries the answer (scikit-learn's sets are sorted by class),
     and ids in that order would let a model score on the id alone.
+
+    `split ordered` cuts the table by its source order, so there the rows keep that order and
+    the ids are a shuffled numbering instead: the split is as declared and an id still says
+    nothing about a row's place.
     """
     id_column = variant.get("id")
     if id_column and id_column not in frame.columns:
-        frame = frame.sample(frac=1, random_state=generate_seed(variant)).reset_index(drop=True)
-        frame.insert(0, id_column, range(len(frame)))
+        if variant["split"].get("method") == "ordered":
+            import numpy as np
+
+            ids = np.random.RandomState(generate_seed(variant)).permutation(len(frame))
+            frame = frame.reset_index(drop=True)
+            frame.insert(0, id_column, ids)
+        else:
+            frame = frame.sample(frac=1, random_state=generate_seed(variant)).reset_index(drop=True)
+            frame.insert(0, id_column, range(len(frame)))
     return frame
 
 

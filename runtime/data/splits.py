@@ -19,6 +19,8 @@ def split_table(frame, split: dict, where: str):
     random: `frame.sample(frac, random_state=seed)` are the test rows, in the order drawn.
     group:  whole groups of `column`, drawn the same way from the distinct values, go to test.
     time:   the rows with the largest values of `column` go to test.
+    ordered: the last `fraction` of the rows, in source order, go to test (as the published
+            starters cut their tables); the rows are never reordered first.
     """
     method = split.get("method", "none")
     fraction = split.get("fraction")
@@ -28,6 +30,10 @@ def split_table(frame, split: dict, where: str):
         return frame, frame.iloc[0:0]
     if not 0 < fraction < 1:
         raise DataError(f"{where}: the test fraction must be between 0 and 1, not {fraction}")
+    if method == "ordered":
+        count = int(round(len(frame) * fraction))
+        cut = len(frame) - count
+        return frame.iloc[:cut], frame.iloc[cut:]
     if method == "random":
         test = frame.sample(frac=fraction, random_state=seed)
         return frame.drop(test.index), test

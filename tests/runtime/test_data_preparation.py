@@ -156,6 +156,33 @@ def test_time_split_puts_the_latest_rows_in_test(tmp_path, mlab_env):
     assert frames["public/train.csv"]["year"].max() == 2014
 
 
+def test_ordered_split_puts_the_last_rows_in_test_in_source_order(tmp_path, mlab_env):
+    rows = "Id,x,y\n" + "".join(f"{i},{(i * 7) % 20},{i}\n" for i in range(20))
+    source = make_task(tmp_path / "t", """data lite { from csv "rows.csv" split ordered 0.25
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""", {"rows.csv": rows})
+    _, frames = prepared_frames(source)
+    assert list(frames["public/train.csv"]["Id"]) == list(range(15))
+    assert list(frames["public/test.csv"]["Id"]) == list(range(15, 20))
+    assert list(frames["private/answers.csv"]["y"]) == list(range(15, 20))
+
+
+def test_ordered_split_keeps_source_order_when_mlab_assigns_the_ids(tmp_path, mlab_env):
+    """load_wine is sorted by class: the last rows are the test rows, and the ids still hide the order."""
+    import sklearn.datasets
+
+    target = list(sklearn.datasets.load_wine().target)
+    source = make_task(tmp_path / "t", """data lite { from sklearn "load_wine" split ordered 0.2
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""")
+    _, frames = prepared_frames(source)
+    train, test, answers = frames["public/train.csv"], frames["public/test.csv"], frames["private/answers.csv"]
+    cut = len(target) - round(len(target) * 0.2)
+    assert list(train["y"]) == target[:cut] and list(answers["y"]) == target[cut:]
+    assert sorted(list(train["Id"]) + list(test["Id"])) == list(range(len(target)))
+    assert not train["Id"].is_monotonic_increasing, "ids in row order would give the order away"
+    _, again = prepared_frames(source)
+    assert again["public/train.csv"].equals(train), "the numbering is deterministic"
+
+
 def test_folder_source_puts_private_files_aside(tmp_path, mlab_env):
     source = make_task(tmp_path / "t", """data lite { from folder "files" split none
         public ["inputs.txt", "more/notes.txt"] private ["labels.txt"] }""",
