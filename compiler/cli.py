@@ -29,8 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
     comp.add_argument("--json", dest="format", action="store_const", const="json",
                      help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
-    schema = verbs.add_parser("schema", help="print a JSON Schema of spec/ (list them without NAME)")
+    schema = verbs.add_parser("schema", help="print a JSON Schema of spec/ (list them without NAME), "
+                                             "or the catalogue `metrics` or `primitives`")
     schema.add_argument("name", nargs="?", metavar="NAME")
+    schema.add_argument("--json", action="store_true", help="a catalogue as JSON (schemas always are)")
     from .authoring.cli import add_verbs  # fmt, convert, new, explain
     add_verbs(verbs)
     return parser
@@ -80,11 +82,17 @@ def cmd_schema(args) -> int:
     from .schemas import schema, schema_names
 
     names = schema_names()
+    if args.name in ("metrics", "primitives"):
+        from .authoring.catalogues import catalogue_json, catalogue_text
+
+        print(json.dumps(catalogue_json(args.name), indent=2) if args.json else catalogue_text(args.name))
+        return EXIT_OK
     if args.name is None:
         print("\n".join(names))
         return EXIT_OK
     if args.name not in names:
-        print(f"mlabc: no schema named {args.name!r}; available: {', '.join(names)}", file=sys.stderr)
+        print(f"mlabc: no schema named {args.name!r}; available: {', '.join(names)}, "
+              "and the catalogues metrics, primitives", file=sys.stderr)
         return EXIT_USAGE
     print(json.dumps(schema(args.name), indent=2))
     return EXIT_OK
