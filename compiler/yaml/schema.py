@@ -1,7 +1,7 @@
 """The JSON Schema of the YAML form (spec/yaml-form.schema.json), made from the compiler's tables.
 
 Editors use it to validate and complete .mlab.yaml files; `mlabc schema yaml-form` prints it.
-The file in spec/ is written by `python -m mlabc.yaml_schema`, and a test checks that it is
+The file in spec/ is written by `python -m mlabc.yaml.schema`, and a test checks that it is
 what this module makes, so the schema, the reader (yaml_decls) and the catalogues agree.
 """
 from __future__ import annotations
@@ -71,6 +71,8 @@ def _defs() -> dict:
                                              required=("file",))]},
             "metric": {"anyOf": [{"enum": metrics}, _object({
                 "name": {"enum": metrics},
+                "params": {"type": "object", "additionalProperties": _ref("scalar"),
+                           "description": "the metric's parameters (mlabc schema metrics), e.g. {average: macro}"},
                 "on": {"anyOf": [{"type": "string"}, _ref("strings")]},
                 "direction": {"enum": ["lower_is_better", "higher_is_better"]}}, required=("name",))]},
             "baseline": {"anyOf": [_object({"run": {"type": "string"}}, required=("run",)),

@@ -13,7 +13,7 @@ from authoring_cases import REPO
 
 def test_spec_file_is_what_the_compiler_makes():
     on_disk = (REPO / "spec" / "yaml-form.schema.json").read_text(encoding="utf-8")
-    assert on_disk == schema_text(), "regenerate it: python -m mlabc.yaml_schema"
+    assert on_disk == schema_text(), "regenerate it: python -m mlabc.yaml.schema"
 
 
 def test_it_is_a_valid_json_schema_published_by_mlabc_schema(mlabc):
