@@ -179,9 +179,11 @@ class YamlBuilder(Commented):
                 return v(e.file, "str")
             return Map([Item("file", v(e.file, "str")), Item("columns", v(e.columns, "str"))])
         if isinstance(e, A.Metric):
-            if e.on is None and e.direction is None:
+            if e.on is None and e.direction is None and not e.params:
                 return Scalar(e.name.value)
             parts = [Item("name", Scalar(e.name.value))]
+            if e.params:
+                parts.append(Item("params", Map([self.item(p.name.value, v(p.value, "auto"), p) for p in e.params])))
             if e.on is not None:
                 parts.append(Item("on", v(e.on, "str")))
             if e.direction is not None:

@@ -135,17 +135,22 @@ def _metric(r, key, value, out):
         if name is not None:
             out.append(A.Metric(span, name, None, None))
         return
-    parts = parts_of(r, value, "`metric`", {"name": "ident", "on": "str", "direction": "ident"}, required=("name",))
+    parts = parts_of(r, value, "`metric`", {"name": "ident", "params": "node", "on": "str", "direction": "ident"},
+                     required=("name",))
     if parts is None:
         if not isinstance(value, MappingNode):
-            r.wrong(value, "`metric`", "a metric name or a mapping with `name`, `on` and `direction`")
+            r.wrong(value, "`metric`", "a metric name or a mapping with `name`, `params`, `on` and `direction`")
         return
     if parts["name"] is not None:
         direction = parts.get("direction")
         if direction is not None and direction.value not in ("lower_is_better", "higher_is_better"):
             r.error("E405", f"`direction` cannot be `{direction.value}`", direction.span,
                     "write lower_is_better or higher_is_better")
-        out.append(A.Metric(span, parts["name"], parts.get("on"), direction))
+        params = ()
+        if parts.get("params") is not None:
+            params = tuple(A.Param(item.key, item.value, item.span)
+                           for item in key_values(r, parts["params"], f"the parameters of `{parts['name'].value}`"))
+        out.append(A.Metric(span, parts["name"], parts.get("on"), direction, params))
 
 
 def _baseline(r, key, value, out):

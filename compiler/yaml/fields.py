@@ -26,7 +26,8 @@ def ident_entry(r: YamlReader, cls):
 
 
 def parts_of(r: YamlReader, node: Node, where: str, allowed: dict[str, str], required=()) -> dict | None:
-    """A small mapping of named parts: part name → AST value (mode per part) or Ident (mode 'ident')."""
+    """A small mapping of named parts: part name → AST value (mode per part), Ident (mode 'ident') or
+    the YAML node itself (mode 'node')."""
     if not isinstance(node, MappingNode):
         return None
     parts: dict = {}
@@ -35,7 +36,8 @@ def parts_of(r: YamlReader, node: Node, where: str, allowed: dict[str, str], req
         if mode is None:
             r.error("E103", f"unknown keyword `{name}` in {where}", key, did_you_mean(name, allowed, "keywords"))
         elif r.present(key, value, where):
-            parts[name] = r.ident(value, f"`{name}`") if mode == "ident" else r.value(value, mode)
+            parts[name] = (r.ident(value, f"`{name}`") if mode == "ident" else value if mode == "node"
+                           else r.value(value, mode))
     for name in required:
         if name not in parts:
             r.error("E308", f"{where} needs `{name}`", node)

@@ -245,3 +245,20 @@ def test_the_example_of_docs_authoring_checks_clean(repo_copy, mlabc):
     code, out, err = mlabc("check", "tasks/example.mlab.yaml", cwd=repo_copy)
     assert (code, err) == (0, "")
     assert out.startswith("ok: 3 files, 1 task, 10 agents, 1 experiment")
+
+
+def test_metric_parameters_in_yaml_are_checked_like_mlab(tmp_path, mlabc):
+    golden = REPO / "tests" / "compiler" / "golden" / "metric-params"
+    text = (golden / "input.mlab").read_text(encoding="utf-8")
+    (tmp_path / "t.mlab").write_text(text.replace('average = "macro"', 'averge = "macro", k = 3'))
+    assert mlabc("convert", "t.mlab", cwd=tmp_path)[0] == 0
+    (tmp_path / "t.mlab").unlink()
+    converted = (tmp_path / "t.mlab.yaml").read_text(encoding="utf-8")
+    assert "params: {averge: macro, k: 3}" in converted
+    code, _, err = mlabc("check", "t.mlab.yaml", cwd=tmp_path)
+    assert code == 1 and "Traceback" not in err
+    assert "error[E403]: metric `f1` has no parameter `averge`" in err and "did you mean `average`?" in err
+    assert "error[E403]: metric `f1` has no parameter `k`" in err
+    code, _, err = check_file(tmp_path, mlabc, "t.mlab.yaml", converted.replace("params: {averge: macro, k: 3}",
+                                                                                "params: [macro]"))
+    assert code == 1 and "Traceback" not in err and "E401" in err
