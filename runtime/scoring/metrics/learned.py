@@ -15,24 +15,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from mlab.scoring.metrics.values import MAP_K, MetricError, label_key, parse_ranking
+from mlab.scoring.metrics.values import MAP_K, MetricError, label_key, numeric_pairs, parse_ranking
 
 AVERAGES = ("binary", "micro", "macro", "weighted")
 
 
 def _labels(frame: pd.DataFrame, column: str) -> list[str]:
     return [label_key(v) for v in frame[column]]
-
-
-def _numbers(answers: pd.DataFrame, submission: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
-    truth = pd.to_numeric(answers[column], errors="coerce").to_numpy(dtype=float)
-    predicted = pd.to_numeric(submission[column], errors="coerce").to_numpy(dtype=float)
-    if not np.all(np.isfinite(predicted)):
-        raise MetricError(f"column `{column}` of the submission holds values that are not finite numbers")
-    keep = np.isfinite(truth)
-    if not keep.any():
-        raise MetricError(f"no row of the answers has a numeric value in `{column}`")
-    return truth[keep], predicted[keep]
 
 
 def _classification(function: str, answers, submission, columns, average: str = "binary",
@@ -73,7 +62,7 @@ def qwk(answers, submission, columns) -> float:
     """Quadratic weighted kappa of whole-number ratings."""
     from sklearn.metrics import cohen_kappa_score
 
-    truth, predicted = _numbers(answers, submission, columns[0])
+    truth, predicted = numeric_pairs(answers, submission, columns[0])
     if not (np.all(truth == np.round(truth)) and np.all(predicted == np.round(predicted))):
         raise MetricError(f"qwk scores whole-number ratings; `{columns[0]}` holds fractions")
     if len(np.unique(np.concatenate([truth, predicted]))) < 2:
@@ -85,14 +74,14 @@ def r2(answers, submission, columns) -> float:
     """Coefficient of determination."""
     from sklearn.metrics import r2_score
 
-    return float(r2_score(*_numbers(answers, submission, columns[0])))
+    return float(r2_score(*numeric_pairs(answers, submission, columns[0])))
 
 
 def rmsle(answers, submission, columns) -> float:
     """Root mean squared logarithmic error; values must not be negative."""
     from sklearn.metrics import root_mean_squared_log_error
 
-    truth, predicted = _numbers(answers, submission, columns[0])
+    truth, predicted = numeric_pairs(answers, submission, columns[0])
     if (predicted < 0).any():
         raise MetricError(f"rmsle needs predictions of at least 0; `{columns[0]}` holds negative values")
     if (truth < 0).any():
@@ -104,7 +93,7 @@ def mape(answers, submission, columns) -> float:
     """Mean absolute percentage error, as a fraction (0.1 = 10%), as scikit-learn computes it."""
     from sklearn.metrics import mean_absolute_percentage_error
 
-    return float(mean_absolute_percentage_error(*_numbers(answers, submission, columns[0])))
+    return float(mean_absolute_percentage_error(*numeric_pairs(answers, submission, columns[0])))
 
 
 def _table(answers, submission, columns, answer: str) -> tuple[np.ndarray, np.ndarray]:

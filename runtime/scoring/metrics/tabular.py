@@ -12,24 +12,7 @@ import pandas as pd
 from mlab.scoring.metrics import learned
 from mlab.scoring.metrics.learned import answer_columns, average_precision_at_k
 from mlab.scoring.metrics.values import (DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, MAP_K, MetricError, label_key,
-                                         parse_ranking, parse_rle)
-
-
-def _numeric_pairs(answers: pd.DataFrame, submission: pd.DataFrame,
-                   column: str) -> tuple[np.ndarray, np.ndarray]:
-    """Answers and predictions of one column as floats, without rows lacking an answer.
-
-    Rows whose answer is missing are not scored (as in the AMP Parkinson's competition,
-    where some visits have no value for a target); predictions must all be numbers.
-    """
-    truth = pd.to_numeric(answers[column], errors="coerce").to_numpy(dtype=float)
-    predicted = pd.to_numeric(submission[column], errors="coerce").to_numpy(dtype=float)
-    if not np.all(np.isfinite(predicted)):
-        raise MetricError(f"column `{column}` of the submission holds values that are not finite numbers")
-    keep = np.isfinite(truth)
-    if not keep.any():
-        raise MetricError(f"no row of the answers has a numeric value in `{column}`")
-    return truth[keep], predicted[keep]
+                                         numeric_pairs, parse_ranking, parse_rle)
 
 
 def accuracy(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
@@ -42,7 +25,7 @@ def accuracy(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[
 
 def mae(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
     """Mean absolute error."""
-    truth, predicted = _numeric_pairs(answers, submission, columns[0])
+    truth, predicted = numeric_pairs(answers, submission, columns[0])
     return float(np.mean(np.abs(truth - predicted)))
 
 
@@ -52,12 +35,12 @@ def _rmse(truth: np.ndarray, predicted: np.ndarray) -> float:
 
 def rmse(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
     """Root mean squared error."""
-    return _rmse(*_numeric_pairs(answers, submission, columns[0]))
+    return _rmse(*numeric_pairs(answers, submission, columns[0]))
 
 
 def smape1(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
     """SMAPE in percent of (prediction + 1) against (answer + 1); a row where both are 0 counts 0."""
-    truth, predicted = _numeric_pairs(answers, submission, columns[0])
+    truth, predicted = numeric_pairs(answers, submission, columns[0])
     actual, forecast = truth + 1.0, predicted + 1.0
     half_sum = (np.abs(actual) + np.abs(forecast)) / 2.0
     safe = np.where(half_sum == 0, 1.0, half_sum)
@@ -67,7 +50,7 @@ def smape1(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[st
 
 def mcrmse(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
     """Mean over the scored columns of each column's RMSE."""
-    return float(np.mean([_rmse(*_numeric_pairs(answers, submission, c)) for c in columns]))
+    return float(np.mean([_rmse(*numeric_pairs(answers, submission, c)) for c in columns]))
 
 
 def _merged_intervals(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:

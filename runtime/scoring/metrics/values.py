@@ -102,3 +102,20 @@ def parse_ranking(text: Any) -> list[str]:
 
 
 # --- tabular metrics ------------------------------------------------------------------
+
+
+def numeric_pairs(answers: pd.DataFrame, submission: pd.DataFrame,
+                  column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Answers and predictions of one column as floats, without rows lacking an answer.
+
+    Rows whose answer is missing are not scored (as in the AMP Parkinson's competition,
+    where some visits have no value for a target); predictions must all be numbers.
+    """
+    truth = pd.to_numeric(answers[column], errors="coerce").to_numpy(dtype=float)
+    predicted = pd.to_numeric(submission[column], errors="coerce").to_numpy(dtype=float)
+    if not np.all(np.isfinite(predicted)):
+        raise MetricError(f"column `{column}` of the submission holds values that are not finite numbers")
+    keep = np.isfinite(truth)
+    if not keep.any():
+        raise MetricError(f"no row of the answers has a numeric value in `{column}`")
+    return truth[keep], predicted[keep]
