@@ -28,8 +28,9 @@ def add_verbs(verbs) -> None:
     new.add_argument("name", metavar="NAME", help="the task's name, e.g. my-task")
     new.add_argument("--from", dest="template", metavar="TASK", help="copy this existing task instead")
     new.add_argument("--dir", default="tasks", metavar="DIR", help="where to put it (default: tasks/)")
-    explain = verbs.add_parser("explain", help="explain a diagnostic code, with examples (list them without CODE)")
-    explain.add_argument("code", nargs="?", metavar="CODE", help="e.g. E302")
+    explain = verbs.add_parser("explain", help="explain a diagnostic code, with examples (list them without CODE), "
+                                                "or the topic `evaluator`")
+    explain.add_argument("code", nargs="?", metavar="CODE", help="e.g. E302, or evaluator (its contract)")
 
 
 def _render(diagnostics) -> None:
@@ -129,8 +130,13 @@ def cmd_explain(args) -> int:
     from .explain.lookup import listing, normalise_code, render
     from ..values import did_you_mean
 
+    from .explain.topics import TOPICS
+
     if args.code is None:
         sys.stdout.write(listing())
+        return EXIT_OK
+    if args.code.lower() in TOPICS:
+        sys.stdout.write(TOPICS[args.code.lower()])
         return EXIT_OK
     code = normalise_code(args.code)
     if code not in CODES:

@@ -15,6 +15,12 @@ from mlab.failure import FailureMode
 from mlab.scoring.score import score_run
 
 
+def metric_display(metric) -> dict:
+    """result.json's `metric_display`: the display name a task gives its metric (`custom(name = ...)`)."""
+    name = dict(metric.params).get("name")
+    return {"metric_display": name} if isinstance(name, str) else {}
+
+
 def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None = None) -> dict:
     """Score the run's final workspace and compare with the baseline (the core of result.json)."""
     from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
@@ -26,7 +32,8 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
     except MlabError as problem:
         # Scorers report what is wrong with a submission as a Score; what they raise is the task's
         # own fault (unreadable answers, a missing or crashing evaluator): never the agent's.
-        return {"metric": view.metric.name, "direction": view.metric.direction, "score": None,
+        return {"metric": view.metric.name, **metric_display(view.metric), "direction": view.metric.direction,
+                "score": None,
                 "baseline": {"kind": run.task.view.baseline.get("kind", "value"), "value": None, "measured": False,
                              "failure": str(problem)},
                 "improvement": None, "threshold": view.success_threshold, "success": False, "submitted": False,
@@ -59,7 +66,7 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
                                                          or "the starter gave no score"))
     elif failure is None and not success and gain is not None:
         failure, detail = FailureMode.SMALL_IMPROVEMENT, f"improvement {gain:.1%} is below the threshold {threshold:.0%}"
-    return {"metric": view.metric.name, "direction": direction, "score": score.value,
+    return {"metric": view.metric.name, **metric_display(view.metric), "direction": direction, "score": score.value,
             "baseline": baseline, "improvement": gain, "threshold": threshold, "success": success,
             "submitted": score.submitted, "failure_mode": failure, "detail": detail,
             "submission_problem": score.detail if score.failure_mode else None}
