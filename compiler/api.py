@@ -14,15 +14,16 @@ start-up:
 - `quote`: a `.mlab` single-line string literal;
 - `SIZE_UNITS`, `DURATION_UNITS`: bytes and seconds per unit of a size (8GiB) or duration (30m);
 - `cache_root`: $MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab;
+- `lazy_exports`: lazy re-exports for a package's `__init__` (what the runtime's subpackages use);
 - `__version__`: the compiler's version.
 """
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .check import Compiled
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "data_dir",
     "default_paths", "parse_command", "problems", "quote", "render_all", "std_dir", "tasks_dir",
-    "SIZE_UNITS", "DURATION_UNITS", "cache_root",
+    "SIZE_UNITS", "DURATION_UNITS", "cache_root", "lazy_exports",
 ]
 
 # name → the module (relative to mlabc) that defines it; imported when the name is first read.
@@ -49,13 +50,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __package__), name)
-    globals()[name] = value
-    return value
+__getattr__, _ = lazy_exports(__package__, {name: module.lstrip(".") for name, module in _EXPORTS.items()})
 
 
 def __dir__() -> list[str]:

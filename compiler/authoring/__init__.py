@@ -7,7 +7,7 @@ first use, so that `mlabc check` does not pay for the authoring tools at start-u
 """
 from __future__ import annotations
 
-import importlib
+from mlabc.lazy import lazy_exports
 
 __all__ = ["ScaffoldError", "Unprintable", "convert_file", "format_files", "format_text", "mlab_to_yaml",
            "new_task", "print_module", "quote", "yaml_to_mlab"]
@@ -20,14 +20,4 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __package__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, {name: module.lstrip(".") for name, module in _EXPORTS.items()})
