@@ -63,7 +63,7 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
         baseline = (result.get("baseline") or {}).get("value")
         gain = result.get("improvement")
         facts += [
-            _fact(f"score ({result.get('metric')}, {str(result.get('direction', '')).replace('_', ' ')})",
+            _fact(f"score ({result.get('metric_display') or result.get('metric')}, {str(result.get('direction', '')).replace('_', ' ')})",
                   f"<span class='final-score'>{_number(result.get('score'))}</span>"),
             _fact("baseline", _number(baseline)),
             _fact("improvement", "–" if gain is None else f"{gain:+.1%} (threshold {result.get('threshold', 0):.0%})"),
@@ -83,7 +83,7 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
     facts.append(_fact("hallucinated claims", str(len(claims)), "verdict bad" if claims else ""))
     parts.append(f"<dl class='facts'>{''.join(facts)}</dl>")
     if run.scores:
-        parts.append(f"<div class='chart' id='score-chart'>{score_chart(run.scores, str(result.get('metric')), result.get('direction'), (result.get('baseline') or {}).get('value'))}</div>")
+        parts.append(f"<div class='chart' id='score-chart'>{score_chart(run.scores, str(result.get('metric_display') or result.get('metric')), result.get('direction'), (result.get('baseline') or {}).get('value'))}</div>")
     elif run.records:
         parts.append("<div class='chart' id='score-chart'><p class='meta'>No score over steps yet: run "
                      f"<code>mlab eval --intermediate {escape(str(run.dir))}</code> to score every step's "

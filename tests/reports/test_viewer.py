@@ -184,3 +184,15 @@ def test_the_chart_says_how_to_get_scores_when_there_are_none(run_of, tmp_path):
     html = (tmp_path / "page.html").read_text()
     assert "id='score-chart'><p class='meta'>No score over steps yet: run <code>mlab eval --intermediate " in html
     assert "<svg" not in html.split("id='score-chart'")[1].split("</div>")[0]
+
+
+def test_a_custom_metrics_display_name_heads_the_score(run_of, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(run_of("research-0"), run, symlinks=True)
+    result = json.loads((run / "result.json").read_text())
+    result["metric_display"] = "Dice over masks"
+    (run / "result.json").write_text(json.dumps(result))
+    mlab("view", run, "-o", tmp_path / "page.html")
+    assert "score (Dice over masks," in (tmp_path / "page.html").read_text()
