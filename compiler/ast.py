@@ -321,6 +321,13 @@ class Action(Entry):
     repeatable: ClassVar[bool] = True
 
 
+@dataclass(frozen=True)
+class DropAction(Entry):
+    name: Value
+    keyword: ClassVar[str] = "drop action"
+    repeatable: ClassVar[bool] = True
+
+
 # ---- agents -------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -505,6 +512,7 @@ class Task(Decl):
 
 @dataclass(frozen=True)
 class Actions(Decl):
+    parent: Ident | None = None
     kind: ClassVar[str] = "actions"
 
 

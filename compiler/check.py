@@ -8,7 +8,7 @@ from pathlib import Path
 from . import ast as A
 from .diagnostics import Diagnostic
 from .loader import Program
-from .lower.actions import lower_actions
+from .lower.actions import ActionSetResolver
 from .lower.agent import AgentResolver, lower_agent
 from .lower.experiment import lower_experiment
 from .lower.task import lower_task
@@ -78,7 +78,11 @@ class Checker:
 
     def run(self) -> Compiled:
         out = Compiled(self.program)
-        action_sets = {name: lower_actions(decl, self.report) for name, (decl, _) in self.table["actions"].items()}
+        action_sets = ActionSetResolver({name: decl for name, (decl, _) in self.table["actions"].items()},
+                                        self.report).all()
+        for name, (decl, path) in self.table["actions"].items():
+            if decl.parent is not None and decl.parent.value in self.table["actions"]:
+                self.reference("actions", decl.parent.value, decl.parent.span, path, "action set")
         all_actions = {a["name"] for actions in action_sets.values() for a in actions}
         agents = {name: decl for name, (decl, _) in self.table["agent"].items()}
         resolver = AgentResolver(agents, self.report)
@@ -89,6 +93,8 @@ class Checker:
             if decl.parent is not None:
                 self.reference("agent", decl.parent.value, decl.parent.span, path, "agent")
             set_ref = settings["action_set"]
+            if set_ref is not None and set_ref.value in self.table["actions"] and set_ref.value not in action_sets:
+                continue  # its set extends a broken one, reported there
             if set_ref is not None and set_ref.value in action_sets:
                 # the file that set the action set must see it
                 origin = set_ref.span.path

@@ -35,11 +35,11 @@ CODES: dict[str, Code] = {
     # names and references
     "E301": Code("duplicate declaration", "Two declarations of the same kind share a name."),
     "E302": Code("duplicate entry", "An entry that may appear once appears twice in the same block."),
-    "E303": Code("unknown action set", "An agent names an action set that no visible file declares."),
+    "E303": Code("unknown action set", "An agent names, or an action set extends, an action set that no visible file declares."),
     "E304": Code("unknown agent", "A name that should refer to an agent refers to none."),
     "E305": Code("unknown task", "An experiment names a task that no visible file declares."),
-    "E306": Code("unknown action", "A name in `show` or `hide` (or a prompt) is not an action of the agent's action set."),
-    "E307": Code("inheritance cycle", "Agents extend each other in a cycle."),
+    "E306": Code("unknown action", "A name in `show`, `hide` or `drop action` (or a prompt) is not an action of the set it refers to."),
+    "E307": Code("inheritance cycle", "Agents, or action sets, extend each other in a cycle."),
     "E308": Code("missing entry", "A declaration lacks an entry it must have."),
     # values
     "E401": Code("wrong value type", "The entry takes a value of another type."),

@@ -105,8 +105,11 @@ class ToAst(Transformer):
     def task(self, meta, name, *entries):
         return A.Task(self._ident(name), entries, self._span(meta))
 
-    def actions(self, meta, name, *entries):
-        return A.Actions(self._ident(name), entries, self._span(meta))
+    def actions(self, meta, name, *rest):
+        parent = None
+        if rest and isinstance(rest[0], Token):
+            parent, rest = self._ident(rest[0]), rest[1:]
+        return A.Actions(self._ident(name), rest, self._span(meta), parent)
 
     def agent(self, meta, name, *rest):
         parent = None
@@ -204,8 +207,10 @@ class ToAst(Transformer):
         return A.HardwareEntry(self._ident(key), value, self._ident(need), self._span(meta))
 
     # -- actions --------------------------------------------------------
-    def action(self, meta, name, *entries):
-        return A.Action(self._span(meta), name, entries)
+    def action(self, meta, *rest):
+        if isinstance(rest[0], Token) and rest[0].type == "KIND":  # see `_action_word` in the grammar
+            rest = rest[1:]
+        return A.Action(self._span(meta), rest[0], rest[1:])
 
     def input(self, meta, name, type_, *rest):
         default = rest[0] if len(rest) == 2 else None
@@ -243,6 +248,9 @@ class ToAst(Transformer):
 
     def kind(self, meta, tok):
         return _Attr("kind", tok)
+
+    def drop_action(self, meta, name):
+        return A.DropAction(self._span(meta), name)
 
     def drop_section(self, meta, word, name):
         return A.DropSection(self._span(meta), name)

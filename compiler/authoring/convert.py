@@ -38,12 +38,17 @@ def default_output(path: Path, to: str) -> Path:
     return path.with_name(name if name.endswith(SUFFIX) else name + SUFFIX)
 
 
+def _drops_first(entries) -> list:
+    """An action set's entries as its YAML form holds them: `drop` before the actions."""
+    return sorted(entries, key=lambda e: not isinstance(e, A.DropAction))
+
+
 def _sorted_like_yaml(module: A.Module) -> A.Module:
     """The module with its entries in the order the YAML form writes them (for comparison)."""
     def block(node):
         if isinstance(node, (A.Decl, A.Data, A.Action, A.ExpOverride)):
             entries = tuple(block(e) for e in (yaml_order(tiered_models(list(node.entries)))
-                                               if not isinstance(node, A.Actions) else node.entries))
+                                               if not isinstance(node, A.Actions) else _drops_first(node.entries)))
             return replace(node, entries=entries)
         return node
     decls = tuple(block(d) for d in yaml_order(list(module.decls)))

@@ -311,7 +311,7 @@ class MlabPrinter:
             return "use", (["std"] if node.std else []) + [node.target], None, False
         if isinstance(node, A.Decl):
             parts = [node.name.value]
-            if isinstance(node, A.Agent) and node.parent is not None:
+            if isinstance(node, (A.Agent, A.Actions)) and node.parent is not None:
                 parts += ["extends", node.parent.value]
             return node.kind, parts, list(node.entries), True
         if isinstance(node, (A.Limit, A.HardwareEntry)):
@@ -393,6 +393,7 @@ ENTRY_LAYOUT = {
     A.Prompt: _one("prompt"), A.FormatError: _one("format_error"),
     A.Respond: lambda e: ("respond", [e.format.value], list(e.sections), True),
     A.DropSection: lambda e: ("drop", ["section", e.name], None, False),
+    A.DropAction: lambda e: ("drop", ["action", e.name], None, False),
     A.Prompts: lambda e: ("prompts", [], list(e.items), True),
     A.Hook: lambda e: (e.time.value, [e.name.value], None, False),
     A.ExpTasks: _one("tasks"),

@@ -1,6 +1,7 @@
 """actions declaration → list of action IR entries, checked against spec/primitives.json."""
 from __future__ import annotations
 
+import copy
 import json
 
 from .. import ast as A
@@ -12,7 +13,7 @@ JSON_TYPES = {"string": "string", "text": "string", "path": "string", "int": "in
               "float": "number", "bool": "boolean"}
 
 
-def _param_value(value: A.Value, expected: str, report: Reporter, where: str):
+def param_value(value: A.Value, expected: str, report: Reporter, where: str):
     readers = {"int": lambda v, w: report.integer(v, w, minimum=None), "float": report.number,
                "string": report.string, "path": report.string, "text": report.string}
     if expected == "bool":
@@ -86,7 +87,7 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
                          did_you_mean(key, spec["params"], "parameters") if spec["params"]
                          else "it takes no parameters")
             continue
-        value = _param_value(param.value, spec["params"][key]["type"], report, f"parameter `{key}`")
+        value = param_value(param.value, spec["params"][key]["type"], report, f"parameter `{key}`")
         if value is not None:
             ir["params"][key] = value
     _check_contract(name, spec["inputs"], declared, does, report)
@@ -111,7 +112,7 @@ def _input(entry: A.Input, ir: dict, declared: dict, report: Reporter) -> None:
     description = report.string(entry.description, f"the description of input `{key}`") or ""
     item = {"name": key, "type": type_ or "string", "description": description, "required": entry.default is None}
     if entry.default is not None and type_ is not None:
-        item["default"] = _param_value(entry.default, type_, report, f"the default of `{key}`")
+        item["default"] = param_value(entry.default, type_, report, f"the default of `{key}`")
     ir["inputs"].append(item)
 
 
@@ -130,8 +131,11 @@ def _check_contract(name: str, required: dict, declared: dict, does: A.Does, rep
 
 
 def lower_actions(decl: A.Actions, report: Reporter) -> list[dict]:
+    """The actions a set declares itself, in order (no inheritance; see ActionSetResolver)."""
     out, names = [], {}
     for action in decl.entries:
+        if not isinstance(action, A.Action):
+            continue
         ir = lower_action(action, report)
         if ir is None:
             continue
@@ -142,3 +146,68 @@ def lower_actions(decl: A.Actions, report: Reporter) -> list[dict]:
         names[ir["name"]] = action.span.line
         out.append(ir)
     return out
+
+
+class ActionSetResolver:
+    """Action sets with `extends` applied: the parent's actions in order, less those dropped, each
+    redefined one replaced where it stood, then the set's new actions in order."""
+
+    def __init__(self, sets: dict[str, A.Actions], report: Reporter):
+        self.sets, self.report = sets, report
+        self.resolved: dict[str, list[dict] | None] = {}
+        self.visiting: list[str] = []
+
+    def all(self) -> dict[str, list[dict]]:
+        """Every set that resolves, by name (a set whose parent is broken is left out, reported once)."""
+        out = {name: self.resolve(name) for name in self.sets}
+        return {name: actions for name, actions in out.items() if actions is not None}
+
+    def resolve(self, name: str) -> list[dict] | None:
+        if name in self.resolved:
+            return self.resolved[name]
+        decl = self.sets[name]
+        if name in self.visiting:
+            cycle = " -> ".join(self.visiting[self.visiting.index(name):] + [name])
+            self.report.error("E307", f"action sets extend each other in a cycle: {cycle}", decl.name.span)
+            return None
+        self.visiting.append(name)
+        inherited: list[dict] | None = []
+        if decl.parent is not None:
+            parent = decl.parent.value
+            if parent not in self.sets:
+                self.report.error("E303", f"action set `{name}` extends unknown action set `{parent}`",
+                                  decl.parent.span, did_you_mean(parent, [n for n in self.sets if n != name], "action sets"))
+                inherited = None
+            else:
+                inherited = self.resolve(parent)
+        self.visiting.pop()
+        own = lower_actions(decl, self.report)
+        result = None if inherited is None else self._apply(decl, copy.deepcopy(inherited), own)
+        self.resolved[name] = result
+        return result
+
+    def _apply(self, decl: A.Actions, inherited: list[dict], own: list[dict]) -> list[dict]:
+        names = [a["name"] for a in inherited]
+        for entry in decl.entries:
+            if not isinstance(entry, A.DropAction):
+                continue
+            dropped = self.report.string(entry.name, "`drop action`")
+            if dropped is None:
+                continue
+            if decl.parent is None:
+                self.report.error("E306", f"action set `{decl.name.value}` extends no set, so it has no action "
+                                  f"{dropped!r} to drop", entry.name.span,
+                                  hint="`drop action` removes an inherited action: add `extends SET`")
+            elif dropped not in names:
+                self.report.error("E306", f"`drop action` names {dropped!r}, which is not an action of "
+                                  f"`{decl.parent.value}`", entry.name.span, did_you_mean(dropped, names, "actions"))
+            else:
+                inherited = [a for a in inherited if a["name"] != dropped]
+                names.remove(dropped)
+        position = {a["name"]: i for i, a in enumerate(inherited)}
+        for action in own:
+            if action["name"] in position:
+                inherited[position[action["name"]]] = action
+            else:
+                inherited.append(action)
+        return inherited

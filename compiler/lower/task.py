@@ -188,7 +188,7 @@ class TaskLowerer:
 
     def _metric_params(self, e: A.Metric, name: str, accepted: dict) -> dict:
         """The declared `metric NAME(key = value)` parameters, checked against the catalogue's."""
-        from .actions import _param_value
+        from .actions import param_value
 
         params: dict = {}
         for param in e.params:
@@ -197,7 +197,7 @@ class TaskLowerer:
                 self.report.error("E403", f"metric `{name}` has no parameter `{key}`", param.name.span,
                                   did_you_mean(key, accepted, "parameters") if accepted else "it takes no parameters")
                 continue
-            value = _param_value(param.value, accepted[key]["type"], self.report, f"parameter `{key}`")
+            value = param_value(param.value, accepted[key]["type"], self.report, f"parameter `{key}`")
             allowed = accepted[key].get("values")
             if value is not None and allowed and value not in allowed:
                 self.report.error("E405", f"metric `{name}` takes `{key}` among {', '.join(allowed)}",

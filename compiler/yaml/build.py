@@ -12,6 +12,9 @@ GROUPED = {A.Data: "data", A.Checksum: "checksum", A.Input: "input", A.Model: "m
            A.Hook: None, A.ExpOverride: "override"}  # entries gathered under one key (Hook: by its time)
 
 
+ACTION_SET_KEYS = ("extends", "drop")  # keys of an action set's mapping that are not action names
+
+
 def yaml_key(entry) -> str:
     """The YAML key an entry is written under (several entries may share it)."""
     if isinstance(entry, A.Hook):
@@ -87,16 +90,30 @@ class YamlBuilder(Commented):
 
     def decl_body(self, decl: A.Decl) -> Map:
         if isinstance(decl, A.Actions):
-            actions = []
-            for action in decl.entries:
-                if not isinstance(action.name, A.Str):
-                    raise ConvertError(f"line {action.span.line}: an action name must be a string")
-                actions.append(self.item(action.name.value, self.block(action.entries), action))
-            return Map(actions, block=True)
+            return self._action_set(decl)
         body = self.block(decl.entries)
         if isinstance(decl, A.Agent) and decl.parent is not None:
             body.items.insert(0, Item("extends", Scalar(decl.parent.value)))
         return body
+
+    def _action_set(self, decl: A.Actions) -> Map:
+        """Actions by name; `extends` and `drop` (the inherited actions removed) are keys of their own."""
+        items: list[Item] = []
+        if decl.parent is not None:
+            items.append(Item("extends", Scalar(decl.parent.value)))
+        drops = [e for e in decl.entries if isinstance(e, A.DropAction)]
+        if drops:
+            items.append(Item("drop", Seq([self.item(None, value_node(e.name, "str"), e) for e in drops])))
+        for action in decl.entries:
+            if isinstance(action, A.DropAction):
+                continue
+            if not isinstance(action.name, A.Str):
+                raise ConvertError(f"line {action.span.line}: an action name must be a string")
+            if action.name.value in ACTION_SET_KEYS:
+                raise ConvertError(f"line {action.span.line}: an action named {action.name.value!r} has no YAML "
+                                   "form: the key is taken by the action set's own entry")
+            items.append(self.item(action.name.value, self.block(action.entries), action))
+        return Map(items, block=True)
 
     def block(self, entries) -> Map:
         """A block's entries as mapping items; repeated entries gathered, one key each."""

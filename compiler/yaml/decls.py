@@ -75,9 +75,10 @@ def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:
                 r.fields(body_node, f"task `{name}`", _task_handlers(r), entries)
             out.append(A.Task(ident, tuple(entries), span))
         elif kind == "actions":
+            parent = None
             if body_node is not None:
-                entries = _actions(r, body_node, name)
-            out.append(A.Actions(ident, tuple(entries), span))
+                entries, parent = _actions(r, body_node, name)
+            out.append(A.Actions(ident, tuple(entries), span, parent))
         elif kind == "agents":
             parent = None
             if body_node is not None:
@@ -268,14 +269,25 @@ def _checksums(r, node, out):
 
 # ---- actions ------------------------------------------------------------------
 
-def _actions(r: YamlReader, node: Node, set_name: str) -> list[A.Action]:
-    out = []
+def _actions(r: YamlReader, node: Node, set_name: str) -> tuple[list[A.Entry], A.Ident | None]:
+    """The set's `drop` entries and actions, and the set it `extends` (keys that name no action)."""
+    out: list[A.Entry] = []
+    parent = None
     for name, key, body in r.mapping(node, f"action set `{set_name}`"):
+        if name == "extends":
+            parent = r.ident(body, "`extends`")
+            continue
+        if name == "drop":
+            for item in (body.value if isinstance(body, SequenceNode) else [body]):
+                value = r.value(item)
+                if value is not None:
+                    out.append(A.DropAction(r.span(item), value))
+            continue
         entries: list = []
         if node_tag(body) != "null":
             r.fields(body, f"action {name!r}", _action_handlers(r), entries)
         out.append(A.Action(r.entry_span(key, body), A.Str(r.span(key), name), tuple(entries)))
-    return out
+    return out, parent
 
 
 def _action_handlers(r: YamlReader) -> dict:

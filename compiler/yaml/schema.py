@@ -168,7 +168,10 @@ def yaml_form_schema() -> dict:
                 "anyOf": [{"type": "string"}, _object({"std": {"type": "string"}}, required=("std",))]}},
             "tasks": _by_name(_ref("task"), "tasks by name"),
             "actions": _by_name({"type": "object", "additionalProperties": _ref("action"),
-                                 "description": "actions by their name as the agent sees it"},
+                                 "properties": {"extends": _ref("name"),
+                                                "drop": {"anyOf": [{"type": "string"}, _ref("strings")]}},
+                                 "description": "actions by their name as the agent sees it; `extends` names "
+                                                "the set it inherits from, `drop` the inherited actions it removes"},
                                 "action sets by name"),
             "agents": _by_name(_ref("agent"), "agents by name"),
             "experiments": _by_name(_ref("experiment"), "experiments by name"),
