@@ -80,8 +80,18 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
     ir["primitive"] = prim_name
     ir["prompts"] = list(spec.get("prompts", []))
     ir["params"] = {key: p["default"] for key, p in spec["params"].items()}
+    bound: dict = {}
     for param in does.params:
         key = param.name.value
+        if key in spec["inputs"] and key not in spec["params"]:
+            # an input of the primitive bound to a constant: the agent gives no such input
+            value = param_value(param.value, spec["inputs"][key], report, f"bound input `{key}`")
+            if key in declared:
+                report.error("E406", f"input `{key}` is bound by `does`, so action {name!r} must not declare it",
+                             declared[key].name.span)
+            elif value is not None:
+                bound[key] = value
+            continue
         if key not in spec["params"]:
             report.error("E403", f"primitive `{prim_name}` has no parameter `{key}`", param.name.span,
                          did_you_mean(key, spec["params"], "parameters") if spec["params"]
@@ -90,7 +100,10 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
         value = param_value(param.value, spec["params"][key]["type"], report, f"parameter `{key}`")
         if value is not None:
             ir["params"][key] = value
-    _check_contract(name, spec["inputs"], declared, does, report)
+    if bound:
+        ir["bound"] = bound
+    _check_contract(name, {k: t for k, t in spec["inputs"].items() if k not in bound and k not in
+                           {p.name.value for p in does.params}}, declared, does, report)
     if spec.get("model"):
         if tier is None:
             report.error("E407", f"primitive `{prim_name}` calls a model: action {name!r} needs `model main|fast|edit`",

@@ -166,7 +166,9 @@ class ActionTable:
         params = dict(primitive.params)
         params.update(prepared.action.get("params") or {})
         try:
-            return primitive.run(context, prepared.inputs, params)
+            # inputs the action binds to constants (`does prim(input = value)`); the agent gives none
+            inputs = {**(prepared.action.get("bound") or {}), **prepared.inputs}
+            return primitive.run(context, inputs, params)
         except (ActionFailed, PathRefused) as problem:
             return error(str(problem))
         except UnicodeError as problem:
