@@ -12,7 +12,7 @@ from mlab.data import prepare as data_module
 from mlab.build import resolve_task
 from mlab.cli import main
 from mlab.data.prepare import install_data, prepare_data
-from mlab.errors import DataError
+from mlab.errors import DataError, MlabError
 
 from runtime_helpers import REPO
 
@@ -70,8 +70,9 @@ def test_mlab_prepare_prints_where_the_data_is(house_build, mlab_env, capsys):
 # -- other sources and splits, on small tasks written here ------------------------------
 
 def make_task(folder: Path, data_block: str, extra_files: dict[str, str] | None = None,
-              read_only: str = "[]") -> Path:
-    """A minimal task source with the given data block; returns the .mlab path."""
+              read_only: str = "[]", metric: str = 'mae on "y" lower_is_better') -> Path:
+    """A minimal task source with the given data block, scored by `metric` (its column is the
+    submission's second); returns the .mlab path."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "env").mkdir(exist_ok=True)
     (folder / "env" / "train.py").write_text("print('hello')\n")
@@ -88,11 +89,12 @@ def make_task(folder: Path, data_block: str, extra_files: dict[str, str] | None 
           starter "env"
           read_only READ_ONLY
           DATA
-          submission "submission.csv" columns ["Id", "y"]
-          metric mae on "y" lower_is_better
+          submission "submission.csv" columns ["Id", "TARGET"]
+          metric METRIC
           baseline run "train.py"
         }
-        """).replace("READ_ONLY", read_only).replace("DATA", data_block))
+        """).replace("READ_ONLY", read_only).replace("DATA", data_block).replace("METRIC", metric)
+        .replace("TARGET", metric.split('"')[1]))
     return source
 
 
@@ -104,7 +106,8 @@ def prepared_frames(source: Path, variant: str = "lite"):
 
 def test_sklearn_source_adds_an_id_and_renames_the_target(tmp_path, mlab_env):
     source = make_task(tmp_path / "t", """data lite { from sklearn "load_iris" split random 0.2 seed 1
-        id "Id" answers ["species"] public ["train.csv", "test.csv"] private ["answers.csv"] }""")
+        id "Id" answers ["species"] public ["train.csv", "test.csv"] private ["answers.csv"] }""",
+                       metric='accuracy on "species"')
     _, frames = prepared_frames(source)
     assert len(frames["public/train.csv"]) == 120 and len(frames["public/test.csv"]) == 30
     assert list(frames["private/answers.csv"].columns) == ["Id", "species"]
@@ -133,8 +136,9 @@ def test_ids_that_mlab_assigns_carry_no_information(tmp_path, mlab_env):
 def test_missing_answer_column_is_named(tmp_path, mlab_env):
     source = make_task(tmp_path / "t", """data lite { from csv "rows.csv" split random 0.5 seed 1
         id "Id" answers ["price"] public ["train.csv", "test.csv"] private ["answers.csv"] }""",
-                       {"rows.csv": "Id,x,y\n1,2,3\n2,3,4\n"})
-    with pytest.raises(DataError, match=r"answer column\(s\) price are not in the data; columns: Id, x, y"):
+                       {"rows.csv": "Id,x,y\n1,2,3\n2,3,4\n"}, metric='mae on "price" lower_is_better')
+    # the compiler sees the bundled CSV's header, so the task is refused before any preparation
+    with pytest.raises(MlabError, match=r"E509\]: answer column 'price' is not a column of 'rows.csv'"):
         prepare_data(resolve_task(str(source)), "lite")
 
 
