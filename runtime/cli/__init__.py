@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     drive = verbs.add_parser("drive", help="run a JSON list of actions through a run (scripted driver)")
     shared.add_task(drive, optional=True)
     drive.add_argument("--actions", required=True, metavar="FILE.json",
-                       help='JSON list of {"action": NAME, "input": {...}}')
+                       help='JSON list of {"action": NAME, "input": {...}}, or a task\'s demo.json')
     drive.add_argument("--agent", metavar="A", help="agent whose action table is used (default: the task's)")
     shared.add_data(drive)
     shared.add_runs_dir(drive)
@@ -60,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     drive.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for scripts")
     drive.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
     drive.add_argument("--quiet", action="store_true", help="print only the summary, not each observation")
+    shared.add_json(drive, "the result (result.json, labelled \"driven\": true), last,")
 
     _add_run(verbs)
     listing = verbs.add_parser("list", help="list the tasks (data variants, hardware), agents and experiments")

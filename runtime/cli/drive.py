@@ -1,4 +1,5 @@
-"""`mlab drive`: run a JSON list of actions through a run (the scripted driver, no model)."""
+"""`mlab drive`: run a JSON list of actions (or a task's demo.json) through a run (the scripted
+driver, no model); a run that ends is scored into result.json like `mlab run`'s, with "driven": true."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,6 +23,10 @@ def main(args) -> int:
     if args.resume:
         if args.task or args.build or args.agent:
             raise UsageError("--resume continues a run as it was created; do not give TASK, --build or --agent")
+        from mlab.scoring.result import RESULT
+
+        if (Path(args.resume) / RESULT).is_file():
+            raise UsageError(f"{args.resume} is finished (it has a {RESULT}); start a new run instead")
         run = Run.resume(Path(args.resume))
         print(f"resuming run {run.id} after step {run.steps_taken}")
     else:
@@ -36,9 +41,34 @@ def main(args) -> int:
         drive(run, actions, on_step=None if args.quiet else _print_step)
     finally:
         run.close()
-    if run.ended:
-        print(f"run {run.id} ended after {run.steps_taken} steps ({run.end_reason})")
-    else:
+    if not run.ended:
         print(f"run {run.id}: {run.steps_taken} steps taken, not ended (the actions ran out); continue with "
               f"`mlab drive --resume {run.dir} --actions FILE`")
-    return EXIT_OK
+        return EXIT_OK
+    print(f"run {run.id} ended after {run.steps_taken} steps ({run.end_reason})")
+    result = score_driven(run)
+    if getattr(args, "json", False):
+        from mlab.cli.args import print_json
+
+        print_json(args, result)
+    return EXIT_OK  # the actions were driven; whether they won is result.json's "success"
+
+
+def score_driven(run) -> dict:
+    """Score an ended driven run into result.json (no models: "models" is empty, "driven" true)."""
+    import sys
+
+    from mlab.agent.loop import LoopOutcome
+    from mlab.cli.run import _print_result, score_apart
+    from mlab.failure import FailureMode
+    from mlab.scoring.result import write_result
+
+    reason = run.end_reason or "ended"
+    limited = reason.endswith("_limit")
+    outcome = LoopOutcome(reason, FailureMode.LIMIT_REACHED if limited else None,
+                          reason.replace("_", " ") if limited else None)
+    print("scoring the submission...", file=sys.stderr, flush=True)
+    result = score_apart(lambda: write_result(run, outcome, {}, {"api_base": None}, False, driven=True), run.dir)
+    print("DRIVEN by `mlab drive` from a file of actions — not an agent result")
+    _print_result(run, result)
+    return result

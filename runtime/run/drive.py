@@ -16,7 +16,7 @@ class ScriptedAction:
 
 
 def load_actions(path: Path) -> list[ScriptedAction]:
-    """A JSON list of {"action": NAME, "input": {...}} objects."""
+    """A JSON list of {"action": NAME, "input": {...}} objects, or a demonstration (version 2)."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -25,6 +25,13 @@ def load_actions(path: Path) -> list[ScriptedAction]:
         raise StorageError(f"cannot read the actions file {path}: {problem.strerror or problem}") from None
     except ValueError as problem:
         raise UsageError(f"the actions file {path} is not valid JSON: {problem}") from None
+    from mlab.models.demonstration import DemonstrationError, is_demonstration, parse
+
+    if is_demonstration(document):  # a task's demo.json (version 2): its steps' actions and inputs
+        try:
+            return [ScriptedAction(step.action, step.input) for step in parse(document, str(path)).steps]
+        except DemonstrationError as problem:
+            raise UsageError(str(problem)) from None
     if not isinstance(document, list):
         raise UsageError(f"{path} must hold a JSON list of {{\"action\": ..., \"input\": {{...}}}} objects")
     actions = []

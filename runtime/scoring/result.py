@@ -23,7 +23,7 @@ def _litellm_version() -> str | None:
         return None
 
 
-def write_result(run, outcome, tiers: dict, config: dict, demo: bool) -> dict:
+def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False) -> dict:
     from mlabc.api import problems
 
     from mlab.scoring.evaluate import evaluate
@@ -48,6 +48,8 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool) -> dict:
                        "build_digest": run.meta["build"]["digest"], "litellm_version": _litellm_version(),
                        "python": platform.python_version(), "api_base": config.get("api_base")},
     }
+    if driven:  # `mlab drive`: the actions came from a file, no model chose them
+        result["driven"] = True
     found = problems("result", result)
     if found:
         raise MlabError("internal error: the result does not match spec/result.schema.json: " + "; ".join(found))

@@ -180,6 +180,29 @@ def test_mlab_drive_runs_a_list_of_actions(house_build, mlab_env, tmp_path, caps
     run_dir = next((tmp_path / "runs").iterdir())
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["limits"]["steps"] == 5 and meta["limits"]["time"] == 600
+    result = json.loads((run_dir / "result.json").read_text())  # an ended driven run is scored
+    assert result["driven"] is True and result["demo"] is False and result["models"] == {}
+    assert result["end_reason"] == "final_answer" and result["steps"] == 2 and "DRIVEN by `mlab drive`" in out
+
+
+def test_mlab_drive_plays_a_demonstration_and_refuses_to_resume_a_scored_run(house_build, mlab_env, tmp_path,
+                                                                             capsys, stand_in_sandbox):
+    actions = tmp_path / "demo.json"
+    actions.write_text(json.dumps({"format": "mlab-demonstration", "version": 2, "steps": [
+        {"sections": {"thought": "look"}, "action": "List Files", "input": {"dir_path": "."}},
+        {"action": "Final Answer", "input": {"final_answer": "done"}}]}))
+    runs = tmp_path / "runs"
+    assert main(["drive", "house-price", "--build", str(house_build), "--actions", str(actions),
+                 "--runs-dir", str(runs), "--quiet"]) == 0
+    run_dir = next(runs.iterdir())
+    assert json.loads((run_dir / "result.json").read_text())["driven"] is True
+    capsys.readouterr()
+    assert main(["drive", "--resume", str(run_dir), "--actions", str(actions)]) == 2
+    assert "is finished" in capsys.readouterr().err
+    actions.write_text(json.dumps({"format": "mlab-demonstration", "version": 2, "steps": [{"input": {}}]}))
+    assert main(["drive", "house-price", "--build", str(house_build), "--actions", str(actions),
+                 "--runs-dir", str(runs)]) == 2
+    assert "step 1 has no \"action\" name" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [
