@@ -8,7 +8,10 @@ On a fresh run of the task (its real workspace, private folder and sandbox polic
 3. baseline: the starter's score reproduces the recorded baseline (tasks/baselines.json)
    within its declared relative tolerance (untimed metrics); a timed task's starter runs and
    writes the expected output; a declared `baseline N because` is reported as such;
-4. prompt: the agent's compiled prompt names the submission file and its columns.
+4. prompt: the agent's compiled prompt names the submission file and its columns;
+5. exploits: constant predictions, the sample submission, predictions from the ids alone, from
+   row order and from test rows that duplicate training rows, each scored by the task's own
+   scorer, stay below the success threshold (mlab.audit.exploits).
 The audit passes when there are no findings.
 """
 from __future__ import annotations
@@ -28,6 +31,8 @@ class AuditReport:
     passed: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    baseline: float | None = None  # the score exploits are compared with (measured, else declared)
+    exploits: list = field(default_factory=list)  # mlab.audit.exploits.ExploitResult, one per exploit tried
 
     @property
     def ok(self) -> bool:
@@ -42,6 +47,7 @@ class AuditReport:
 
 def audit_task(task, variant_name: str = "lite", python: str | None = None) -> AuditReport:
     """Run every audit check on a fresh run of the task's variant."""
+    from mlab.audit.exploits import CHECK as EXPLOITS
     from mlab.audit.leaks import leak_findings
     from mlab.audit.probe import run_probe
     from mlab.data.prepare import prepare_data
@@ -61,11 +67,23 @@ def audit_task(task, variant_name: str = "lite", python: str | None = None) -> A
                                     "file permissions alone")
             report.check("sandbox confines scripts", reached)
             report.check("baseline reproduces", baseline_findings(run, report))
+            report.check(EXPLOITS, exploit_findings(task, variant_name, prepared, report))
         finally:
             run.close()
     finally:
         shutil.rmtree(runs_dir, ignore_errors=True)
     return report
+
+
+def exploit_findings(task, variant_name: str, prepared, report: AuditReport) -> list[str]:
+    """The cheap exploits, scored against the starter's baseline; each one that reaches the
+    success threshold is a finding, and every score is a note."""
+    from mlab.audit.exploits import exploit_check
+
+    results, findings, notes = exploit_check(task, variant_name, prepared.public, prepared.private, report.baseline)
+    report.exploits = results
+    report.notes += notes
+    return findings
 
 
 def prompt_findings(task) -> list[str]:
@@ -92,6 +110,7 @@ def baseline_findings(run, report: AuditReport) -> list[str]:
     task, variant = run.task, run.meta["data"]["variant"]
     declared = task.view.baseline
     if declared["kind"] == "value":
+        report.baseline = float(declared["value"])
         report.notes.append(f"declared baseline {declared['value']} because {declared['reason']!r}: "
                             "the starter is deliberately incomplete")
         return []
@@ -111,6 +130,7 @@ def baseline_findings(run, report: AuditReport) -> list[str]:
     if measured.get("value") is None:
         return [f"the starter {declared['script']} gave no score (exit code {measured.get('exit_code')}): "
                 f"{measured.get('failure')}"]
+    report.baseline = float(measured["value"])
     entry = recorded_entry(task, variant)
     if entry is None:
         return [f"no recorded baseline for {task.name} ({variant}); measured {measured['value']:.6g}: record it "

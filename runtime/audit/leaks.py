@@ -16,7 +16,8 @@ MAX_TABLE_BYTES = 512 * 1024 * 1024  # larger public tables are checked by heade
 MIN_COVERED = 0.5
 
 
-def _read(path: Path, header_only: bool = False):
+def read_table(path: Path, header_only: bool = False):
+    """A public CSV (every cell as text) or Parquet table; only its header when asked."""
     import pandas as pd
 
     if path.suffix.lower() == ".parquet":
@@ -50,7 +51,7 @@ def leak_findings(variant: dict, public: Path, private: Path) -> list[str]:
             continue
         large = path.stat().st_size > MAX_TABLE_BYTES
         try:
-            table = _read(path, header_only=large)
+            table = read_table(path, header_only=large)
         except Exception as error:  # an unreadable public table is itself worth saying
             findings.append(f"public {rel} cannot be read as a table ({type(error).__name__}: {error})")
             continue
@@ -68,7 +69,7 @@ def _answers(variant: dict, private: Path):
     hidden = list(variant.get("private") or [])
     if not hidden or Path(hidden[0]).suffix.lower() not in TABLE_SUFFIXES or not (private / hidden[0]).is_file():
         return None
-    table = _read(private / hidden[0])
+    table = read_table(private / hidden[0])
     needed = [variant.get("id"), *variant["answers"]]
     return table if all(c in table.columns for c in needed) else None
 

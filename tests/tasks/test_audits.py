@@ -1,6 +1,6 @@
 """Each lite task passes its audit: the starter runs offline in the sandbox and reproduces the
 recorded baseline (untimed metrics), no answers leak, scripts are confined, the prompt names
-the submission. Each audit (and so each starter run) happens once per session."""
+the submission, no cheap exploit (constants, ids, row order, duplicates) reaches the threshold. Each audit (and so each starter run) happens once per session."""
 from __future__ import annotations
 
 import pytest
@@ -18,7 +18,8 @@ def test_lite_task_passes_its_audit(name, audit_of):
     if not sandbox_available()[0]:  # without bubblewrap confinement cannot hold; the rest must
         findings = [f for f in findings if not f.startswith(CONFINEMENT)]
     assert findings == []
-    assert {"answers stay private", "prompt names the submission", "baseline reproduces"} <= set(report.passed)
+    assert {"answers stay private", "prompt names the submission", "baseline reproduces",
+            "no cheap exploit succeeds"} <= set(report.passed)
 
 
 @pytest.mark.parametrize("name", sorted(set(TASKS) - set(TIMED)))
