@@ -26,6 +26,8 @@ def param_value(value: A.Value, expected: str, report: Reporter, where: str):
 
 def usage_text(inputs: list[dict]) -> str:
     """The input template shown to the model: a JSON object with each field described."""
+    if not inputs:
+        return "{}"
     lines = ["{"]
     for i, item in enumerate(inputs):
         comma = "," if i < len(inputs) - 1 else ""

@@ -114,6 +114,11 @@ def model_required(name: str) -> PrimitiveFunction:
     return placeholder
 
 
+def not_installed(ctx, inputs, params) -> Observation:
+    """The placeholder of a primitive that whoever drives the run installs (validate_submission)."""
+    return error(f"the action {ctx.action.get('name')!r} is not available in this run; use the other actions")
+
+
 def base_registry() -> PrimitiveRegistry:
     """A new registry of the runtime's primitives; the model-backed ones answer that a model is required."""
     registry = PrimitiveRegistry()
@@ -129,6 +134,8 @@ def base_registry() -> PrimitiveRegistry:
     register("execute_script", {"script_name": "path"}, {"max_output_chars": 10000}, execute_script)
     register("final_answer", {"final_answer": "text"}, {}, file_actions.final_answer)
     register("append_log", {"content": "text"}, {}, file_actions.append_log)
+    # needs the run's task and the metrics' value kinds: mlab.scoring.validation installs it
+    register("validate_submission", {}, {}, not_installed)
 
     register("understand_file", {"file_name": "path", "things_to_look_for": "text"}, {"chunk_chars": 10000},
              model_required("understand_file"), model=True)

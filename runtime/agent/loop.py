@@ -13,6 +13,7 @@ from typing import Callable
 from mlab.agent import context as C
 from mlab.failure import FailureMode
 from mlab.agent.model_actions import install as install_model_actions
+from mlab.scoring.validation import install as install_validation
 from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
 from mlab.observation import bound_text
 from mlab.agent.prompting import Templates, stable_prefix
@@ -37,6 +38,7 @@ class AgentLoop:
     def __init__(self, run, client: ModelClient, *, on_step: Callable | None = None,
                  should_stop: Callable[[], bool] | None = None):
         install_model_actions(run.table.primitives)
+        install_validation(run)
         self.run = run
         self.client = client
         self.on_step = on_step

@@ -37,6 +37,9 @@ def main(args) -> int:
         run = Run.create(task, agent, Path(args.runs_dir), data=args.data, seed=args.seed,
                          limits=limit_overrides(args), python=args.python, device=args.device)
         print(f"run {run.id} in {run.dir}")
+    from mlab.scoring.validation import install as install_validation
+
+    install_validation(run)  # Validate Submission needs the run's task and public test ids
     try:
         drive(run, actions, on_step=None if args.quiet else _print_step)
     finally:

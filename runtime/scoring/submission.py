@@ -49,14 +49,28 @@ def load_and_validate(submission_path: str | Path, answers_path: str | Path, id_
     every value only has to be non-empty.
     """
     predicted = [c for c in columns if c != id_column]
-    kinds = _value_kinds(metric, predicted)
     answers = load_answers(answers_path, id_column, predicted, metric, params)
+    return check_submission(submission_path, answers[id_column], id_column, columns, metric, declared)
+
+
+def check_submission(submission_path: str | Path, ids: Sequence, id_column: str, columns: Sequence[str],
+                     metric: str | None = None, declared: Sequence[str] = (),
+                     kind: str = "test") -> pd.DataFrame:
+    """The submission aligned row for row on `ids`, or SubmissionError: the format check alone.
+
+    It needs no answers, only the ids the submission must cover (the answers' ids when
+    scoring; the public test file's ids when the agent validates its submission). kind: the
+    set those ids belong to, as the messages name it ("test", "validation").
+    """
+    predicted = [c for c in columns if c != id_column]
+    kinds = _value_kinds(metric, predicted)
+    ids = pd.Series(list(ids), dtype=object)
     path = Path(submission_path)
     table = _read_submission(path, list(dict.fromkeys([id_column, *declared, *predicted])))
-    keys = _check_ids(table, answers, id_column, path.name)
-    aligned = table.assign(_key=keys).set_index("_key").loc[[label_key(v) for v in answers[id_column]]]
+    keys = _check_ids(table, ids, id_column, path.name, kind)
+    aligned = table.assign(_key=keys).set_index("_key").loc[[label_key(v) for v in ids]]
     aligned = aligned.reset_index(drop=True)
-    result = pd.DataFrame({id_column: answers[id_column].to_numpy()})
+    result = pd.DataFrame({id_column: ids.to_numpy()})
     problems = []
     for column in predicted:
         values, problem = _convert(aligned[column], kinds[column], column)
@@ -189,10 +203,11 @@ def _examples(values: Sequence[str]) -> str:
     return f"{shown}, ..." if len(values) > EXAMPLES else shown
 
 
-def _check_ids(table: pd.DataFrame, answers: pd.DataFrame, id_column: str, name: str) -> list[str]:
-    """The canonical id of each submission row, after checking the ids match the answers' one for one."""
+def _check_ids(table: pd.DataFrame, ids: pd.Series, id_column: str, name: str,
+               kind: str = "test") -> list[str]:
+    """The canonical id of each submission row, after checking the ids match `ids` one for one."""
     keys = [label_key(v) for v in table[id_column]]
-    wanted = {label_key(v): v for v in answers[id_column]}
+    wanted = {label_key(v): v for v in ids}
     problems = []
     empty = keys.count("")
     if empty:
@@ -204,14 +219,14 @@ def _check_ids(table: pd.DataFrame, answers: pd.DataFrame, id_column: str, name:
     present = set(keys)
     missing = [original for key, original in wanted.items() if key not in present]
     if missing:
-        problems.append(f"{len(missing)} of the {len(wanted)} test ids are missing "
+        problems.append(f"{len(missing)} of the {len(wanted)} {kind} ids are missing "
                         f"(e.g. {_examples(missing)})")
     extra = list(dict.fromkeys(k for k in keys if k and k not in wanted))
     if extra:
-        problems.append(f"{len(extra)} id(s) are not test ids (e.g. {_examples(extra)})")
+        problems.append(f"{len(extra)} id(s) are not {kind} ids (e.g. {_examples(extra)})")
     if problems:
         raise SubmissionError(f"{name}: " + "; ".join(problems) +
-                              f"; expected exactly one row for each of the {len(wanted)} ids of the test set")
+                              f"; expected exactly one row for each of the {len(wanted)} ids of the {kind} set")
     return keys
 
 

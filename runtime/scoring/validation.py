@@ -1,0 +1,116 @@
+"""The `validate_submission` primitive: check the agent's submission file against the task's
+format without scoring it (in the manner of MLE-bench's validation server and MLGym's validate).
+
+The check is the scorer's own (`submission.check_submission`: columns, ids, row count, value
+kinds), run against the ids of the public test file instead of the answers, so that what the
+agent learns is what test.csv already tells it: nothing from the run's private/ folder is read.
+The test ids come from the run's initial snapshot, the harness's copy of the public files as
+installed, so an edited or removed test.csv in the workspace changes nothing.
+
+The primitive needs the run's task and snapshot, which the action layer does not know, and the
+metrics' value kinds, which live in scoring; so `actions.primitives` registers a placeholder and
+whoever drives a run (the agent loop, `mlab drive`) installs this implementation into the run's
+table with `install(run)`.
+"""
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from mlab.confined import Refused
+from mlab.errors import MlabError
+from mlab.observation import Observation, error
+from mlab.scoring.metrics import label_key
+from mlab.scoring.score import copy_submission
+from mlab.scoring.submission import MAX_SUBMISSION_BYTES, SubmissionError, check_submission
+
+DEFAULT_FILE = "submission.csv"
+
+
+def install(run) -> None:
+    """Put the implementation of `validate_submission` into the run's action table."""
+    registry = run.table.primitives
+    if "validate_submission" in registry:
+        registry.implement("validate_submission", SubmissionValidator(run))
+
+
+class SubmissionValidator:
+    """validate_submission for one run: the format check against the public test ids."""
+
+    def __init__(self, run) -> None:
+        self.run = run
+        self._ids: list | None = None
+
+    def __call__(self, ctx, inputs: dict, params: dict) -> Observation:
+        task = self.run.task
+        metric, submission = task.view.metric, task.view.submission
+        if metric.kind != "tabular":
+            return error(f"this task's metric ({metric.name}) is not scored from a submission table, "
+                         "so there is no submission format to check")
+        rel = submission.file if submission and submission.file else DEFAULT_FILE
+        variant = self.run.task.variant(self.run.meta["data"]["variant"])
+        id_column = variant["id"]
+        declared = list(submission.columns) if submission else []
+        columns = list(dict.fromkeys([id_column, *declared, *(c for c in metric.columns if c != id_column)]))
+        try:
+            ids = self.test_ids(variant)
+        except MlabError as why:
+            return error(f"the submission cannot be validated: {why}")
+        scratch = Path(tempfile.mkdtemp(prefix="mlab-validate-"))
+        try:
+            path = scratch / Path(rel).name
+            try:
+                copy_submission(ctx.workspace.root, rel, path, MAX_SUBMISSION_BYTES)
+            except (FileNotFoundError, NotADirectoryError):
+                pass  # the check names the missing file and what it should hold
+            except Refused as why:
+                return error(f"{why} (expected columns: {', '.join(columns)})")
+            try:
+                table = check_submission(path, ids, id_column, metric.columns, metric.name, declared)
+            except SubmissionError as problem:
+                text = str(problem)
+                if "expected columns" not in text:
+                    text += f" (expected columns: {', '.join(columns)})"
+                return error(f"{text}. Nothing was scored.")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return Observation(f"{rel} is valid: {len(table):,} rows, columns {', '.join(columns)}; "
+                           f"ids match the {len(ids):,} test ids. Nothing was scored.")
+
+    def test_ids(self, variant: dict) -> list:
+        """The ids of the public test file, read from the run's initial snapshot (once)."""
+        if self._ids is None:
+            self._ids = public_test_ids(self.run, variant)
+        return self._ids
+
+
+def public_test_ids(run, variant: dict) -> list:
+    """The ids of the public file that holds the id column and none of the answer columns."""
+    id_column, answers = variant["id"], set(variant.get("answers") or ())
+    initial = run.store.get_json(run.meta["initial_snapshot"])
+    found = []
+    for rel in variant.get("public") or ():
+        if not rel.endswith(".csv") or rel not in initial:
+            continue
+        data = run.store.get_bytes(initial[rel])
+        try:
+            header = pd.read_csv(io.BytesIO(data), dtype=str, nrows=0, encoding="utf-8-sig")
+        except Exception:  # a public file that is not a table is no test file
+            continue
+        names = {str(c).strip() for c in header.columns}
+        if id_column in names and not names & answers:
+            table = pd.read_csv(io.BytesIO(data), dtype=str, encoding="utf-8-sig")
+            table = table.rename(columns=lambda c: str(c).strip())
+            found.append((rel, list(table[id_column])))
+    if len(found) != 1:
+        where = ", ".join(rel for rel, _ in found) or "none"
+        raise MlabError(f"the task's public files do not name one test file with `{id_column}` ids "
+                        f"(found: {where})")
+    ids = found[0][1]
+    if any(label_key(v) == "" for v in ids):
+        raise MlabError(f"the public test file {found[0][0]} has empty ids")
+    return ids
