@@ -90,24 +90,45 @@ def _check_offline_models(models: list[str]) -> None:
                 raise UsageError(f"--model {model}: {problem}") from None
 
 
-def _demo_replies(task) -> list[str] | None:
+def _demonstration(task):
+    """The task's demonstration (either version), or None when it has none."""
+    from mlab.models.demonstration import DemonstrationError, load
+
     demo = task.view.demo
     if not demo:
         return None
     try:
-        return json.loads((task.root / demo).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as problem:
-        raise MlabError(f"task {task.name}: cannot read its demonstration {demo}: {problem}") from None
+        return load(task.root / demo)
+    except DemonstrationError as problem:
+        raise MlabError(f"task {task.name}: {problem}") from None
 
 
-def _prepare_offline(task, records: list[dict]):
-    """The run's offline models: the task's demonstration loaded, and on resume each model moved
-    past the replies already used."""
+def _check_demonstration(task, agent, models: list[str]) -> None:
+    """Where mlab/demo plays, refuse before the run starts a demonstration the agent cannot play."""
+    from mlab.models.demonstration import DemonstrationError, check_playable
+
+    if "mlab/demo" not in models:
+        return
+    demonstration = _demonstration(task)
+    if demonstration is None:
+        return
+    names = [a["name"] for a in agent.actions["actions"]]
+    try:
+        check_playable(demonstration, names, agent.name, str(task.root / task.view.demo))
+    except DemonstrationError as problem:
+        raise UsageError(f"--model mlab/demo: {problem}") from None
+
+
+def _prepare_offline(task, records: list[dict], agent=None):
+    """The run's offline models: the task's demonstration loaded with the agent's reply format
+    (which mlab/demo renders each step in), and on resume each model moved past the replies
+    already used."""
     from mlab.models.offline import OfflineModels
 
     baseline = task.view.baseline
-    offline = OfflineModels(_demo_replies(task),
-                            baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py")
+    offline = OfflineModels(_demonstration(task),
+                            baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py",
+                            reply_format=agent.view.reply if agent is not None else None)
     used: dict[tuple[str, str], int] = {}
     for record in records:
         for call in (record.get("model") or {}).get("calls", []):
@@ -169,6 +190,7 @@ def _open_run(args):
 
     check_keys({tier: t["model"] for tier, t in tiers.items()}, args.api_base)
     _check_offline_models([t["model"] for t in tiers.values()])
+    _check_demonstration(task, agent, [t["model"] for t in tiers.values()])
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     seed = 0 if args.seed is None else args.seed
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
@@ -192,7 +214,7 @@ def main(args) -> int:
     tiers = config["tiers"]
     client = ModelClient({t: TierConfig(c["model"], c["params"]) for t, c in tiers.items()},
                          api_base=config.get("api_base"), seed=config.get("seed"),
-                         offline=_prepare_offline(run.task, run.records), **settings)
+                         offline=_prepare_offline(run.task, run.records, run.agent), **settings)
     demo = tiers["main"]["model"] == "mlab/demo"
     stop = {"asked": False}
 

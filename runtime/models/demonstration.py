@@ -150,3 +150,15 @@ def to_document(demonstration: Demonstration) -> dict:
                          for step in demonstration.steps]
     document["variants"] = [{"description": v.description, "files": dict(v.files)} for v in demonstration.variants]
     return document
+
+
+def check_playable(demonstration: Demonstration, action_names: list[str], agent: str, source: str) -> None:
+    """Before a run starts: every step's action must be one the agent can call (shown or hidden)."""
+    if demonstration.replies is not None:
+        return  # version 1: replies as written, checked as each is parsed
+    known = set(action_names)
+    for index, step in enumerate(demonstration.steps):
+        if step.action not in known:
+            raise DemonstrationError(f"{source}: step {index + 1} uses the action {step.action!r}, which agent "
+                                     f"{agent} does not have (its actions: {', '.join(action_names)}); "
+                                     "the demonstration cannot be played by this agent")

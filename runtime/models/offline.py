@@ -3,14 +3,16 @@
 - `mlab/scripted:PATH`  replies read from a JSON list of strings, one per call, in order
 - `mlab/replay:RUN_DIR` the replies recorded in a run's trace, per tier, in order
 - `mlab/human`          shows the prompt and reads the reply from the terminal
-- `mlab/demo`           plays the task's demonstration replies (a keyless demonstration,
-                        not an agent result); without a demonstration it lists files,
-                        runs the starter and submits
+- `mlab/demo`           plays the task's demonstration (a keyless demonstration, not an
+                        agent result), each step rendered in the running agent's reply
+                        format; without a demonstration it lists files, runs the starter
+                        and submits
 
 The litellm provider is registered once per process (litellm's provider map is global); what
 a run plays lives in an OfflineModels object its ModelClient owns and hands to the provider with
-each call: the demonstration, and per model name and tier how many replies were used, so that a
-resumed run continues at the next reply (`OfflineModels.set_position`).
+each call: the demonstration and the running agent's reply format, and per model name and tier
+how many replies were used, so that a resumed run continues at the next reply
+(`OfflineModels.set_position`).
 """
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ import json
 import sys
 from pathlib import Path
 
+from mlab.models.demonstration import Demonstration, DemoStep
 from mlab.models.errors import RepliesExhausted
+
 
 class OfflineModel:
     """Base: a sequence of replies per tier with a position each."""
@@ -110,11 +114,19 @@ class Human(OfflineModel):
 
 
 class Demo(OfflineModel):
-    """Plays the task's demonstration for the main tier; other tiers get a labelled stand-in."""
+    """Plays the task's demonstration for the main tier, each step rendered in the running agent's
+    reply format (a version-1 demonstration: its replies as written); other tiers get a labelled
+    stand-in."""
 
-    def __init__(self, name: str, replies: list[str] | None, starter_script: str):
+    def __init__(self, name: str, demonstration: Demonstration | None, starter_script: str,
+                 reply_format: dict | None = None):
         super().__init__(name)
-        self.replies = list(replies) if replies is not None else fallback_demo(starter_script)
+        demonstration = demonstration if demonstration is not None else fallback_demo(starter_script)
+        if demonstration.replies is not None:
+            self.replies = list(demonstration.replies)
+        else:
+            reply_format = reply_format or RESEARCH_REPLY
+            self.replies = [render_step(step, reply_format) for step in demonstration.steps]
 
     def queue(self, tier: str) -> list[str]:
         return self.replies
@@ -126,16 +138,57 @@ class Demo(OfflineModel):
         return super().reply(tier, purpose, prompt)
 
 
-def fallback_demo(script: str) -> list[str]:
+# The research agent's reply format: what a demonstration is rendered in when no agent's is known.
+RESEARCH_REPLY = {"format": "sections", "sections": [
+    {"name": "Reflection", "kind": "text", "role": "reflection"},
+    {"name": "Research Plan and Status", "kind": "text", "role": "plan"},
+    {"name": "Fact Check", "kind": "text", "role": "fact-check"},
+    {"name": "Thought", "kind": "text", "role": "thought"},
+    {"name": "Action", "kind": "action", "role": None},
+    {"name": "Action Input", "kind": "json", "role": None}]}
+NEUTRAL_TEXT = "(demonstration) —"  # a declared section the step has no text for
+
+
+def render_step(step: DemoStep, reply_format: dict) -> str:
+    """The reply that the agent's declared format expects for one demonstration step: labelled
+    `Name:` sections in declared order, or for `respond json` one object with the dotted fields."""
+    def value(section: dict):
+        if section["kind"] == "action":
+            return step.action
+        if section["kind"] == "json":
+            return step.input
+        text = step.sections.get(section.get("role") or "", "").strip()
+        return text or NEUTRAL_TEXT
+
+    if reply_format.get("format") == "json":
+        document: dict = {}
+        for section in reply_format["sections"]:
+            *parents, leaf = section["name"].split(".")
+            node = document
+            for key in parents:
+                node = node.setdefault(key, {})
+            node[leaf] = value(section)
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    lines = []
+    for section in reply_format["sections"]:
+        shown = value(section)
+        lines.append(f"{section['name']}: {json.dumps(shown, ensure_ascii=False) if section['kind'] == 'json' else shown}")
+    return "\n".join(lines) + "\n"
+
+
+def fallback_demo(script: str) -> Demonstration:
     """For a task without a demonstration: list files, run the starter, submit."""
-    def reply(thought: str, action: str, payload: dict) -> str:
-        return (f"Reflection: (demo model) {thought}\nResearch Plan and Status: (demo model) list files, run the "
-                f"starter, submit its output.\nFact Check: nothing is claimed.\nThought: {thought}\n"
-                f"Action: {action}\nAction Input: {json.dumps(payload)}\n")
-    return [reply("see what the workspace holds", "List Files", {"dir_path": "."}),
-            reply("run the starter script as given", "Execute Script", {"script_name": script}),
-            reply("submit what the starter produced", "Final Answer",
-                  {"final_answer": "The demo model ran the starter script unchanged."})]
+    def step(thought: str, action: str, payload: dict) -> DemoStep:
+        return DemoStep(action, payload, {
+            "reflection": f"(demo model) {thought}",
+            "plan": "(demo model) list files, run the starter, submit its output.",
+            "fact-check": "nothing is claimed.", "thought": thought,
+            "criticism": "(demo model) this only replays the starter; it does not try to improve it.",
+            "speak": f"(demo model) {thought}"})
+    return Demonstration((step("see what the workspace holds", "List Files", {"dir_path": "."}),
+                          step("run the starter script as given", "Execute Script", {"script_name": script}),
+                          step("submit what the starter produced", "Final Answer",
+                               {"final_answer": "The demo model ran the starter script unchanged."})))
 
 
 def demo_helper_reply(purpose: str, prompt: str) -> str:
@@ -149,9 +202,13 @@ def demo_helper_reply(purpose: str, prompt: str) -> str:
 class OfflineModels:
     """The offline models of one run, each made on first use, with how far each has played."""
 
-    def __init__(self, demo_replies: list[str] | None = None, starter_script: str = "train.py"):
-        self.demo_replies = demo_replies  # the task's demonstration; None: list files, run the starter, submit
+    def __init__(self, demo: Demonstration | list[str] | None = None, starter_script: str = "train.py",
+                 reply_format: dict | None = None):
+        if isinstance(demo, list):  # a version-1 demonstration: replies as written
+            demo = Demonstration(replies=tuple(demo))
+        self.demo = demo  # the task's demonstration; None: list files, run the starter, submit
         self.starter_script = starter_script
+        self.reply_format = reply_format  # the running agent's (AgentView.reply); None: the research agent's
         self._models: dict[str, OfflineModel] = {}
 
     def model(self, model: str) -> OfflineModel:
@@ -167,7 +224,7 @@ class OfflineModels:
             elif kind == "human":
                 self._models[name] = Human(model)
             elif kind == "demo":
-                self._models[name] = Demo(model, self.demo_replies, self.starter_script)
+                self._models[name] = Demo(model, self.demo, self.starter_script, self.reply_format)
             else:
                 raise RepliesExhausted(f"unknown offline model {model!r}: use mlab/scripted:PATH, "
                                        "mlab/replay:RUN_DIR, mlab/human or mlab/demo")

@@ -186,8 +186,10 @@ EXPLANATIONS: dict[str, Explanation] = {
         example_task(_EVALUATED, extra='  evaluator "broken.py:score" because "perplexity needs the model"\n'),
         example_task(_EVALUATED, extra='  evaluator "evaluate.py:score" because "perplexity needs the model"\n')),
     "E507": Explanation(
-        "`demo` names a JSON file holding the replies that the keyless demo model plays, one string "
-        "per step. It must exist and hold a non-empty JSON list of strings.",
+        "`demo` names a JSON file holding the demonstration that the keyless demo model plays: "
+        "{\"format\": \"mlab-demonstration\", \"version\": 2, \"steps\": [{\"sections\": {ROLE: TEXT}, "
+        "\"action\": NAME, \"input\": {...}}, ...]} (docs/tasks.md), or a version-1 list of reply strings. "
+        "It must exist and follow that format.",
         example_task(extra='  demo     "demo.jsn"\n'), example_task(extra='  demo     "demo.json"\n')),
     "E508": Explanation(
         "`baseline run \"script\"` names the starter's script, which every run copies into the "

@@ -1,8 +1,9 @@
-"""Generate ``tasks/house-price/demo.json``: the scripted replies of the keyless demo.
+"""Generate ``tasks/house-price/demo.json``: the demonstration the keyless demo plays.
 
-The demo "model" plays one full reply per step for the ``research`` agent
-(labelled sections: Reflection, Research Plan and Status, Fact Check, Thought,
-Action, Action Input).  The run it acts out:
+It is a version-2 demonstration (docs/tasks.md): per step the action, its input and
+the texts of the agent's sections by role (reflection, plan, fact-check, thought), so
+that ``mlab/demo`` renders it for whichever agent runs.  It also writes the reference
+solution, ``solution/train_improved.py``.  The run it acts out:
 
   1. list the workspace,
   2. inspect train.py,
@@ -43,6 +44,7 @@ TASK = pathlib.Path(__file__).resolve().parent.parent
 HOUSES = TASK / "lite" / "houses.csv"
 ENV = TASK / "env"
 OUT = TASK / "demo.json"
+SOLUTION = TASK / "solution"  # the reference solution, as the demonstration writes it
 
 IMPROVED_NAME = "train_improved.py"
 
@@ -142,18 +144,16 @@ def test_mae(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
 
 
 def reply(reflection: str, plan: str, facts: str, thought: str,
-          action: str, action_input: dict) -> str:
-    return (
-        f"Reflection: {reflection}\n"
-        f"Research Plan and Status: {plan}\n"
-        f"Fact Check: {facts}\n"
-        f"Thought: {thought}\n"
-        f"Action: {action}\n"
-        f"Action Input: {json.dumps(action_input)}\n"
-    )
+          action: str, action_input: dict) -> dict:
+    """One step of the demonstration: the section texts by role, the action and its input."""
+    return {
+        "sections": {"reflection": reflection, "plan": plan, "fact-check": facts, "thought": thought},
+        "action": action,
+        "input": action_input,
+    }
 
 
-def build_replies(base_mae: str, new_mae: str, n_test: int, n_lines: int) -> list[str]:
+def build_replies(base_mae: str, new_mae: str, n_test: int, n_lines: int) -> list[dict]:
     base = int(base_mae.replace(",", ""))
     new = int(new_mae.replace(",", ""))
     drop_pct = round(100 * (base - new) / base)
@@ -292,9 +292,13 @@ def main() -> None:
         new_out, new_sub = run_script(work, IMPROVED_NAME)
 
     base_mae, new_mae = validation_mae(base_out), validation_mae(new_out)
-    replies = build_replies(base_mae, new_mae, len(test), n_lines)
-    OUT.write_text(json.dumps(replies, indent=2) + "\n")
-    print(f"wrote {OUT} ({len(replies)} replies); validation MAE "
+    steps = build_replies(base_mae, new_mae, len(test), n_lines)
+    demonstration = {"format": "mlab-demonstration", "version": 2, "solution": IMPROVED_NAME,
+                     "steps": steps, "variants": []}
+    OUT.write_text(json.dumps(demonstration, indent=2) + "\n")
+    SOLUTION.mkdir(exist_ok=True)
+    (SOLUTION / IMPROVED_NAME).write_text(IMPROVED_SCRIPT)
+    print(f"wrote {OUT} ({len(steps)} steps) and {SOLUTION / IMPROVED_NAME}; validation MAE "
           f"baseline {base_mae}, improved {new_mae}")
 
     if check:
