@@ -44,10 +44,10 @@ CODES: dict[str, Code] = {
     # values
     "E401": Code("wrong value type", "The entry takes a value of another type."),
     "E402": Code("unknown primitive", "`does` names a primitive that the runtime does not provide (spec/primitives.json)."),
-    "E403": Code("unknown parameter", "A parameter or setting name is not one the primitive, limit block or model block accepts."),
+    "E403": Code("unknown parameter", "A parameter or setting name is not one the primitive (a parameter, or an input it can bind), limit block or model block accepts."),
     "E404": Code("unknown metric", "`metric` names a metric that is not in the catalogue (spec/metrics.json)."),
     "E405": Code("value not allowed", "The value has the right type but is not one of the allowed values, or is out of range."),
-    "E406": Code("inputs do not match the primitive", "An action must declare exactly the inputs its primitive requires, with the same types."),
+    "E406": Code("inputs do not match the primitive", "An action must declare exactly the inputs its primitive requires, with the same types, except those its `does` binds to constants."),
     "E407": Code("model tier", "A model-backed primitive needs `model main|fast|edit`; a plain primitive must not have one."),
     "E408": Code("metric column not declared", "A tabular metric scores a column that the submission's declared columns or a data variant's answers do not hold."),
     # files

@@ -6,7 +6,7 @@ import json
 
 from .. import ast as A
 from ..resources import spec_json
-from ..values import Reporter, did_you_mean, duplicate_entries
+from ..values import Reporter, closest, did_you_mean, duplicate_entries
 
 TIERS = ("main", "fast", "edit")
 JSON_TYPES = {"string": "string", "text": "string", "path": "string", "int": "integer",
@@ -83,6 +83,8 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
     ir["prompts"] = list(spec.get("prompts", []))
     ir["params"] = {key: p["default"] for key, p in spec["params"].items()}
     bound: dict = {}
+    conflicting: set[str] = set()  # bound and declared: reported once, not again by the contract
+    unknown = False
     for param in does.params:
         key = param.name.value
         if key in spec["inputs"] and key not in spec["params"]:
@@ -90,22 +92,26 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
             value = param_value(param.value, spec["inputs"][key], report, f"bound input `{key}`")
             if key in declared:
                 report.error("E406", f"input `{key}` is bound by `does`, so action {name!r} must not declare it",
-                             declared[key].name.span)
+                             declared[key].name.span, hint=f"remove `input {key}` or the binding in `does`")
+                conflicting.add(key)
             elif value is not None:
                 bound[key] = value
             continue
         if key not in spec["params"]:
-            report.error("E403", f"primitive `{prim_name}` has no parameter `{key}`", param.name.span,
-                         did_you_mean(key, spec["params"], "parameters") if spec["params"]
-                         else "it takes no parameters")
+            report.error("E403", f"primitive `{prim_name}` has no parameter or input `{key}`", param.name.span,
+                         _arguments_hint(key, spec))
+            unknown = True
             continue
         value = param_value(param.value, spec["params"][key]["type"], report, f"parameter `{key}`")
         if value is not None:
             ir["params"][key] = value
     if bound:
         ir["bound"] = bound
-    _check_contract(name, {k: t for k, t in spec["inputs"].items() if k not in bound and k not in
-                           {p.name.value for p in does.params}}, declared, does, report)
+    given = {p.name.value for p in does.params}
+    required = {k: t for k, t in spec["inputs"].items() if k not in given}
+    # after a misspelt argument the author's intent is unknown: say only what is certain
+    _check_contract(name, required, {k: v for k, v in declared.items() if k not in conflicting}, does, report,
+                    report_missing=not unknown)
     if spec.get("model"):
         if tier is None:
             report.error("E407", f"primitive `{prim_name}` calls a model: action {name!r} needs `model main|fast|edit`",
@@ -131,9 +137,21 @@ def _input(entry: A.Input, ir: dict, declared: dict, report: Reporter) -> None:
     ir["inputs"].append(item)
 
 
-def _check_contract(name: str, required: dict, declared: dict, does: A.Does, report: Reporter) -> None:
+def _arguments_hint(key: str, spec: dict) -> str:
+    """What `does prim(...)` accepts: the primitive's parameters and the inputs it can bind."""
+    parts = [f"{what}: {', '.join(sorted(names))}" for what, names in
+             (("parameters", spec["params"]), ("inputs", spec["inputs"])) if names]
+    listing = "; ".join(parts) or "it takes no parameters or inputs"
+    guess = closest(key, [*spec["params"], *spec["inputs"]])
+    return f"did you mean `{guess}`? ({listing})" if guess else listing
+
+
+def _check_contract(name: str, required: dict, declared: dict, does: A.Does, report: Reporter,
+                    report_missing: bool = True) -> None:
     for key, type_ in required.items():
         if key not in declared:
+            if not report_missing:
+                continue
             report.error("E406", f"action {name!r} lacks input `{key}: {type_}` that `{does.primitive.value}` needs",
                          does.primitive.span)
         elif declared[key].type.value != type_:
@@ -142,7 +160,8 @@ def _check_contract(name: str, required: dict, declared: dict, does: A.Does, rep
     for key, entry in declared.items():
         if key not in required:
             report.error("E406", f"`{does.primitive.value}` takes no input `{key}`", entry.name.span,
-                         hint="its inputs: " + ", ".join(f"{k}: {t}" for k, t in required.items()))
+                         hint="its inputs: " + ", ".join(f"{k}: {t}" for k, t in required.items()) if required
+                         else "it takes no inputs the agent gives")
 
 
 def lower_actions(decl: A.Actions, report: Reporter) -> list[dict]:
