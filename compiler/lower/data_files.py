@@ -9,13 +9,56 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import ast as A
 from ..values import Reporter, closest, did_you_mean
 
-# scikit-learn's bundled datasets that load offline as one table (`as_frame=True`)
-SKLEARN_DATASETS = ("load_breast_cancer", "load_diabetes", "load_digits", "load_iris", "load_linnerud",
-                    "load_wine")
+
+class SklearnSource(NamedTuple):
+    """The table a bundled scikit-learn loader gives with `as_frame=True`."""
+
+    rows: int
+    features: tuple[str, ...]
+    targets: tuple[str, ...]  # a lone `target` is renamed to the variant's one `answers` column
+
+
+_CANCER = ("radius", "texture", "perimeter", "area", "smoothness", "compactness", "concavity", "concave points",
+           "symmetry", "fractal dimension")
+
+# scikit-learn's bundled datasets that load offline as one table, by loader (the `from sklearn`
+# names); tests/compiler/test_sklearn_sources.py keeps them equal to scikit-learn's tables and
+# docs/language.md equal to sklearn_sources_table()
+SKLEARN_DATASETS: dict[str, SklearnSource] = {
+    "load_breast_cancer": SklearnSource(569, tuple(
+        [f"mean {n}" for n in _CANCER] + [f"{n} error" for n in _CANCER] + [f"worst {n}" for n in _CANCER]),
+        ("target",)),
+    "load_diabetes": SklearnSource(442, ("age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"), ("target",)),
+    "load_digits": SklearnSource(1797, tuple(f"pixel_{row}_{col}" for row in range(8) for col in range(8)),
+                                 ("target",)),
+    "load_iris": SklearnSource(150, ("sepal length (cm)", "sepal width (cm)", "petal length (cm)",
+                                     "petal width (cm)"), ("target",)),
+    "load_linnerud": SklearnSource(20, ("Chins", "Situps", "Jumps"), ("Weight", "Waist", "Pulse")),
+    "load_wine": SklearnSource(178, ("alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium",
+                                     "total_phenols", "flavanoids", "nonflavanoid_phenols", "proanthocyanins",
+                                     "color_intensity", "hue", "od280/od315_of_diluted_wines", "proline"),
+                               ("target",)),
+}
+
+
+def sklearn_sources_table() -> str:
+    """The Markdown table of the `from sklearn NAME` sources and their columns (in docs/language.md)."""
+    def names(columns) -> str:
+        return ", ".join(f"`{c}`" for c in columns)
+
+    rows = ["| `from sklearn` | rows | feature columns | target column(s) |", "|---|---|---|---|"]
+    for loader, source in SKLEARN_DATASETS.items():
+        features = source.features
+        shown = names(features) if len(features) <= 30 else f"{names(features[:2])}, ..., {names(features[-1:])}"
+        target = ("`target`, renamed to the one `answers` column" if source.targets == ("target",)
+                  else names(source.targets))
+        rows.append(f"| `{loader}` | {source.rows} | {shown} ({len(features)}) | {target} |")
+    return "\n".join(rows) + "\n"
 
 
 def normalise_pattern(pattern: str) -> str:
