@@ -224,6 +224,13 @@ class Split(Entry):
 
 
 @dataclass(frozen=True)
+class Validation(Entry):
+    """`validation 0.1`: the share of the training rows the harness holds out for validation."""
+    value: Value
+    keyword: ClassVar[str] = "validation"
+
+
+@dataclass(frozen=True)
 class IdColumn(Entry):
     value: Value
     keyword: ClassVar[str] = "id"

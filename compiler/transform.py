@@ -140,6 +140,7 @@ class ToAst(Transformer):
     public = _one(A.Public)
     private = _one(A.Private)
     prepare = _one(A.Prepare)
+    validation = _one(A.Validation)
     describe = _one(A.Describe)
     returns = _one(A.Returns)
     show = _one(A.Show)

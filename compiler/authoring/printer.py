@@ -377,6 +377,7 @@ ENTRY_LAYOUT = {
     A.IdColumn: _one("id"), A.Answers: _one("answers"), A.Public: _one("public"), A.Private: _one("private"),
     A.Checksum: lambda e: ("checksum", [e.file, e.digest], None, False),
     A.Prepare: _one("prepare"),
+    A.Validation: _one("validation"),
     A.Data: lambda e: ("data", [e.name.value], list(e.entries), True),
     A.Describe: _one("describe"), A.Returns: _one("returns"),
     A.Input: lambda e: ("input", [e.name.value, Glue(":"), e.type.value]

@@ -19,6 +19,8 @@ REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
 SOURCE_KINDS = LOCAL_SOURCES + REMOTE_SOURCES + ("sklearn", "generate")
 PREPARED_SOURCES = REMOTE_SOURCES + ("folder",)  # sources a `prepare` function may convert
 SPLITS = ("random", "group", "time", "ordered", "none")
+VALIDATION_SOURCES = ("csv", "parquet", "sklearn", "generate")  # tables the harness splits itself
+VALIDATION_FILE = "validation.csv"  # public: the held-out rows' features; private: their id and answers
 DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
                   "memory": None, "disk": 20 * 2**30, "tokens": None, "cost": None}
 LIMIT_KINDS = {"steps": "int", "time": "duration", "script_timeout": "duration",
@@ -308,12 +310,14 @@ class TaskLowerer:
         duplicate_entries(e.entries, self.report, f"data `{name}`")
         variant: dict = {"source": None, "split": {"method": "none"}, "id": None, "answers": [],
                          "public": [], "private": [], "checksums": {}, "limits": {}}
-        prepare_entry = None
+        prepare_entry = validation_entry = None
         for entry in e.entries:
             if isinstance(entry, A.Source):
                 variant["source"] = self._source(entry)
             elif isinstance(entry, A.Split):
                 variant["split"] = self._split(entry)
+            elif isinstance(entry, A.Validation):
+                validation_entry = entry
             elif isinstance(entry, A.IdColumn):
                 variant["id"] = self.report.string(entry.value, "`id`")
             elif isinstance(entry, (A.Answers, A.Public, A.Private)):
@@ -334,6 +338,8 @@ class TaskLowerer:
                 variant["limits"] = lower_limits(entry, self.report, f"data `{name}` limits")
         if prepare_entry is not None:
             self._prepare(prepare_entry, variant)
+        if validation_entry is not None:
+            self._validation(validation_entry, variant)
         if variant["source"] is None:
             self.report.error("E308", f"data `{name}` has no source", e.name.span,
                               hint='add e.g. `from csv "task/lite/data.csv"`')
@@ -377,6 +383,35 @@ class TaskLowerer:
             return
         file, function = self.python_target(target, e.value)
         variant["prepare"] = {"file": file, "function": function}
+
+    def _validation(self, e: A.Validation, variant: dict) -> None:
+        """`validation 0.1`: the share of the training rows held out as public validation.csv
+        (features) and private/validation.csv (id and answers). Only a table split by `split`
+        has training rows to hold out; the key is absent when not declared, so a variant
+        without it lowers (and is prepared) as before."""
+        share = self.report.fraction(e.value, "the validation fraction (a share of the training rows)")
+        if share is None:
+            return
+        kind = (variant["source"] or {}).get("kind")
+        if variant["split"].get("method", "none") == "none":
+            self.report.error("E405", "`validation` holds out training rows, so it needs a train/test split",
+                              e.span, hint="add e.g. `split random 0.2 seed 42` before `validation 0.1`")
+            return
+        if variant.get("prepare") or (kind is not None and kind not in VALIDATION_SOURCES):
+            self.report.error("E405", f"`validation` applies to a table split by `split`, not `from {kind}`"
+                              + (" with `prepare`" if variant.get("prepare") else ""), e.span,
+                              hint="its sources: " + ", ".join(VALIDATION_SOURCES))
+            return
+        if not variant["id"]:
+            self.report.error("E405", "`validation` needs an `id` column to name the held-out rows", e.span,
+                              hint='add e.g. `id "id"`')
+            return
+        clash = sorted({VALIDATION_FILE} & set(variant["public"] + variant["private"]))
+        if clash:
+            self.report.error("E405", f"`validation` writes {VALIDATION_FILE}, which the variant already "
+                              "declares as a file of its own", e.span)
+            return
+        variant["validation"] = share
 
     def _split(self, e: A.Split) -> dict:
         method = e.method.value

@@ -183,7 +183,7 @@ class YamlBuilder(Commented):
         v = value_node
         simple = {A.Title: "str", A.Category: "name", A.Problem: "str", A.Starter: "str", A.ReadOnly: "str",
                   A.Requires: "str", A.Demo: "str", A.IdColumn: "str", A.Answers: "str", A.Public: "str",
-                  A.Private: "str", A.Prepare: "str", A.Describe: "str", A.Returns: "str", A.Show: "str", A.Hide: "str",
+                  A.Private: "str", A.Prepare: "str", A.Validation: "auto", A.Describe: "str", A.Returns: "str", A.Show: "str", A.Hide: "str",
                   A.History: "auto", A.Summarize: "auto", A.Retries: "auto", A.Prompt: "str",
                   A.FormatError: "str", A.ExpTasks: "name", A.ExpAgents: "name", A.ExpRuns: "auto",
                   A.ExpData: "name", A.ExpRetries: "auto", A.ExpModels: "str"}

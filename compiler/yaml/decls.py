@@ -226,6 +226,7 @@ def _data_handlers(r: YamlReader) -> dict:
         "public": one_value(r, A.Public), "private": one_value(r, A.Private),
         "checksum": lambda n, k, v, out: _checksums(r, v, out),
         "prepare": one_value(r, A.Prepare),
+        "validation": one_value(r, A.Validation, "auto"),
         "limits": limits_entry(r),
     }
 

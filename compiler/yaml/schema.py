@@ -103,6 +103,8 @@ def _defs() -> dict:
                          "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]{64}$"}},
             "prepare": {"type": "string",
                         "description": "file.py:function that turns a downloaded or folder source into the files"},
+            "validation": {"anyOf": [{"type": "number"}, _ref("percent")],
+                           "description": "the share of the training rows held out as a validation split"},
             "limits": _ref("limits"),
         }, required=("from", "public")),
         "action": _object({
