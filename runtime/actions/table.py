@@ -167,7 +167,7 @@ class ActionTable:
         params.update(prepared.action.get("params") or {})
         try:
             # inputs the action binds to constants (`does prim(input = value)`); the agent gives none
-            inputs = {**(prepared.action.get("bound") or {}), **prepared.inputs}
+            inputs = {**prepared.inputs, **(prepared.action.get("bound") or {})}  # a bound input always wins
             return primitive.run(context, inputs, params)
         except (ActionFailed, PathRefused) as problem:
             return error(str(problem))
