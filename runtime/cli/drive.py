@@ -62,7 +62,7 @@ def score_driven(run) -> dict:
     import sys
 
     from mlab.agent.loop import LoopOutcome
-    from mlab.cli.run import _print_result, score_apart
+    from mlab.cli.run import print_result, score_apart
     from mlab.failure import FailureMode
     from mlab.scoring.result import write_result
 
@@ -73,5 +73,5 @@ def score_driven(run) -> dict:
     print("scoring the submission...", file=sys.stderr, flush=True)
     result = score_apart(lambda: write_result(run, outcome, {}, {"api_base": None}, False, driven=True), run.dir)
     print("DRIVEN by `mlab drive` from a file of actions — not an agent result")
-    _print_result(run, result)
+    print_result(run, result)
     return result

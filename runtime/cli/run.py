@@ -239,7 +239,7 @@ def main(args) -> int:
         return EXIT_INTERRUPTED
     print("scoring the submission...", file=sys.stderr, flush=True)
     result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
-    _print_result(run, result)
+    print_result(run, result)
     if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
         from mlab.cli.args import print_json
 
@@ -287,7 +287,7 @@ def score_apart(score, run_dir: Path) -> dict:
     return json.loads((run_dir / RESULT).read_text(encoding="utf-8"))
 
 
-def _print_result(run, result: dict) -> None:
+def print_result(run, result: dict) -> None:
     label = "DEMONSTRATION by the keyless demo model — not an agent result\n" if result["demo"] else ""
     score = "none" if result["score"] is None else f"{result['score']:.6g}"
     base = result["baseline"].get("value")
