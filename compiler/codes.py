@@ -57,7 +57,7 @@ CODES: dict[str, Code] = {
     "E504": Code("escape-hatch file missing", "A Python file named by `evaluator`, `from generate` or `prepare` does not exist."),
     "E505": Code("escape-hatch function missing", "The Python file exists but defines no top-level function of that name."),
     "E506": Code("escape-hatch file does not parse", "The Python file named by the task has a syntax error."),
-    "E507": Code("demonstration file invalid", "The demo file must exist and hold a JSON list of strings."),
+    "E507": Code("demonstration file invalid", "The demo file must exist and hold a demonstration: steps of actions with their inputs and section texts by role (version 2), or a JSON list of replies (version 1)."),
     "E508": Code("baseline script missing", "`baseline run` names a script that the starter folder does not hold."),
     "E509": Code("data column missing", "An answer, id or split column is not in the header of the bundled CSV file."),
     "E510": Code("data file has no rows", "A bundled CSV file is empty or holds a header and no rows."),
