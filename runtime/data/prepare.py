@@ -122,6 +122,8 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
               "public": variant["public"], "private": variant["private"], "checksums": variant["checksums"],
               "seed": generate_seed(variant) if seeded else None, "prepare": hook,
               "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
+    if variant.get("validation") is not None:  # only when declared: other variants keep their keys
+        fields["validation"] = variant["validation"]
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
@@ -196,6 +198,9 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
         frame = _call_generator(task, variant, public, private, where)
         if frame is not None:
             write_split(frame.reset_index(drop=True), variant, public, private, where)
+        elif variant.get("validation") is not None:
+            raise DataError(f"{where}: `validation` holds out rows of a table, but "
+                            f"{source['function']} wrote its files itself (return a DataFrame instead)")
     _check_declared_files(variant, public, private, where)
 
 

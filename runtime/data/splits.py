@@ -3,6 +3,10 @@
 Convention for tabular sources: public[0] gets the train rows (all columns), public[1] the
 test rows without the answer columns, private[0] the id column and the answer columns of
 the test rows. With `split none` the whole table is public[0].
+
+A declared validation share (`validation 0.1`) is then held out of the train rows: their
+features (the answer columns dropped) are the public VALIDATION_FILE, their id and answers the
+private VALIDATION_FILE, and they are left out of public[0].
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from pathlib import Path
 from mlab.errors import DataError
 
 DEFAULT_TEST_FRACTION = 0.2
+VALIDATION_FILE = "validation.csv"  # the same name on both sides: public features, private answers
 
 
 def split_table(frame, split: dict, where: str):
@@ -56,6 +61,18 @@ def split_table(frame, split: dict, where: str):
     raise DataError(f"{where}: unknown split method {method!r}")
 
 
+def hold_out_validation(train, share: float, seed: int, where: str):
+    """(train, validation): `share` of the train rows drawn by `seed` (the split's), in the order
+    drawn; the rest keep their order."""
+    if not 0 < share < 1:
+        raise DataError(f"{where}: the validation fraction must be between 0 and 1, not {share}")
+    held = train.sample(frac=share, random_state=seed)
+    if held.empty or len(held) == len(train):
+        raise DataError(f"{where}: a validation share of {share:g} of {len(train)} training rows "
+                        f"holds out {len(held)} rows; declare a share that leaves rows on both sides")
+    return train.drop(held.index), held
+
+
 def write_table(frame, path: Path) -> None:
     """Write a table as CSV, or Parquet when the file name says so."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +108,14 @@ def write_split(frame, variant: dict, public_dir: Path, private_dir: Path, where
     if len(public) != 2 or len(private) != 1:
         raise DataError(f"{where}: a split table is written as two public files (train, test) and one "
                         f"private file (answers); found public {public}, private {private}")
+    kept = ([id_column] if id_column else []) + answers
+    share = variant.get("validation")
+    if share is not None:
+        if not id_column:
+            raise DataError(f"{where}: a validation split needs an id column to name its rows")
+        train, held = hold_out_validation(train, float(share), variant["split"].get("seed") or 0, where)
+        write_table(held.drop(columns=answers), public_dir / VALIDATION_FILE)
+        write_table(held[kept], private_dir / VALIDATION_FILE)
     write_table(train, public_dir / public[0])
     write_table(test.drop(columns=answers), public_dir / public[1])
-    kept = ([id_column] if id_column else []) + answers
     write_table(test[kept], private_dir / private[0])
