@@ -11,6 +11,12 @@ The primitive needs the run's task and snapshot, which the action layer does not
 metrics' value kinds, which live in scoring; so `actions.primitives` registers a placeholder and
 whoever drives a run (the agent loop, `mlab drive`) installs this implementation into the run's
 table with `install(run)`.
+
+A task whose data variant declares a validation split (`validation 0.1`: training rows the
+harness held out, their features public as validation.csv) gets a score as well: when the agent
+has written VALIDATION_SUBMISSION (the submission's columns, one row per validation.csv row),
+it is checked against the validation ids and scored with the task's metric against the private
+validation answers. Only those answers are read; the test answers never are.
 """
 from __future__ import annotations
 
@@ -24,11 +30,15 @@ import pandas as pd
 from mlab.confined import Refused
 from mlab.errors import MlabError
 from mlab.observation import Observation, error
+from mlab.data.splits import VALIDATION_FILE
+from mlab.scoring import metrics
 from mlab.scoring.metrics import label_key
 from mlab.scoring.score import copy_submission
-from mlab.scoring.submission import MAX_SUBMISSION_BYTES, SubmissionError, check_submission
+from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission,
+                                     load_answers)
 
 DEFAULT_FILE = "submission.csv"
+VALIDATION_SUBMISSION = "validation_submission.csv"  # the agent's predictions for validation.csv
 
 
 def install(run) -> None:
@@ -68,24 +78,76 @@ class SubmissionValidator:
             except (FileNotFoundError, NotADirectoryError):
                 pass  # the check names the missing file and what it should hold
             except Refused as why:
-                return error(f"{why} (expected columns: {', '.join(columns)})")
+                return error(f"{why} (expected columns: {', '.join(columns)})" + self.validation(ctx, variant))
             try:
                 table = check_submission(path, ids, id_column, metric.columns, metric.name, declared)
             except SubmissionError as problem:
                 text = str(problem)
                 if "expected columns" not in text:
                     text += f" (expected columns: {', '.join(columns)})"
-                return error(f"{text}. Nothing was scored.")
+                return error(f"{text}. Nothing was scored." + self.validation(ctx, variant))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return Observation(f"{rel} is valid: {len(table):,} rows, columns {', '.join(columns)}; "
-                           f"ids match the {len(ids):,} test ids. Nothing was scored.")
+        text = (f"{rel} is valid: {len(table):,} rows, columns {', '.join(columns)}; "
+                f"ids match the {len(ids):,} test ids. Nothing was scored.")
+        extra = self.validation(ctx, variant)
+        if extra.lstrip().startswith(VALIDATION_PROBLEM):
+            return error(text + extra)
+        return Observation(text + extra)
+
+    def validation(self, ctx, variant: dict) -> str:
+        """The sentence on the validation submission ("" when the task declares no validation
+        split): its score on the validation rows, what is wrong with it, or how to get one."""
+        if variant.get("validation") is None:
+            return ""
+        task = self.run.task
+        metric, submission = task.view.metric, task.view.submission
+        id_column = variant["id"]
+        declared = list(submission.columns) if submission else []
+        answers_path = Path(self.run.private_dir) / VALIDATION_FILE
+        params = dict(metric.params)
+        scored = [c for c in metric.columns if c != id_column]
+        try:
+            answers = load_answers(answers_path, id_column, list(metric.columns), metric.name, params)
+        except AnswersError as why:
+            return f"\n{VALIDATION_PROBLEM} the validation answers cannot be read: {why}"
+        count = len(answers)
+        scratch = Path(tempfile.mkdtemp(prefix="mlab-validate-"))
+        try:
+            path = scratch / VALIDATION_SUBMISSION
+            try:
+                copy_submission(ctx.workspace.root, VALIDATION_SUBMISSION, path, MAX_SUBMISSION_BYTES)
+            except (FileNotFoundError, NotADirectoryError):
+                return (f"\nNo validation score: write {VALIDATION_SUBMISSION} (the submission's columns, one row "
+                        f"for each of the {count:,} rows of {VALIDATION_FILE}) to have it scored.")
+            except Refused as why:
+                return f"\n{VALIDATION_PROBLEM} {why}"
+            try:
+                aligned = check_submission(path, list(answers[id_column]), id_column, metric.columns,
+                                           metric.name, declared, kind="validation")
+                value = metrics.score(metric.name, answers, aligned, scored, params)
+            except (SubmissionError, metrics.MetricError) as problem:
+                return f"\n{VALIDATION_PROBLEM} {problem}"
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return (f"\n{VALIDATION_SUBMISSION}: {metric.name} {format_score(float(value))} on the {count:,} "
+                "validation rows (the test answers are never used).")
 
     def test_ids(self, variant: dict) -> list:
         """The ids of the public test file, read from the run's initial snapshot (once)."""
         if self._ids is None:
             self._ids = public_test_ids(self.run, variant)
         return self._ids
+
+
+VALIDATION_PROBLEM = "Validation not scored:"
+
+
+def format_score(value: float) -> str:
+    """A score as a person reads it: 14,210 for a large one, 0.8123 for a small one."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
 
 
 def public_test_ids(run, variant: dict) -> list:
