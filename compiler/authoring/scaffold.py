@@ -75,7 +75,7 @@ task {name} {{
   agent      research
   limits     {{ steps 50  time 5h  script_timeout 30m  memory 8GiB }}
   hardware   {{ cpus 1  gpus 0  memory 4GiB }}
-  demo       "{name}/demo.json"  # the replies the keyless demo model plays
+  demo       "{name}/demo.json"  # the steps the keyless demo model plays
 }}
 '''
 
@@ -139,8 +139,9 @@ if __name__ == "__main__":
 '''
 
 
-def _demo_replies() -> list[str]:
-    """Three steps in the research agent's reply format: look, run the baseline, finish."""
+def _demonstration() -> dict:
+    """Three steps any agent can play (version 2: actions with inputs, section texts by role):
+    look, run the baseline, finish."""
     plan = ("1. Look at the files. 2. Run train.py for the baseline. 3. Improve the model. "
             "4. Write submission.csv.")
     steps = [
@@ -152,9 +153,11 @@ def _demo_replies() -> list[str]:
          "The submission is in place; this demonstration stops here.", "Final Answer",
          {"final_answer": "Ran the baseline train.py, which wrote submission.csv."}),
     ]
-    return [f"Reflection: {reflection}\nResearch Plan and Status: {plan}\nFact Check: {facts}\n"
-            f"Thought: {thought}\nAction: {action}\nAction Input: {json.dumps(arguments)}\n"
-            for reflection, facts, thought, action, arguments in steps]
+    return {"format": "mlab-demonstration", "version": 2,
+            "steps": [{"sections": {"reflection": reflection, "plan": plan, "fact-check": facts, "thought": thought},
+                       "action": action, "input": arguments}
+                      for reflection, facts, thought, action, arguments in steps],
+            "variants": []}
 
 
 def new_task(name: str, folder: Path, template: str | None = None) -> Scaffolded:
@@ -172,7 +175,7 @@ def new_task(name: str, folder: Path, template: str | None = None) -> Scaffolded
         mlab: format_text(TASK_TEMPLATE.format(name=name, mlab=mlab.as_posix()), str(mlab)),
         task_dir / "env" / "train.py": TRAIN_PY.format(name=name),
         task_dir / "lite" / "make_lite.py": MAKE_LITE_PY.format(name=name, rows=300),
-        task_dir / "demo.json": json.dumps(_demo_replies(), indent=2) + "\n",
+        task_dir / "demo.json": json.dumps(_demonstration(), indent=2) + "\n",
     }
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)

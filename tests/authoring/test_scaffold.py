@@ -47,13 +47,12 @@ def test_the_starter_runs_on_the_placeholder_data(tmp_path, mlabc):
     assert regenerated.read_text() == (task / "lite" / "data.csv").read_text()
 
 
-def test_the_demo_stub_plays_the_research_format(tmp_path, mlabc):
+def test_the_demo_stub_is_a_demonstration_any_agent_can_play(tmp_path, mlabc):
     mlabc("new", "task", "toy", "--dir", str(tmp_path))
-    replies = json.loads((tmp_path / "toy" / "demo.json").read_text())
-    assert len(replies) == 3 and all(isinstance(r, str) for r in replies)
-    assert [r.split("\nAction: ")[1].split("\n")[0] for r in replies] == ["List Files", "Execute Script", "Final Answer"]
-    for reply in replies:
-        json.loads(reply.split("Action Input: ")[1])
+    demo = json.loads((tmp_path / "toy" / "demo.json").read_text())
+    assert (demo["format"], demo["version"]) == ("mlab-demonstration", 2)
+    assert [step["action"] for step in demo["steps"]] == ["List Files", "Execute Script", "Final Answer"]
+    assert all(isinstance(step["input"], dict) and step["sections"]["thought"] for step in demo["steps"])
 
 
 def test_new_task_from_an_existing_one(tmp_path, mlabc):
