@@ -21,7 +21,7 @@ TASKS = REPO / "tasks"
 
 DEMO_TASKS = [
     "spaceship-titanic", "parkinsons-disease", "feedback", "imdb", "vectorization", "llama-inference",
-    "ogbn-arxiv", "fathomnet", "identify-contrails", "clrs", "babylm",
+    "ogbn-arxiv", "fathomnet", "identify-contrails", "clrs", "babylm", "cifar10",
 ]
 
 
