@@ -70,10 +70,18 @@ def is_debris(rel: Path) -> bool:
     return any(part in DEBRIS_NAMES for part in rel.parts) or rel.name.endswith(DEBRIS_SUFFIXES)
 
 
-def folder_digest(folder: Path) -> str:
-    """SHA-256 over the names and contents of a folder's files (debris left out: is_debris)."""
+def folder_digest(folder: Path, leave_out: tuple[Path, ...] = ()) -> str:
+    """SHA-256 over the names and contents of a folder's files (debris left out: is_debris; so are
+    the files and folders named in leave_out)."""
     digest = hashlib.sha256()
-    files = (p for p in folder.rglob("*") if p.is_file() and not is_debris(p.relative_to(folder)))
+    skipped = tuple(Path(p).resolve() for p in leave_out)
+
+    def counted(path: Path) -> bool:
+        resolved = path.resolve()
+        return not any(resolved == s or s in resolved.parents for s in skipped)
+
+    files = (p for p in folder.rglob("*")
+             if p.is_file() and not is_debris(p.relative_to(folder)) and counted(p))
     for path in sorted(files):
         digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode())
     return digest.hexdigest()
@@ -86,6 +94,14 @@ def _package_version(name: str) -> str:
         return "absent"
 
 
+def demonstration_files(task: TaskBuild) -> tuple[Path, ...]:
+    """The task's demonstration file and the reference-solution folder beside it, if declared."""
+    if not task.view.demo:
+        return ()
+    demo = task.root / task.view.demo
+    return demo, demo.parent / "solution"
+
+
 def local_source_digest(task: TaskBuild, source: dict, where: str) -> str | None:
     """The content hash of a source kept with the task (a table, a folder, a generator's whole
     folder); None for sources named by their declaration (scikit-learn's sets, remote sources)."""
@@ -95,8 +111,9 @@ def local_source_digest(task: TaskBuild, source: dict, where: str) -> str | None
     if kind == "folder":
         return folder_digest(source_path(task, source["value"], where))
     if kind == "generate":
-        # The whole folder of the generator: it may read word lists or helpers beside it.
-        return folder_digest(source_path(task, source["file"], where).parent)
+        # The whole folder of the generator: it may read word lists or helpers beside it. The
+        # task's demonstration and reference solution often live there too; they make no data.
+        return folder_digest(source_path(task, source["file"], where).parent, demonstration_files(task))
     return None
 
 
@@ -115,7 +132,7 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
         raise DataError(f"{where}: unknown source kind {kind!r}")
     hook = variant.get("prepare")
     if hook:
-        content += " prepare " + folder_digest(source_path(task, hook["file"], where).parent)
+        content += " prepare " + folder_digest(source_path(task, hook["file"], where).parent, demonstration_files(task))
     seeded = kind == "generate" or kind in REMOTE_SOURCES or bool(hook)
     fields = {"code": DATA_CODE_VERSION, "source": source, "content": content,
               "split": variant["split"], "id": variant["id"], "answers": variant["answers"],

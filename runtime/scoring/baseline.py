@@ -37,7 +37,7 @@ def baselines_path(task) -> Path:
 
 def data_digest(task, variant_name: str) -> str:
     """The hash of what the variant's data is made from (no package versions, no download)."""
-    from mlab.data.prepare import folder_digest, source_path, local_source_digest
+    from mlab.data.prepare import demonstration_files, folder_digest, local_source_digest, source_path
 
     variant = task.variant(variant_name)
     source, where = variant["source"], f"data variant {variant_name} of task {task.name}"
@@ -45,7 +45,7 @@ def data_digest(task, variant_name: str) -> str:
     if content is None:  # sklearn's bundled sets and remote sources: named by their declaration (with checksums)
         content = f"{source['kind']}:{source['value']}"
     if variant.get("prepare"):
-        content += " " + folder_digest(source_path(task, variant["prepare"]["file"], where).parent)
+        content += " " + folder_digest(source_path(task, variant["prepare"]["file"], where).parent, demonstration_files(task))
     return content
 
 

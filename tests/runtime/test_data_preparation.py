@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import textwrap
 from pathlib import Path
 
@@ -288,3 +289,21 @@ def test_byte_code_and_other_debris_never_reach_the_workspace(tmp_path, mlab_env
         run.close()
     assert "train.py" in names and "notes" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".pyo", ".DS_Store"))], names
+
+
+def test_a_generators_demonstration_and_reference_solution_change_no_data_key(tmp_path, mlab_env):
+    """The generator's whole folder is hashed; the demo and solution beside it make no data."""
+    from mlab.data.prepare import preparation_key
+
+    demo = {"format": "mlab-demonstration", "version": 2, "solution": "train.py",
+            "steps": [{"sections": {}, "action": "Final Answer", "input": {"final_answer": "done"}}]}
+    source = make_task(tmp_path / "t", """data lite { from generate "gen.py:frame" split random 0.2 seed 5
+        id "Id" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""",
+                       {"gen.py": GENERATOR, "demo.json": json.dumps(demo), "solution/train.py": "print(1)\n"})
+    source.write_text(source.read_text().replace('  baseline run', '  demo "demo.json"\n  baseline run'))
+    key = preparation_key(resolve_task(str(source)), "lite")
+    (tmp_path / "t" / "solution" / "train.py").write_text("print(2)\n")
+    (tmp_path / "t" / "demo.json").write_text(json.dumps({**demo, "variants": []}))
+    assert preparation_key(resolve_task(str(source)), "lite") == key
+    (tmp_path / "t" / "gen.py").write_text(GENERATOR + "\n# changed\n")
+    assert preparation_key(resolve_task(str(source)), "lite") != key
