@@ -31,7 +31,7 @@ def test_list_json():
     listing = json.loads(out)
     assert {"paper-table", "smoke"} <= set(listing["experiments"])
     tasks = {t["name"]: t for t in listing["tasks"]}
-    assert tasks["house-price"]["demonstration"] is True and tasks["spaceship-titanic"]["demonstration"] is False
+    assert len(tasks) == 13 and all(task["demonstration"] is True for task in tasks.values())
     assert {a["name"] for a in listing["agents"]} >= {"research", "react"}
 
 

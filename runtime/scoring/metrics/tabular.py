@@ -242,7 +242,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("map_at_k", "tabular", HIGHER_IS_BETTER, "one", _all_columns("ranking"), learned.map_at_k, (("k", 5),)),
     Metric("perplexity", "evaluator", LOWER_IS_BETTER, "none"),
     Metric("runtime", "timed", LOWER_IS_BETTER, "one"),
-    Metric("custom", "evaluator", None, "any"),
+    Metric("custom", "evaluator", None, "any", parameters=(("name", "custom"),)),  # name: shown in results
 )}
 
 
