@@ -2,17 +2,15 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 
 def cache_root() -> Path:
-    """$MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab."""
-    explicit = os.environ.get("MLAB_CACHE")
-    if explicit:
-        return Path(explicit).expanduser().resolve()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return (Path(base).expanduser() / "mlab").resolve()
+    """$MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab: the rule the compiler's cache
+    of parse tables follows too, so both are one function."""
+    from mlabc.api import cache_root as shared_rule
+
+    return shared_rule()
 
 
 def builds_cache() -> Path:
