@@ -21,7 +21,7 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import Callable, Iterator
 
 from mlab.errors import MlabError
 from mlab.tree import remove_tree, walk_tree
@@ -98,25 +98,38 @@ def _open_root(root: Path, flags: int) -> int:
     return os.open(os.path.realpath(root), flags & ~os.O_NOFOLLOW)
 
 
-def _open_parent(root: Path, parts: list[str], rel: str) -> int:
-    """A descriptor of the folder holding the last part, reached without following any link."""
-    fd = _open_root(root, _DIR_FLAGS)
+def _descend(root: Path, parts: list[str], flags: int, ready: Callable[[int, int, str], None]) -> int:
+    """A descriptor of the folder holding parts[-1], opened one folder at a time from root.
+
+    Before each folder is entered, ready(fd, index, name) makes sure that what is at `name` in
+    the folder `fd` is a real folder (refusing or replacing anything else), so that opening it
+    with O_NOFOLLOW follows no link. On any error every descriptor is closed.
+    """
+    fd = _open_root(root, flags)
     try:
         for index, name in enumerate(parts[:-1]):
-            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if not stat.S_ISDIR(info.st_mode):
-                where = "/".join(parts[:index + 1])
-                if stat.S_ISLNK(info.st_mode):
-                    target = os.readlink(name, dir_fd=fd)
-                    raise Refused(f"{rel} passes through {where}, a symbolic link to {target}; {NEVER_FOLLOWS}")
-                raise NotADirectoryError(f"{where} is {kind_of(info.st_mode)}, not a folder")
-            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            ready(fd, index, name)
+            child = os.open(name, flags, dir_fd=fd)
             os.close(fd)
             fd = child
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _open_parent(root: Path, parts: list[str], rel: str) -> int:
+    """A descriptor of the folder holding the last part, reached without following any link."""
+    def refuse_non_folders(fd: int, index: int, name: str) -> None:
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISDIR(info.st_mode):
+            where = "/".join(parts[:index + 1])
+            if stat.S_ISLNK(info.st_mode):
+                target = os.readlink(name, dir_fd=fd)
+                raise Refused(f"{rel} passes through {where}, a symbolic link to {target}; {NEVER_FOLLOWS}")
+            raise NotADirectoryError(f"{where} is {kind_of(info.st_mode)}, not a folder")
+
+    return _descend(root, parts, _DIR_FLAGS, refuse_non_folders)
 
 
 def _inside(root: Path, fd: int) -> bool:
@@ -268,25 +281,18 @@ def _clear(fd: int, name: str) -> None:
 def _folder_for_writing(root: Path, parts: list[str]) -> int:
     """A descriptor of the folder that will hold parts[-1], made as needed; a link or file in the
     way of a folder is replaced by a folder, so nothing is written through it."""
-    fd = _open_root(root, _WALK_FLAGS)
-    try:
-        for name in parts[:-1]:
-            try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                info = None
-            if info is not None and not stat.S_ISDIR(info.st_mode):
-                os.unlink(name, dir_fd=fd)
-                info = None
-            if info is None:
-                os.mkdir(name, 0o755, dir_fd=fd)
-            child = os.open(name, _WALK_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    def make_folder(fd: int, index: int, name: str) -> None:
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            os.unlink(name, dir_fd=fd)
+            info = None
+        if info is None:
+            os.mkdir(name, 0o755, dir_fd=fd)
+
+    return _descend(root, parts, _WALK_FLAGS, make_folder)
 
 
 def write_file(root: Path, rel: str, source: Path) -> None:
