@@ -11,7 +11,7 @@ from mlab import __version__
 from mlab.errors import MlabError
 
 RESULT = "result.json"
-RESULT_VERSION = 2  # 2: each tier's source, scoring_s
+RESULT_VERSION = 3  # 3: reply_format, search; 2: each tier's source, scoring_s
 
 
 def _litellm_version() -> str | None:
