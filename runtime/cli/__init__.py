@@ -19,7 +19,7 @@ __all__ = ["COMMANDS", "main"]
 # verb → the module under mlab.cli whose main(args) does it
 COMMANDS = {"prepare": "prepare", "drive": "drive", "run": "run", "list": "list", "eval": "eval",
             "report": "report", "view": "view", "sweep": "sweep", "baseline": "baseline", "audit": "audit",
-            "checkout": "checkout"}
+            "checkout": "checkout", "export": "export"}
 
 RUN_EPILOG = """\
 model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     checkout.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
     checkout.add_argument("--step", type=int, required=True, metavar="N", help="step (0: as prepared)")
     checkout.add_argument("dir", metavar="DIR", help="empty or new folder to write the files into")
+
+    export = verbs.add_parser("export", help="write runs in another tool's format: ATIF trajectories, Inspect logs")
+    export.add_argument("runs", nargs="+", metavar="RUN", help="run folders (inspect: or folders holding runs)")
+    export.add_argument("--to", required=True, choices=("atif", "inspect"), help="the format to write")
+    export.add_argument("-o", "--output", metavar="FILE", help="the new file (atif default: stdout; inspect: "
+                        "FILE.eval for one task, agent and model, else a new folder of .eval logs)")
     return parser
 
 
