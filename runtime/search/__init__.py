@@ -1,0 +1,17 @@
+"""Tree search: the tree of candidate solutions, the policies that grow it, and the engine that runs them."""
+from mlab.lazy import exports
+
+# name → the module under this package that defines it; imported on first use
+_NAMES = {
+    "Decision": "policy",
+    "Greedy": "policy",
+    "Node": "tree",
+    "POLICIES": "policy",
+    "Policy": "policy",
+    "Tree": "tree",
+    "make_policy": "policy",
+    "policy_class": "policy",
+    "register": "policy",
+}
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = exports(__name__, _NAMES)
