@@ -17,4 +17,5 @@ class FailureMode(StrEnum):
     MODEL_REPLIES_EXHAUSTED = "model replies exhausted"
     INTERRUPTED = "interrupted"
     NOT_SCORED = "not scored"
+    NO_VALID_NODE = "no valid node"  # a tree search ended without one node that ran, scored and submitted
     TASK_ERROR = "task error"  # the task is broken (found only at run time): never the agent's failure
