@@ -4,7 +4,7 @@ private name crosses modules, and the runtime uses only the compiler's public AP
 Every import counts, at module level or inside a function. Layers, highest first (a `|` pair shares
 a rank; the cycle check keeps imports between them one way):
 
-    cli → sweeps → reports | viewer → search → agent | audit → scoring → run → actions | models
+    cli → sweeps | export → reports | viewer → search → agent | audit → scoring → run → actions | models
         → sandbox | data → build → kernel (the modules directly in mlab/)
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 RUNTIME, COMPILER = REPO / "runtime", REPO / "compiler"
 
 RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
-         ("agent", "audit"), ("search",), ("reports", "viewer"), ("sweeps",), ("cli",)]
+         ("agent", "audit"), ("search",), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
 # what the runtime may import from the compiler
 MLABC_PUBLIC = {"mlabc", "mlabc.api"}

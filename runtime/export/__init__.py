@@ -1,0 +1,2 @@
+"""Exports to the formats other tools read: runs as ATIF trajectories (atif) and Inspect AI logs
+(inspect_log), read into one conversation form first (turns). docs/interop.md maps every field."""
