@@ -5,16 +5,23 @@ mlab.models.offline), so tests and demos take exactly the path real runs take.
 Each call is retried with backoff on rate limits, server errors and time-outs;
 usage comes from the provider's reply (counted locally only where none is
 reported) and cost from litellm's price map, `None` (unknown) when unpriced.
+
+`complete` sends one user message and returns its text (text agents, summaries, model-backed
+actions); `chat` sends a conversation with optional tools (tool agents) and keeps the
+assistant message verbatim, tool calls and the provider's reasoning fields included, since
+the conversation of the next step has to echo it back unchanged.
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from mlab.models.errors import MissingKey, ModelError, RepliesExhausted
+from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
 from mlab.observation import utf8_safe
 
@@ -43,9 +50,13 @@ class ModelCall:
     attempts: int = 1
     usage_reported: bool = True
     response: str = ""
+    message: dict | None = None  # chat calls: the assistant message verbatim (OpenAI form)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        document = asdict(self)
+        if document["message"] is None:  # a completion call's record stays as it was
+            del document["message"]
+        return document
 
 
 @dataclass
@@ -222,6 +233,81 @@ def reply_text(response) -> str:
     return content
 
 
+# Fields of an assistant message that a provider needs echoed back in the next request.
+ECHOED_FIELDS = ("reasoning_content", "thinking_blocks")
+
+
+def reply_message(response) -> dict:
+    """The assistant message of a chat response's first choice, in OpenAI form: role, content
+    (text or None), tool_calls as {id, type, function {name, arguments}} with the arguments as
+    the model sent them, and the provider fields of ECHOED_FIELDS that are set. A call's id or
+    name is kept as sent, even when missing: the agent loop tells the model what is wrong."""
+    content = reply_text(response) if _first_message(response).get("content") is not None else None
+    message = {"role": "assistant", "content": content}
+    raw_calls = _first_message(response).get("tool_calls") or []
+    if not isinstance(raw_calls, (list, tuple)):
+        raise MalformedResponse(f"the response's tool_calls is {type(raw_calls).__name__}, not a list")
+    calls = []
+    for raw in raw_calls:
+        raw = _as_dict(raw)
+        function = _as_dict(raw.get("function"))
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            try:  # some providers hand the arguments over decoded
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            except (TypeError, ValueError):
+                arguments = str(arguments)
+        calls.append({"id": raw.get("id"), "type": raw.get("type") or "function",
+                      "function": {"name": function.get("name"), "arguments": arguments}})
+    if calls:
+        message["tool_calls"] = calls
+    for name in ECHOED_FIELDS:
+        value = _first_message(response).get(name)
+        if value not in (None, [], ""):
+            message[name] = _plain(value)
+    return message
+
+
+def _first_message(response) -> dict:
+    reply_text(response)  # checks that there is a first choice with a message
+    choice = response.choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else getattr(choice, "message", None)
+    return _as_dict(message)
+
+
+def _as_dict(value) -> dict:
+    if isinstance(value, dict):
+        return value
+    if hasattr(value, "model_dump"):
+        try:
+            return value.model_dump()
+        except Exception:
+            pass
+    return {key: getattr(value, key) for key in dir(value) if not key.startswith("_")
+            and not callable(getattr(value, key, None))} if value is not None else {}
+
+
+def _plain(value):
+    """A provider field as plain JSON values (pydantic objects dumped)."""
+    try:
+        return json.loads(json.dumps(value, default=lambda v: v.model_dump() if hasattr(v, "model_dump") else str(v)))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+# How servers word a refusal of the `tools` field (vLLM without a tool-call parser, Ollama models
+# without tool support, llama.cpp without --jinja, OpenAI-compatible servers that reject the field).
+_TOOLS_WORDS = re.compile(r"tool|function", re.I)
+
+
+def tools_refused(litellm, error: Exception) -> bool:
+    """Whether a failed call with tools failed because the server does not take tools: a request
+    error (or litellm's unsupported-parameter error) that names tools or function calling."""
+    kinds = tuple(k for k in (getattr(litellm, "BadRequestError", None), getattr(litellm, "UnsupportedParamsError", None),
+                              getattr(litellm, "UnprocessableEntityError", None)) if isinstance(k, type))
+    return isinstance(error, kinds) and bool(_TOOLS_WORDS.search(str(error)))
+
+
 def _usage_counts(usage) -> tuple[int, int, int] | None:
     """(prompt, completion, cached) tokens a provider reported; None when it reported none usable."""
     def count(value) -> int | None:
@@ -257,6 +343,33 @@ def split_prefix(messages: list[dict], prefix: str | None, model: str) -> list[d
     return messages[:-1] + [{"role": messages[-1]["role"], "content": marked}]
 
 
+def mark_cache(messages: list[dict], tools: list[dict] | None, model: str) -> tuple[list[dict], list[dict] | None]:
+    """Cache marks on the stable start of a conversation, for providers that need them marked
+    (Anthropic): on the system message and on the last tool, never on the changing last user
+    message. Other providers cache a repeated prefix without marks; the inputs are not changed."""
+    if is_offline(model) or model.split("/")[0] != "anthropic":
+        return messages, tools
+    mark = {"type": "ephemeral"}
+    marked = []
+    for message in messages:
+        if message.get("role") == "system" and isinstance(message.get("content"), str) and message["content"]:
+            message = dict(message, content=[{"type": "text", "text": message["content"], "cache_control": mark}])
+        marked.append(message)
+    if tools:
+        tools = tools[:-1] + [dict(tools[-1], cache_control=mark)]
+    return marked, tools
+
+
+def _common_messages(one: list[dict], other: list[dict]) -> int:
+    """How many leading messages two conversations share."""
+    count = 0
+    for a, b in zip(one, other):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
 class ModelClient:
     """Calls the model of a tier; one client per run."""
 
@@ -273,6 +386,7 @@ class ModelClient:
         self.backoff_s = backoff_s
         self.sleep = sleep
         self.on_retry = on_retry if on_retry is not None else _say_on_stderr  # one line per retry
+        self._previous: dict = {}  # per kind and tier, what the last offline call sent (its simulated cache)
 
     def complete(self, tier: str, prompt: str, *, purpose: str, stable_prefix: str | None = None) -> ModelCall:
         """One completion of `prompt` (a user message) by the tier's model."""
@@ -281,7 +395,63 @@ class ModelClient:
         prompt = utf8_safe(prompt)  # a reply or a file name may hold a lone surrogate, which no API takes
         stable_prefix = utf8_safe(stable_prefix) if stable_prefix else stable_prefix
         messages = split_prefix([{"role": "user", "content": prompt}], stable_prefix, config.model)
+        response, text, attempts, latency = self._send(litellm, tier, purpose, messages, {}, reply_text)
+        call = self._account(litellm, response, text, tier, config.model, purpose, prompt, attempts, latency)
+        if is_offline(config.model) and stable_prefix and prompt.startswith(stable_prefix):
+            # a provider's prefix cache, simulated: the stable prefix is served from the cache when
+            # the tier's previous prompt began with it too
+            key = ("complete", tier)
+            if self._previous.get(key) == stable_prefix:
+                call.cached_tokens = min(litellm.token_counter(model="gpt-3.5-turbo", text=stable_prefix),
+                                         call.prompt_tokens)
+            self._previous[key] = stable_prefix
+        return call
+
+    def chat(self, tier: str, messages: list[dict], *, tools: list[dict] | None = None, tool_choice=None,
+             parallel_tool_calls: bool | None = None, purpose: str = "step") -> ModelCall:
+        """One reply of the tier's model to a conversation (OpenAI-form messages), with `tools` when
+        given; ModelCall.message is the assistant message verbatim. A server that refuses the tools
+        field raises ToolsRefused, so that a tool agent can continue in its fallback format."""
+        config = self.tiers[tier]
+        litellm = import_litellm()
+        messages = [_safe_message(m) for m in messages]
+        sent, sent_tools = mark_cache(messages, tools, config.model)
+        extra: dict = {}
+        if sent_tools:
+            extra["tools"] = sent_tools
+            if tool_choice is not None:
+                extra["tool_choice"] = tool_choice
+            if parallel_tool_calls is not None:
+                extra["parallel_tool_calls"] = parallel_tool_calls
+        response, message, attempts, latency = self._send(litellm, tier, purpose, sent, extra, reply_message,
+                                                          tools=bool(sent_tools))
+        text = message.get("content") or ""
+        call = ModelCall(tier=tier, model=config.model, purpose=purpose, latency_s=round(latency, 4),
+                         attempts=attempts, response=text, message=message)
+        counts = _usage_counts(getattr(response, "usage", None)) if not is_offline(config.model) else None
+        if counts is not None:
+            call.prompt_tokens, call.completion_tokens, call.cached_tokens = counts
+        else:
+            call.usage_reported = False
+            call.prompt_tokens = _count_messages(litellm, messages, tools)
+            written = text + "".join((c["function"].get("name") or "") + (c["function"].get("arguments") or "")
+                                     for c in message.get("tool_calls", []))
+            call.completion_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=written) if written else 0
+        if is_offline(config.model):
+            key = ("chat", tier)
+            previous_tools, previous = self._previous.get(key, (None, []))
+            shared = _common_messages(previous, messages) if previous_tools == tools else 0
+            if shared:  # a provider's prefix cache, simulated: the leading messages the last call sent too
+                call.cached_tokens = min(_count_messages(litellm, messages[:shared], tools), call.prompt_tokens)
+            self._previous[key] = (tools, messages)
+        call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response)
+        return call
+
+    def _send(self, litellm, tier: str, purpose: str, messages: list[dict], extra: dict, read, tools: bool = False):
+        """Call the tier's model, retrying as configured; (response, read(response), attempts, seconds)."""
+        config = self.tiers[tier]
         kwargs = dict(config.params)
+        kwargs.update(extra)
         kwargs.setdefault("timeout", self.timeout_s)
         if self.api_base and not is_offline(config.model):
             kwargs["api_base"] = self.api_base
@@ -294,7 +464,7 @@ class ModelClient:
         for attempt in range(1, self.max_attempts + 1):
             try:
                 response = litellm.completion(model=config.model, messages=messages, num_retries=0, **kwargs)
-                text = reply_text(response)
+                value = read(response)
                 break
             except ModelError:
                 raise
@@ -302,19 +472,20 @@ class ModelClient:
                 inner = _model_error_inside(error)
                 if inner is not None:
                     raise inner from None
-                retry = isinstance(error, MalformedResponse) or _retryable(litellm, error)
                 served = self.api_base if not is_offline(config.model) else None
                 what = _describe(error, served)
                 at_url = served and not what.startswith("cannot reach")  # the URL said once
                 where = f"{config.model} at {served}" if at_url else config.model
+                if tools and tools_refused(litellm, error):
+                    raise ToolsRefused(f"{where} refused the tools of the request: {what}") from None
+                retry = isinstance(error, MalformedResponse) or _retryable(litellm, error)
                 if attempt == self.max_attempts or is_offline(config.model) or not retry:
                     raise ModelError(f"{where} failed after {attempt} attempt(s): {what}") from None
                 delay = min(self.backoff_s * 2 ** (attempt - 1), 60.0)
                 self.on_retry(f"mlab: {where}: {what}; retrying in {delay:g}s "
                               f"(attempt {attempt + 1} of {self.max_attempts})")
                 self.sleep(delay)
-        return self._account(litellm, response, text, tier, config.model, purpose, prompt, attempt,
-                             time.monotonic() - start)
+        return response, value, attempt, time.monotonic() - start
 
     def _account(self, litellm, response, text, tier, model, purpose, prompt, attempts, latency) -> ModelCall:
         usage = getattr(response, "usage", None)
@@ -327,11 +498,35 @@ class ModelClient:
             call.usage_reported = False
             call.prompt_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=prompt)
             call.completion_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=text)
-        if is_offline(model):
-            call.cost = 0.0
-        else:
-            try:
-                call.cost = float(litellm.completion_cost(completion_response=response))
-            except Exception:
-                call.cost = None  # not in the price map: unknown, not free
+        call.cost = 0.0 if is_offline(model) else _cost(litellm, response)
         return call
+
+
+def _cost(litellm, response) -> float | None:
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:
+        return None  # not in the price map: unknown, not free
+
+
+def _count_messages(litellm, messages: list[dict], tools: list[dict] | None) -> int:
+    """Prompt tokens of a conversation and its tools, counted locally (the tools array is part
+    of the prompt a provider bills)."""
+    try:
+        return litellm.token_counter(model="gpt-3.5-turbo", messages=messages, tools=tools or None)
+    except Exception:  # a message shape the counter does not know: count its text
+        return litellm.token_counter(model="gpt-3.5-turbo", text=json.dumps([messages, tools or []],
+                                                                            ensure_ascii=False))
+
+
+def _safe_message(message: dict) -> dict:
+    """A message whose texts can be sent as UTF-8 (a lone surrogate written as an escape)."""
+    def clean(value):
+        if isinstance(value, str):
+            return utf8_safe(value)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+    return clean(message)

@@ -19,5 +19,10 @@ class RepliesExhausted(ModelError):
     failure_mode = FailureMode.MODEL_REPLIES_EXHAUSTED
 
 
+class ToolsRefused(ModelError):
+    """The server refused the `tools` field of a chat call (the model or the server cannot take
+    tools); a tool agent continues in its declared fallback format."""
+
+
 class MissingKey(Exception):
     """A provider's API key is not set; a one-line message for the user."""

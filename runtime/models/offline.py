@@ -1,6 +1,7 @@
 """Offline models, registered as the litellm custom provider `mlab`.
 
-- `mlab/scripted:PATH`  replies read from a JSON list of strings, one per call, in order
+- `mlab/scripted:PATH`  replies read from a JSON list, one per call, in order: a string, or an
+                        assistant message {"content": ..., "tool_calls": [{"name", "arguments"}]}
 - `mlab/replay:RUN_DIR` the replies recorded in a run's trace, per tier, in order
 - `mlab/human`          shows the prompt and reads the reply from the terminal
 - `mlab/demo`           plays the task's demonstration (a keyless demonstration, not an
@@ -13,10 +14,15 @@ a run plays lives in an OfflineModels object its ModelClient owns and hands to t
 each call: the demonstration and the running agent's reply format, and per model name and tier
 how many replies were used, so that a resumed run continues at the next reply
 (`OfflineModels.set_position`).
+
+A chat call with tools (a tool agent's step) gets an assistant message: `reply_message` returns
+{"content": text or None, "tool_calls": [{"id", "name", "arguments"}]}, arguments being an object
+or the JSON text as a model would send it.
 """
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -44,6 +50,32 @@ class OfflineModel:
         self.position[tier] = index + 1
         return queue[index]
 
+    def reply_message(self, tier: str, purpose: str, messages: list[dict], tools: list[dict]) -> dict:
+        """The assistant message for a chat call with tools; by default the text reply as content."""
+        entry = self.reply(tier, purpose, last_text(messages))
+        return entry if isinstance(entry, dict) else {"content": entry}
+
+
+def last_text(messages: list[dict]) -> str:
+    """The text of a conversation's last message (what a text-only offline model answers)."""
+    content = messages[-1].get("content") if messages else ""
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def check_message_entry(entry, where: str) -> dict:
+    """A scripted or replayed assistant message, checked: {"content": str|None, "tool_calls": [...]}."""
+    unknown = set(entry) - {"content", "tool_calls"}
+    if unknown:
+        raise RepliesExhausted(f"{where} has unknown field(s) {', '.join(sorted(unknown))}; a reply object has "
+                               "\"content\" and \"tool_calls\"")
+    if entry.get("content") is not None and not isinstance(entry["content"], str):
+        raise RepliesExhausted(f"{where}: \"content\" must be a text")
+    calls = entry.get("tool_calls", [])
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls):
+        raise RepliesExhausted(f"{where}: \"tool_calls\" must be a list of {{\"name\": ..., \"arguments\": {{...}}}}")
+    return entry
 
 class Scripted(OfflineModel):
     """All tiers share one list: the file holds every reply the run will ask for, in order."""
@@ -56,12 +88,21 @@ class Scripted(OfflineModel):
             raise RepliesExhausted(f"cannot read scripted replies from {path}: {error.strerror or error}") from None
         except ValueError as error:
             raise RepliesExhausted(f"{path} is not valid JSON: {error}") from None
-        if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
-            raise RepliesExhausted(f"{path} must hold a JSON list of strings")
+        if not isinstance(replies, list) or not all(isinstance(r, (str, dict)) for r in replies):
+            raise RepliesExhausted(f"{path} must hold a JSON list of strings (or of reply objects "
+                                   "{\"content\": ..., \"tool_calls\": [...]})")
+        for index, entry in enumerate(replies):
+            if isinstance(entry, dict):
+                check_message_entry(entry, f"{path}: reply {index + 1}")
         self.replies = replies
 
     def reply(self, tier: str, purpose: str, prompt: str) -> str:
-        return super().reply("all", purpose, prompt)
+        entry = super().reply("all", purpose, prompt)
+        return entry.get("content") or "" if isinstance(entry, dict) else entry
+
+    def reply_message(self, tier: str, purpose: str, messages: list[dict], tools: list[dict]) -> dict:
+        entry = super().reply("all", purpose, last_text(messages))
+        return entry if isinstance(entry, dict) else {"content": entry}
 
     def queue(self, tier: str) -> list[str]:
         return self.replies
@@ -73,7 +114,7 @@ class Replay(OfflineModel):
     def __init__(self, name: str, run_dir: str):
         super().__init__(name)
         from mlab.errors import RunError
-        from mlab.trace import TRACE, full_text, read_trace
+        from mlab.trace import TRACE, full_record, read_trace
 
         trace = Path(run_dir) / TRACE
         if not trace.is_file():
@@ -82,26 +123,83 @@ class Replay(OfflineModel):
             records = read_trace(trace).records  # lines end at b"\n" only: replies may hold other line breaks
         except RunError as error:
             raise RepliesExhausted(f"cannot replay {run_dir}: {error}") from None
-        self.by_tier: dict[str, list[str]] = {}
+        self.by_tier: dict[str, list] = {}  # a text, or the assistant message of a chat call
         objects = Path(run_dir) / "objects"
         for record in records:
-            for index, call in enumerate((record.get("model") or {}).get("calls", [])):
-                try:  # a long reply is kept in objects/ and the record holds a preview (trace version 2)
-                    response = full_text(record, ["model", "calls", index, "response"], objects)
-                except RunError as error:
-                    raise RepliesExhausted(f"cannot replay {run_dir}: {error}") from None
-                self.by_tier.setdefault(call.get("tier", "main"), []).append(response or "")
+            try:  # a long reply is kept in objects/ and the record holds a preview (trace version 2)
+                record = full_record(record, objects)
+            except RunError as error:
+                raise RepliesExhausted(f"cannot replay {run_dir}: {error}") from None
+            for call in (record.get("model") or {}).get("calls", []):
+                message = call.get("message")
+                entry = _replayed(message) if isinstance(message, dict) else call.get("response") or ""
+                self.by_tier.setdefault(call.get("tier", "main"), []).append(entry)
 
-    def queue(self, tier: str) -> list[str]:
+    def queue(self, tier: str) -> list:
         return self.by_tier.get(tier, [])
+
+    def reply(self, tier: str, purpose: str, prompt: str) -> str:
+        entry = super().reply(tier, purpose, prompt)
+        return entry.get("content") or "" if isinstance(entry, dict) else entry
+
+    def reply_message(self, tier: str, purpose: str, messages: list[dict], tools: list[dict]) -> dict:
+        entry = super().reply(tier, purpose, last_text(messages))
+        return entry if isinstance(entry, dict) else {"content": entry}
+
+
+def _replayed(message: dict) -> dict:
+    """A recorded assistant message as an offline reply: its text and its tool calls, ids and the
+    arguments' text as they were sent."""
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        calls.append({"id": call.get("id"), "name": function.get("name") or "",
+                      "arguments": function.get("arguments") or ""})
+    return {"content": message.get("content"), "tool_calls": calls}
 
 
 class Human(OfflineModel):
-    """Interactive: the prompt goes to stdout, the reply is read until a line with a single '.'."""
+    """Interactive: the prompt goes to stdout, the reply is read until a line with a single '.'.
+    With tools, the conversation's new messages and the tools are shown, and a line
+    `call NAME {JSON arguments}` makes a tool call; the other lines are the message's text."""
+
+    shown = 0  # how many messages of the conversation were shown already
 
     def reply(self, tier: str, purpose: str, prompt: str) -> str:
         print(f"\n===== prompt for the {tier} model ({purpose}) =====\n{prompt}\n"
               "===== type the reply; end with a line holding only '.' =====", flush=True)
+        return self._read()
+
+    def reply_message(self, tier: str, purpose: str, messages: list[dict], tools: list[dict]) -> dict:
+        start = self.shown if self.shown < len(messages) and messages[:1] == self._first else 0
+        self._first, self.shown = messages[:1], len(messages)
+        print(f"\n===== conversation for the {tier} model ({purpose}) =====", flush=True)
+        for message in messages[start:]:
+            print(f"--- {message.get('role')}{' ' + message['tool_call_id'] if message.get('tool_call_id') else ''}"
+                  f" ---\n{last_text([message])}", flush=True)
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                print(f"call {function.get('name')} {function.get('arguments')}", flush=True)
+        print("===== tools =====", flush=True)
+        for tool in tools:
+            function = tool.get("function") or {}
+            print(f"{function.get('name')} {json.dumps((function.get('parameters') or {}).get('properties') or {})}\n"
+                  f"    {(function.get('description') or '').splitlines()[0] if function.get('description') else ''}",
+                  flush=True)
+        print("===== type the reply: text, and `call NAME {JSON arguments}` lines; end with a line "
+              "holding only '.' =====", flush=True)
+        text, calls = [], []
+        for line in self._read().splitlines(True):
+            if line.startswith("call "):
+                name, _, arguments = line[5:].strip().partition(" ")
+                calls.append({"name": name, "arguments": arguments.strip() or "{}"})
+            else:
+                text.append(line)
+        return {"content": "".join(text).strip() or None, "tool_calls": calls}
+
+    _first: list = []
+
+    def _read(self) -> str:
         lines = []
         for line in sys.stdin:
             if line.rstrip("\n") == ".":
@@ -116,17 +214,23 @@ class Human(OfflineModel):
 class Demo(OfflineModel):
     """Plays the task's demonstration for the main tier, each step rendered in the running agent's
     reply format (a version-1 demonstration: its replies as written); other tiers get a labelled
-    stand-in."""
+    stand-in. For a tool agent a step is a tool call (the step's action by its tool name, its
+    input as arguments) with the agent's text sections as the message's text; asked for text
+    (the agent's fallback format), the step is rendered in the fallback format."""
 
     def __init__(self, name: str, demonstration: Demonstration | None, starter_script: str,
-                 reply_format: dict | None = None):
+                 reply_format: dict | None = None, tool_names: dict | None = None):
         super().__init__(name)
         demonstration = demonstration if demonstration is not None else fallback_demo(starter_script)
+        reply_format = reply_format or RESEARCH_REPLY
+        self.tools_format = reply_format if reply_format.get("format") == "tools" else None
+        self.tool_names = dict(tool_names or {})
+        self.steps = list(demonstration.steps)
         if demonstration.replies is not None:
             self.replies = list(demonstration.replies)
         else:
-            reply_format = reply_format or RESEARCH_REPLY
-            self.replies = [render_step(step, reply_format) for step in demonstration.steps]
+            text_format = (reply_format.get("fallback") or RESEARCH_REPLY) if self.tools_format else reply_format
+            self.replies = [render_step(step, text_format) for step in demonstration.steps]
 
     def queue(self, tier: str) -> list[str]:
         return self.replies
@@ -136,6 +240,24 @@ class Demo(OfflineModel):
             self.position[tier] = self.position.get(tier, 0) + 1
             return demo_helper_reply(purpose, prompt)
         return super().reply(tier, purpose, prompt)
+
+    def reply_message(self, tier: str, purpose: str, messages: list[dict], tools: list[dict]) -> dict:
+        index = self.position.get(tier, 0)
+        text = self.reply(tier, purpose, last_text(messages))  # moves the position, or says none is left
+        if tier != "main" or not self.steps or self.tools_format is None:
+            return {"content": text}
+        step = self.steps[index]
+        sections = [s for s in self.tools_format.get("sections") or [] if s.get("kind", "text") == "text"]
+        content = "\n".join(f"{s['name']}: {step.sections.get(s.get('role') or '', '').strip() or NEUTRAL_TEXT}"
+                            for s in sections)
+        return {"content": content or None,
+                "tool_calls": [{"name": self.tool_names.get(step.action) or tool_name(step.action),
+                                "arguments": step.input}]}
+
+
+def tool_name(action: str) -> str:
+    """An action's default tool name: its name in snake case (List Files -> list_files)."""
+    return re.sub(r"[^a-z0-9]+", "_", action.lower()).strip("_") or "action"
 
 
 # The research agent's reply format: what a demonstration is rendered in when no agent's is known.
@@ -203,12 +325,13 @@ class OfflineModels:
     """The offline models of one run, each made on first use, with how far each has played."""
 
     def __init__(self, demo: Demonstration | list[str] | None = None, starter_script: str = "train.py",
-                 reply_format: dict | None = None):
+                 reply_format: dict | None = None, tool_names: dict | None = None):
         if isinstance(demo, list):  # a version-1 demonstration: replies as written
             demo = Demonstration(replies=tuple(demo))
         self.demo = demo  # the task's demonstration; None: list files, run the starter, submit
         self.starter_script = starter_script
         self.reply_format = reply_format  # the running agent's (AgentView.reply); None: the research agent's
+        self.tool_names = tool_names  # action name -> tool name, for a tool agent
         self._models: dict[str, OfflineModel] = {}
 
     def model(self, model: str) -> OfflineModel:
@@ -224,7 +347,8 @@ class OfflineModels:
             elif kind == "human":
                 self._models[name] = Human(model)
             elif kind == "demo":
-                self._models[name] = Demo(model, self.demo, self.starter_script, self.reply_format)
+                self._models[name] = Demo(model, self.demo, self.starter_script, self.reply_format,
+                                           self.tool_names)
             else:
                 raise RepliesExhausted(f"unknown offline model {model!r}: use mlab/scripted:PATH, "
                                        "mlab/replay:RUN_DIR, mlab/human or mlab/demo")
@@ -251,18 +375,45 @@ def register(litellm) -> None:
                        encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
                        **kwargs):
             metadata = (litellm_params or {}).get("metadata") or {}
-            prompt = messages[-1]["content"]
-            if isinstance(prompt, list):
-                prompt = "".join(part.get("text", "") for part in prompt)
             models = metadata.get(OFFLINE_METADATA)
             if models is None:
                 raise RepliesExhausted(f"mlab/{model} is called without the run's offline models "
                                        "(call it through a ModelClient)")
-            text = models.model(model).reply(metadata.get("mlab_tier", "main"),
-                                             metadata.get("mlab_purpose", "step"), prompt)
-            model_response.choices[0].message.content = text
+            player = models.model(model)
+            tier, purpose = metadata.get("mlab_tier", "main"), metadata.get("mlab_purpose", "step")
+            tools = (optional_params or {}).get("tools")
+            if not tools:
+                model_response.choices[0].message.content = player.reply(tier, purpose, last_text(messages))
+            else:
+                _fill(model_response, player.reply_message(tier, purpose, messages, tools), messages)
             model_response.model = f"mlab/{model}"
             return model_response
+
+    def _fill(model_response, entry: dict, messages: list) -> None:
+        """An offline assistant message into litellm's response: its text and its tool calls (an
+        id made up where the entry has none, from the conversation, so that it is the same when a
+        run is replayed and differs from every earlier call's; an explicit "id": null stays missing)."""
+        import hashlib
+
+        from litellm.types.utils import ChatCompletionMessageToolCall, Function
+
+        turn = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode("utf-8", "surrogatepass"))
+
+        message = model_response.choices[0].message
+        message.content = entry.get("content")
+        calls = []
+        for index, call in enumerate(entry.get("tool_calls") or []):
+            arguments = call.get("arguments", {})
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            made = ChatCompletionMessageToolCall(id=call.get("id", f"call_{turn.hexdigest()[:12]}_{index + 1}"), type="function",
+                                                 function=Function(name=call.get("name") or "", arguments=arguments))
+            if "id" in call and call["id"] is None:
+                made.id = None
+            calls.append(made)
+        if calls:
+            message.tool_calls = calls
+            model_response.choices[0].finish_reason = "tool_calls"
 
     litellm.custom_provider_map = list(litellm.custom_provider_map or []) + [
         {"provider": "mlab", "custom_handler": MlabProvider()}]

@@ -11,10 +11,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class FakeOpenAI:
     """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500, 'hang' or
-    'no choices' (a 200 response whose `choices` list is empty)."""
+    'no choices' (a 200 response whose `choices` list is empty).
 
-    def __init__(self, replies: list[str], faults: list | None = None, usage=(11, 7), cached: int = 0):
+    A reply is a text (the message's content) or an assistant message sent as it is (a dict with
+    content and tool_calls in OpenAI form; `tool_call(...)` makes one call). With
+    `refuse_tools` every request that has a `tools` field is refused with a 400, worded as
+    servers without tool support word it."""
+
+    def __init__(self, replies: list, faults: list | None = None, usage=(11, 7), cached: int = 0,
+                 refuse_tools: bool = False):
         self.replies = list(replies)
+        self.refuse_tools = refuse_tools
         self.faults = list(faults or [])
         self.usage = usage
         self.cached = cached  # prompt tokens the server says it served from its prompt cache
@@ -39,11 +46,17 @@ class FakeOpenAI:
                     return self._send(200, {"id": "chatcmpl-0", "object": "chat.completion", "created": 0,
                                             "model": body.get("model"), "choices": [],
                                             "usage": {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1}})
-                text = server.replies.pop(0) if server.replies else "no more replies"
+                if server.refuse_tools and "tools" in body:
+                    return self._send(400, {"error": {"message": "tools are not supported by this server: "
+                                                                 "start it with a tool-call parser",
+                                                      "type": "invalid_request_error", "param": "tools"}})
+                reply = server.replies.pop(0) if server.replies else "no more replies"
+                message = dict(reply, role="assistant") if isinstance(reply, dict) else \
+                    {"role": "assistant", "content": reply}
                 self._send(200, {
                     "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
+                    "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                                 "message": message}],
                     "usage": {"prompt_tokens": server.usage[0], "completion_tokens": server.usage[1],
                               "total_tokens": sum(server.usage),
                               "prompt_tokens_details": {"cached_tokens": server.cached}}})
@@ -74,6 +87,21 @@ class FakeOpenAI:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def tool_call(name: str, arguments, call_id: str | None = "call_1", content: str | None = None,
+              more: list | None = None) -> dict:
+    """An assistant message with one tool call (arguments: an object, sent as JSON text, or the
+    text itself), and the calls of `more` ((name, arguments, id) triples) after it."""
+    def one(name, arguments, call_id):
+        call = {"type": "function", "function": {
+            "name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+        if call_id is not None:
+            call["id"] = call_id
+        return call
+
+    return {"content": content, "tool_calls": [one(name, arguments, call_id)] +
+            [one(*extra) for extra in more or []]}
 
 
 def closed_port_base() -> str:
