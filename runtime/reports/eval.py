@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from mlab.errors import MlabError, RunError
-from mlab.reports.runs import SCORES, LoadedRun
+from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
 from mlab.reports.taxonomy import findings
 
 TIERS = ("main", "fast", "edit")
@@ -70,7 +70,7 @@ def score_steps(run: LoadedRun) -> list[dict]:
     """The score of the workspace after every step (0: as prepared), with time and usage so far."""
     from mlab.build import load_build
     from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
-    from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, apply_delta
+    from mlab.snapshots import SYMLINK_PREFIX, ObjectStore
 
     try:
         task = load_build(run.dir / "build", check_fresh=False).task(run.task)
@@ -83,7 +83,9 @@ def score_steps(run: LoadedRun) -> list[dict]:
     direction, threshold = view.metric.direction, view.success_threshold
     tabular = view.metric.kind == "tabular"
     store = ObjectStore(run.dir / "objects", durable=False)
-    manifest = dict(store.get_json(run.meta["initial_snapshot"]))
+    initial = dict(store.get_json(run.meta["initial_snapshot"]))
+    # the workspace after each step (0: as prepared); a tree node's is its parent's plus its delta
+    workspaces = [initial] + [after for _, after in record_workspaces(initial, run.records)]
     scored: dict = {}
     rows = []
     tokens, cost = 0, 0.0
@@ -91,8 +93,8 @@ def score_steps(run: LoadedRun) -> list[dict]:
     try:
         for step in range(len(run.records) + 1):
             record = run.records[step - 1] if step else {}
+            manifest = workspaces[step]
             if step:
-                apply_delta(manifest, record.get("snapshot") or {})
                 used, spent = _step_usage(record)
                 tokens += used
                 cost = None if cost is None or spent is None else cost + spent

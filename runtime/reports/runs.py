@@ -126,6 +126,19 @@ class LoadedRun:
         sections = (doc.get("reply") or {}).get("sections") or []
         return [Section(s.get("name", ""), s.get("kind", "text"), s.get("role")) for s in sections]
 
+    @property
+    def declared_format(self) -> str | None:
+        """The agent's declared reply format (sections, json, tools), None when the build is missing."""
+        return ((self.agent_doc or {}).get("reply") or {}).get("format")
+
+    def sections_for(self, ran: str | None) -> list[Section]:
+        """The sections of the reply format a step ran: a tool agent's fallback has its own."""
+        reply = (self.agent_doc or {}).get("reply") or {}
+        fallback = reply.get("fallback")
+        if ran and ran != reply.get("format") and isinstance(fallback, dict) and fallback.get("sections"):
+            return [Section(s.get("name", ""), s.get("kind", "text"), s.get("role")) for s in fallback["sections"]]
+        return self.sections
+
     @cached_property
     def problem(self) -> str:
         """The task's problem text, as the agent was shown it ('' when the build is missing)."""
@@ -161,6 +174,31 @@ def _build_document(build_key: str, path: Path) -> dict | None:
             return None
         _BUILD_DOCUMENTS[key] = doc  # only what was read: another run of the build may hold its copy
     return _BUILD_DOCUMENTS[key]
+
+
+def record_workspaces(initial: dict[str, str], records: list[dict]):
+    """(manifest before, manifest after) of each record's workspace, in order.
+
+    A linear run's record changes the workspace the record before it left. A tree-search node
+    (a record with "node") changes its PARENT node's workspace, or the initial one for a root, so
+    each node's files are those of its own line of descent, not of the node made just before.
+    """
+    from mlab.snapshots import apply_delta
+
+    by_node: dict[int, dict[str, str]] = {}
+    current = dict(initial)
+    for record in records:
+        if isinstance(record.get("node"), int):
+            parent = record.get("parent")
+            before = by_node.get(parent, initial) if isinstance(parent, int) else initial
+        else:
+            before = current
+        after = dict(before)
+        apply_delta(after, record.get("snapshot") or {})
+        if isinstance(record.get("node"), int):
+            by_node[record["node"]] = after
+        current = after
+        yield before, after
 
 
 def read_scores(run_dir: Path) -> list[dict] | None:

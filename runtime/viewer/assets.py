@@ -57,6 +57,26 @@ table.runs th, table.runs td { border-bottom: 1px solid var(--line); padding: 4p
 table.runs th { cursor: pointer; background: #eef1f6; position: sticky; top: 0; user-select: none; }
 table.runs th[data-dir="asc"]::after { content: " ▲"; } table.runs th[data-dir="desc"]::after { content: " ▼"; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.format-badge { font-size: 11px; padding: 1px 7px; border-radius: 10px; background: #eef1f6; font-weight: 600; }
+.format-badge.fallback { background: #fff4ce; color: #5c4400; }
+.tool-call, .tool-result { border-left: 4px solid #5b7fbf; padding: 2px 10px; margin: 6px 0; }
+.tool-call h4 { font-size: 11px; color: var(--muted); margin: 6px 0 2px; font-weight: normal; }
+.tool-result.error { border-color: var(--bad); background: #fff6f5; }
+.chart.tree { overflow-x: auto; }
+svg.search-tree .edge { stroke: #9aa5b8; stroke-width: 1.5; }
+svg.search-tree .edge.second { stroke-dasharray: 4 3; }
+svg.search-tree .tree-node rect { fill: #e8f3ec; stroke: #3f8f5a; stroke-width: 1.2; }
+svg.search-tree .tree-node.buggy rect { fill: #fde2e0; stroke: var(--bad); }
+svg.search-tree .tree-node.best rect { fill: #c9ecd4; }
+svg.search-tree .tree-node.submitted rect { stroke: var(--ok); stroke-width: 4; }
+svg.search-tree .tree-node .cross { stroke: var(--bad); stroke-width: 1; opacity: .5; }
+svg.search-tree .tree-node text { font: 11px system-ui, sans-serif; fill: var(--ink); }
+svg.search-tree .tree-node text.val { font-weight: 700; }
+svg.search-tree .submitted-label { fill: var(--ok) !important; font-weight: 700; }
+svg.search-tree .node-link:hover rect { stroke-width: 3; }
+svg.search-tree text.legend { font: 11px system-ui, sans-serif; fill: var(--muted); }
+article.node:target, article.node.opened { box-shadow: 0 0 0 3px #1f6feb55; }
+.node-facts .operator { font-weight: 700; }
 .badge { font-size: 10.5px; background: #fff4ce; border: 1px solid #e0b400; border-radius: 3px; padding: 0 4px; }
 """
 
@@ -75,6 +95,16 @@ RUN_JS = """
   function fold(open) { document.querySelectorAll('main details').forEach(function (d) { d.open = open; }); }
   document.getElementById('open-all').addEventListener('click', function () { fold(true); });
   document.getElementById('close-all').addEventListener('click', function () { fold(false); });
+  // A node of the search tree, clicked (or named in the address): open its plan, diff and output.
+  function reveal() {
+    var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    if (!target || !target.classList.contains('node')) { return; }
+    document.querySelectorAll('article.node.opened').forEach(function (a) { a.classList.remove('opened'); });
+    target.querySelectorAll('details').forEach(function (d) { d.open = true; });
+    target.classList.add('opened');
+  }
+  window.addEventListener('hashchange', reveal);
+  reveal();
   document.body.dataset.ready = 'yes';
 })();
 """

@@ -11,7 +11,8 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, apply_delta
+from mlab.reports.runs import record_workspaces
+from mlab.snapshots import SYMLINK_PREFIX, ObjectStore
 
 MAX_TEXT_BYTES = 256 * 1024
 MAX_DIFF_LINES = 400
@@ -103,18 +104,17 @@ def file_change(store: ObjectStore, path: str, before: str | None, after: str | 
 
 
 def step_changes(run_dir: Path, meta: dict, records: list[dict]) -> list[tuple[list[FileChange], int]]:
-    """Per step (in order): the file changes shown and how many more files changed unshown."""
+    """Per step (in order): the file changes shown and how many more files changed unshown. A
+    tree-search node's changes are against its parent node's workspace (see record_workspaces)."""
     store = ObjectStore(Path(run_dir) / "objects", durable=False)
     try:
-        manifest = dict(store.get_json(meta["initial_snapshot"]))
+        initial = dict(store.get_json(meta["initial_snapshot"]))
     except (OSError, ValueError):
         return [([], 0) for _ in records]
     out = []
-    for record in records:
+    for record, (before, after) in zip(records, record_workspaces(initial, records)):
         delta = record.get("snapshot") or {}
         paths = sorted(set(delta.get("changed", {})) | set(delta.get("removed", [])))
-        before = {path: manifest.get(path) for path in paths}
-        apply_delta(manifest, delta)
-        shown = [file_change(store, path, before.get(path), manifest.get(path)) for path in paths[:MAX_FILES]]
+        shown = [file_change(store, path, before.get(path), after.get(path)) for path in paths[:MAX_FILES]]
         out.append((shown, max(len(paths) - MAX_FILES, 0)))
     return out

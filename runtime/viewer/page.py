@@ -21,6 +21,8 @@ from mlab.trace import full_record
 from mlab.viewer.assets import CSS, RUN_JS
 from mlab.viewer.chart import score_chart
 from mlab.viewer.diff import DATA_PREVIEW_LINES, FileChange, step_changes
+from mlab.viewer.searchtree import node_heading, node_plan, tree_nodes, tree_svg
+from mlab.viewer.tools import assistant_text, format_badge, is_tool_step, tool_call, tool_result
 
 FOLD_CHARS, FOLD_LINES = 1500, 25      # observations longer than this start folded
 MAX_SHOWN_CHARS = 20000                # longer texts show their first and last halves of this
@@ -76,12 +78,20 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
             _fact("cost", "unknown" if result.get("cost") is None else f"${result['cost']:.4f}"),
             _fact("scripts", escape(_compute_total(result.get("compute") or {}))),
         ]
+        facts += _search_facts(result)
         if labels:
             facts.append(_fact("failure labels", escape("; ".join(label.text() for label in labels)), "verdict bad"))
         if result.get("detail"):
             facts.append(_fact("detail", escape(str(result["detail"]))))
     facts.append(_fact("hallucinated claims", str(len(claims)), "verdict bad" if claims else ""))
     parts.append(f"<dl class='facts'>{''.join(facts)}</dl>")
+    nodes = tree_nodes(run.records)
+    if nodes:
+        submitted = (result.get("search") or {}).get("submitted_node")
+        lower = None if not result.get("direction") else result.get("direction") == "lower_is_better"
+        parts.append(f"<div class='chart tree' id='search-tree'><h3>Search tree</h3><p class='meta'>click a node "
+                     f"for its plan, its code against its parent and its output</p>"
+                     f"{tree_svg(nodes, submitted, lower)}</div>")
     if run.scores:
         parts.append(f"<div class='chart' id='score-chart'>{score_chart(run.scores, str(result.get('metric_display') or result.get('metric')), result.get('direction'), (result.get('baseline') or {}).get('value'))}</div>")
     elif run.records:
@@ -94,6 +104,28 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
                  "<button id='close-all' type='button'>close all folds</button><span class='meta'>jump to step:"
                  "</span></div><nav class='steps'></nav></header>")
     return "".join(parts)
+
+
+def _search_facts(result: dict) -> list[str]:
+    """The facts of a tree search (its policy, tree size and chosen node), and the reply format that
+    ran where a tool agent fell back to its text format."""
+    facts = []
+    search = result.get("search")
+    if isinstance(search, dict):
+        chosen = search.get("submitted_node")
+        facts += [_fact("search", escape(f"{search.get('policy')}: {search.get('nodes')} nodes, "
+                                         f"{search.get('valid_nodes')} valid, {search.get('buggy_nodes', '–')} buggy")),
+                  _fact("submitted node", "none" if chosen is None else
+                        f"<a href='#node-{int(chosen)}'>node {int(chosen)}</a> (validation "
+                        f"{_number(search.get('submitted_validation'))}, chosen by "
+                        f"{escape(str(search.get('selected_by') or 'validation'))})",
+                        "" if chosen is not None else "verdict bad")]
+    reply_format = result.get("reply_format")
+    if isinstance(reply_format, dict) and reply_format.get("ran") != reply_format.get("declared"):
+        why = f": {reply_format['reason']}" if reply_format.get("reason") else ""
+        facts.append(_fact("reply format", escape(f"{reply_format.get('ran')} (declared {reply_format.get('declared')}"
+                                                  f"{why})"), "verdict bad"))
+    return facts
 
 
 def _compute_total(compute: dict) -> str:
@@ -117,14 +149,14 @@ def _marked(text: str, numbers: set[str]) -> str:
 def _sections(run: LoadedRun, model: dict, step_claims: list) -> str:
     reply = model.get("reply") or {}
     parts = []
-    for section in run.sections:
+    for section in run.sections_for(model.get("format")):
         if section.kind in ("action", "json") or not reply.get(section.name):
             continue
         flagged = {c.number for c in step_claims if c.section == section.name}
         parts.append(f"<div class='section {_role_class(section.role)}' data-role='{escape(section.role or '')}'>"
                      f"<h3>{escape(section.name)}</h3><div class='text'>{_marked(reply[section.name], flagged)}"
                      f"</div></div>")
-    if not reply and model.get("response"):
+    if not reply and model.get("response") and not model.get("message"):
         parts.append(f"<details><summary>raw reply (not parsed)</summary><pre>{escape(clip(model['response']))}"
                      "</pre></details>")
     errors = model.get("format_errors") or []
@@ -134,13 +166,13 @@ def _sections(run: LoadedRun, model: dict, step_claims: list) -> str:
     return "".join(parts)
 
 
-def _observation(text: str) -> str:
+def _observation(text: str, title: str = "Observation") -> str:
     lines = text.count("\n") + 1
     body = f"<pre class='observation-text'>{escape(clip(text))}</pre>"
     if len(text) <= FOLD_CHARS and lines <= FOLD_LINES:
-        return f"<h3>Observation</h3>{body}"
+        return f"<h3>{title}</h3>{body}"
     first = escape(text.strip().splitlines()[0][:120]) if text.strip() else ""
-    return (f"<h3>Observation</h3><details class='long'><summary>{first} … ({lines:,} lines, "
+    return (f"<h3>{title}</h3><details class='long'><summary>{first} … ({lines:,} lines, "
             f"{len(text):,} characters)</summary>{body}</details>")
 
 
@@ -257,27 +289,57 @@ def _compute(compute: dict | None) -> str:
     return f"<p class='{css}'>script: {escape(', '.join(what))}</p>"
 
 
+def _files_changed(record: dict, changes: tuple[list[FileChange], int]) -> str:
+    shown, more = changes
+    if not shown:
+        return ""
+    extra = f"<p class='meta'>… and {more} more file(s)</p>" if more else ""
+    title = "Files changed"
+    if isinstance(record.get("node"), int):
+        parent = record.get("parent")
+        title = "Code and files against the initial workspace" if parent is None else \
+            f"Code and files against node {parent}"
+    return f"<div class='diffs'><h3>{escape(title)}</h3>{''.join(_diff(c) for c in shown)}{extra}</div>"
+
+
 def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], claims: list,
-          previous_elapsed: float) -> str:
+          previous_elapsed: float, submitted: int | None = None) -> str:
     number, (status, css) = record["step"], _status(record)
     action = record.get("action")
     name = action if isinstance(action, str) else "(no action)" if action is None else json.dumps(action)
     model = record.get("model") or {}
-    parts = [f"<article class='step' id='step-{number}' data-step='{number}' data-status='{escape(css)}' "
-             f"data-action='{escape(name)}'><h2>Step {number} · {escape(name)} "
-             f"<span class='status {escape(css)}'>{escape(status)}</span>{_usage(record, previous_elapsed)}</h2>"]
-    parts.append(_sections(run, model, claims))
+    node = record.get("node") if isinstance(record.get("node"), int) else None
+    if node is not None:
+        anchor, heading, kind = f"node-{node}", f"Node {node} · {escape(name)}", "step node"
+    else:
+        anchor, heading, kind = f"step-{number}", f"Step {number} · {escape(name)}", "step"
+    parts = [f"<article class='{kind}' id='{anchor}' data-step='{number}' data-status='{escape(css)}' "
+             f"data-action='{escape(name)}'><h2>{heading} "
+             f"<span class='status {escape(css)}'>{escape(status)}</span>"
+             f"{format_badge(model, run.declared_format)}{_usage(record, previous_elapsed)}</h2>"]
+    if node is not None:
+        parts.append(node_heading(record, submitted))
+        plan = node_plan(record)
+        if plan:
+            parts.append(f"<div class='section role-plan' data-role='plan'><h3>Plan</h3><div class='text'>"
+                         f"{escape(clip(plan))}</div></div>")
+    sections = _sections(run, model, claims)
+    parts.append(sections)
     if claims:
         items = "".join(f"<li><b>{escape(c.number)}</b> in {escape(c.section)}: “{escape(c.sentence)}”</li>"
                         for c in claims)
         parts.append(f"<div class='claims'><h3>hallucinated claims</h3><ul>{items}</ul></div>")
-    parts.append(_action(record))
-    parts.append(_observation(str(record.get("observation", ""))))
+    observation = str(record.get("observation", ""))
+    if is_tool_step(model):
+        parts.append(assistant_text(model, "class='section" in sections))
+        resolved = record.get("resolved") if isinstance(record.get("resolved"), dict) else {}
+        parts.append(tool_call(model, resolved.get("action") or (action if isinstance(action, str) else None)))
+        parts.append(tool_result(model, observation))
+    elif node is None:
+        parts.append(_action(record))
+    parts.append(_observation(observation, "Output" if node is not None else "Observation"))
     parts.append(_compute(record.get("compute")))
-    shown, more = changes
-    if shown:
-        extra = f"<p class='meta'>… and {more} more file(s)</p>" if more else ""
-        parts.append(f"<div class='diffs'><h3>Files changed</h3>{''.join(_diff(c) for c in shown)}{extra}</div>")
+    parts.append(_files_changed(record, changes))
     if record.get("end_reason"):
         parts.append(f"<p class='meta'>the run ended here: {escape(str(record['end_reason']))}</p>")
     parts.append(_calls(record))
@@ -303,8 +365,10 @@ def render_run(run: LoadedRun) -> str:
     for claim in claims:
         by_step.setdefault(claim.step, []).append(claim)
     steps, previous = [], 0.0
+    submitted = ((run.result or {}).get("search") or {}).get("submitted_node")
     for record, change in zip(records, changes):
-        steps.append(_step(run, _in_full(run, record), change, by_step.get(record["step"], []), previous))
+        steps.append(_step(run, _in_full(run, record), change, by_step.get(record["step"], []), previous,
+                           submitted))
         previous = float(record.get("elapsed_s", previous))
     title = f"mlab run {run.id} — {run.task} / {run.agent}" + (" — DEMONSTRATION" if run.demo else "")
     body = "".join(steps) or "<p>This run has no steps yet.</p>"

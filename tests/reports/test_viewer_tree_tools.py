@@ -1,0 +1,103 @@
+"""`mlab view` of a tree-search run (the tree as SVG, each node's plan, diff and output) and of a
+tool agent's steps (assistant text, the call as sent, the result with its error flag)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from handmade import tool_run, tree_run
+from report_helpers import mlab
+from test_viewer import chromium, needs_chromium
+
+
+@pytest.fixture(scope="session")
+def tree_page(run_of, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tree-view")
+    run = tree_run(run_of("research-0"), folder / "run")
+    code, out, err = mlab("view", run, "-o", folder / "tree.html")
+    assert code == 0, err
+    return folder / "tree.html"
+
+
+def _node(html: str, number: int) -> str:
+    return html.split(f"<article class='step node' id='node-{number}'")[1].split("</article>")[0]
+
+
+def test_the_tree_is_drawn_with_operators_scores_buggy_and_submitted_nodes(tree_page):
+    html = tree_page.read_text()
+    svg = html.split("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"search-tree\"")[1].split("</svg>")[0]
+    boxes = re.findall(r'<g class="tree-node ([a-z ]+)" data-node="(\d)" data-operator="(\w+)">', svg)
+    assert [(int(n), op) for _, n, op in boxes] == [(1, "draft"), (2, "draft"), (3, "debug"), (4, "improve"),
+                                                     (5, "improve")]
+    classes = {int(n): set(c.split()) for c, n, _ in boxes}
+    assert "buggy" in classes[2] and all("valid" in classes[n] for n in (1, 3, 4, 5))
+    assert {"submitted", "best"} <= classes[5] and not any("submitted" in classes[n] for n in (1, 2, 3, 4))
+    assert ">#3 debug</text>" in svg and ">0.4</text>" in svg and ">buggy</text>" in svg
+    assert svg.count("<line class=\"edge\"") == 3  # 3 -> 2, 4 -> 1, 5 -> 3: drafts are roots
+    assert 'class="submitted-label">submitted</text>' in svg
+    assert all(f'<a href="#node-{n}" class="node-link"' in svg for n in range(1, 6))
+    assert "<script" not in svg and not re.search(r"""(src|href)=['"]?(https?:)?//""", html)
+    assert "greedy: 5 nodes, 4 valid, 1 buggy" in html and "<a href='#node-5'>node 5</a> (validation 0.4" in html
+
+
+def test_a_node_shows_its_plan_its_code_against_its_parent_and_its_output(tree_page):
+    html = tree_page.read_text()
+    four = _node(html, 4)  # improve of node 1, made right after node 3: the diff is against node 1
+    assert "from <a href='#node-1'>node 1</a>" in four and "validation 0.7" in four
+    assert "<h3>Plan</h3><div class='text'>Plan of node 4: improve" in four
+    assert "<h3>Code and files against node 1</h3>" in four
+    assert "<span class='del'>-W = 0.3</span>" in four and "<span class='add'>+W = 0.4</span>" in four
+    assert "W = 0.5" not in four
+    assert "<h3>Output</h3>" in four and "validation mae 0.7" in four
+    two = _node(html, 2)
+    assert "<span class='status error'>buggy</span>" in two and "NameError" in two
+    assert "root (from the initial workspace)" in two and "against the initial workspace" in two
+    assert "<span class='status final'>submitted</span>" in _node(html, 5)
+
+
+@needs_chromium
+def test_clicking_a_node_opens_it_in_chromium(tree_page, tmp_path):
+    """Following a node's link (here, opening the page at #node-3) opens that node's folds."""
+    done = chromium(tree_page, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=2000")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count('<g class="tree-node') == 5  # the SVG is drawn by the browser as written
+    page = tree_page.with_name("tree-at-node-3.html")
+    page.write_text(tree_page.read_text())
+    url = page.resolve().as_uri() + "#node-3"
+    import subprocess
+
+    from test_viewer import CHROMIUM
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile2'}", "--dump-dom", url],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert 'data-ready="yes"' in dom
+    three = dom.split('id="node-3"')[1].split("</article>")[0]
+    assert 'class="step node opened"' in dom.split('id="node-3"')[0][-80:]
+    assert "<details" in three and "<details class=\"file-change\" open" in three
+    assert all(" open" in tag for tag in re.findall(r"<details[^>]*>", three))
+
+
+def test_a_tool_step_shows_the_message_the_call_as_sent_and_the_result(run_of, tmp_path):
+    run = tool_run(run_of("research-0"), tmp_path / "run")
+    code, out, err = mlab("view", run, "-o", tmp_path / "tools.html")
+    assert code == 0, err
+    html = (tmp_path / "tools.html").read_text()
+    first = html.split("id='step-1'")[1].split("</article>")[0]
+    assert "<h3>Reflection</h3><div class='text'>nothing yet.</div>" in first
+    assert "<span class='format-badge' title='the declared reply format'>tools</span>" in first
+    assert "<code class='name'>list_files</code> <span class='meta'>→ action List Files</span>" in first
+    assert "<code class='call-id'>call_a1</code>" in first and "call 1 of 2 in the message" in first
+    assert "<pre class='tool-arguments'>{&quot;dir_path&quot;:  &quot;.&quot;}</pre>" in first  # spacing kept
+    assert "<code>read_file</code> <span class='meta'>id call_b2</span>" in first  # the message's other call
+    assert "<span class='status ok'>sent as a result</span>" in first and "content is the observation below" in first
+    second = html.split("id='step-2'")[1].split("</article>")[0]
+    assert "call 2 of the message of an earlier step" in second
+    third = html.split("id='step-3'")[1].split("</article>")[0]
+    assert "data-error='yes'" in third and "<span class='status error tool-error'>sent as an error</span>" in third
+    assert "{&quot;script&quot;: 5}" in third and "Traceback" not in html
+    fourth = html.split("id='step-4'")[1].split("</article>")[0]  # the fallback's own sections and action
+    assert "tools; this step ran the fallback format'>sections (fallback)</span>" in fourth
+    assert "<h3>Fact Check</h3><div class='text'>nothing is claimed" in fourth
+    assert "<div class='action'><h3>Action</h3><code class='name'>List Files</code>" in fourth
+    assert "Tool call" not in fourth
