@@ -3,12 +3,13 @@ tool agent's steps (assistant text, the call as sent, the result with its error 
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
 from handmade import tool_run, tree_run
 from report_helpers import mlab
-from test_viewer import chromium, needs_chromium
+from test_viewer import CHROMIUM, needs_chromium
 
 
 @pytest.fixture(scope="session")
@@ -59,23 +60,19 @@ def test_a_node_shows_its_plan_its_code_against_its_parent_and_its_output(tree_p
 @needs_chromium
 def test_clicking_a_node_opens_it_in_chromium(tree_page, tmp_path):
     """Following a node's link (here, opening the page at #node-3) opens that node's folds."""
-    done = chromium(tree_page, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=2000")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.count('<g class="tree-node') == 5  # the SVG is drawn by the browser as written
-    page = tree_page.with_name("tree-at-node-3.html")
-    page.write_text(tree_page.read_text())
-    url = page.resolve().as_uri() + "#node-3"
-    import subprocess
-
-    from test_viewer import CHROMIUM
-    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                          f"--user-data-dir={tmp_path / 'profile2'}", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120).stdout
-    assert 'data-ready="yes"' in dom
-    three = dom.split('id="node-3"')[1].split("</article>")[0]
-    assert 'class="step node opened"' in dom.split('id="node-3"')[0][-80:]
-    assert "<details" in three and "<details class=\"file-change\" open" in three
-    assert all(" open" in tag for tag in re.findall(r"<details[^>]*>", three))
+    url = tree_page.resolve().as_uri() + "#node-3"
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=120)
+    dom = done.stdout
+    assert done.returncode == 0 and 'data-ready="yes"' in dom, done.stderr[-2000:]
+    assert dom.count('<g class="tree-node') == 5  # the SVG as the browser parsed it
+    before, three = dom.split('id="node-3"', 1)
+    three = three.split("</article>")[0]
+    assert 'class="step node opened"' in before[-80:]
+    folds = re.findall(r"<details[^>]*>", three)
+    assert folds and all(" open" in tag for tag in folds)
+    assert 'class="step node opened"' not in dom.split('id="node-3"')[0][:-80]  # no other node opened
 
 
 def test_a_tool_step_shows_the_message_the_call_as_sent_and_the_result(run_of, tmp_path):
