@@ -19,7 +19,8 @@ __all__ = ["COMMANDS", "main"]
 # verb → the module under mlab.cli whose main(args) does it
 COMMANDS = {"prepare": "prepare", "drive": "drive", "run": "run", "list": "list", "eval": "eval",
             "report": "report", "view": "view", "sweep": "sweep", "baseline": "baseline", "audit": "audit",
-            "checkout": "checkout", "export": "export"}
+            "checkout": "checkout", "export": "export",
+            "export-task": "export_task"}
 
 RUN_EPILOG = """\
 model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
@@ -79,7 +80,21 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--to", required=True, choices=("atif", "inspect"), help="the format to write")
     export.add_argument("-o", "--output", metavar="FILE", help="the new file (atif default: stdout; inspect: "
                         "FILE.eval for one task, agent and model, else a new folder of .eval logs)")
+    _add_export_task(verbs)
     return parser
+
+
+def _add_export_task(verbs) -> None:
+    exporting = verbs.add_parser("export-task", help="write tasks as another runner's task folders: Harbor")
+    exporting.add_argument("tasks", nargs="+", metavar="TASK", help=shared.TASK_HELP)
+    exporting.add_argument("--to", required=True, choices=("harbor",), help="the format to write")
+    exporting.add_argument("-o", "--output", required=True, metavar="DIR", help="a new or empty folder, one task folder each")
+    shared.add_data(exporting)
+    shared.add_build(exporting)
+    exporting.add_argument("--wheel", metavar="FILE.whl", help="the mlab-harness wheel the verifier installs "
+                           "(default: built from this checkout with pip wheel . --no-deps)")
+    exporting.add_argument("--base-image", metavar="IMAGE", help="the Python base image of both environments, e.g. "
+                           "pinned by digest (default: python:<this Python's version>-slim-bookworm)")
 
 
 def _add_run(verbs) -> None:

@@ -1,0 +1,194 @@
+"""`mlab export-task --to harbor`: a compiled task as a Harbor task folder (task.toml schema 1.4).
+
+    <task>/task.toml          time-outs, CPUs, memory and GPUs from the task's limits and hardware;
+                              no network for the agent; a separate verifier environment
+    <task>/instruction.md     the problem, the workspace, the submission format, the metric and bar
+    <task>/environment/       the agent's image: Dockerfile (pinned Python base, the task's
+                              requirements pinned exactly), workspace/ = starter files + public data
+    <task>/tests/             the verifier's image: Dockerfile, test.sh, this project's wheel, its
+                              pinned requirements, and mlab/ (the compiled task, the private files,
+                              the baseline, the starter for timed metrics, the evaluator)
+    <task>/solution/          solve.sh and the winning files of the task's demonstration
+
+The agent's workspace (/workspace) travels to the verifier as a Harbor artifact; test.sh runs
+mlab's own scorer on it (mlab.export.harbor_verify) and writes /logs/verifier/reward.json. Every
+task is written into a staging folder beside the output and moved into place only when all are
+done, so a failure leaves nothing half-written.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlab.errors import MlabError, UsageError
+
+from mlab.export.harbor_files import (SCHEMA_VERSION, VERIFIER_HOME, agent_dockerfile, instruction,
+                                      solution_files, task_toml, test_script, verifier_dockerfile)
+from mlab.export.pins import distribution_requirements, pinned
+
+__all__ = ["SCHEMA_VERSION", "ExportError", "Options", "export_tasks"]
+
+DISTRIBUTION = "mlab-harness"
+
+
+class ExportError(MlabError):
+    """A task that cannot be exported as asked."""
+
+
+@dataclass(frozen=True)
+class Options:
+    variant: str = "lite"
+    wheel: Path | None = None  # this project's wheel; built from the checkout when None
+    base_image: str | None = None  # the Python base of both images; python:<this version>-slim-bookworm by default
+
+
+def default_base_image() -> str:
+    version = sys.version_info
+    return f"python:{version.major}.{version.minor}.{version.micro}-slim-bookworm"
+
+
+def export_tasks(tasks: list, out: Path, options: Options = Options(), *, say=print) -> list[Path]:
+    """Write each TaskBuild in `tasks` as a Harbor task folder under `out` (new or empty)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a folder; give a new or empty folder with -o")
+    if out.is_dir() and any(out.iterdir()):
+        raise UsageError(f"{out} is not empty; give a new or empty folder with -o (nothing was written)")
+    names = [task.name for task in tasks]
+    doubled = sorted({name for name in names if names.count(name) > 1})
+    if doubled:
+        raise UsageError(f"task {doubled[0]} is named twice")
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=parent))
+    except OSError as error:
+        raise ExportError(f"cannot write beside {out}: {error.strerror or error}") from None
+    try:
+        wheel = options.wheel or build_wheel(staging / ".wheel")
+        if not Path(wheel).is_file():
+            raise UsageError(f"no such wheel: {wheel}")
+        written = []
+        for task in tasks:
+            folder = staging / task.name
+            _export_one(task, folder, options, Path(wheel))
+            written.append(out / task.name)
+            say(f"{task.name}: exported ({options.variant} data) to {out / task.name}")
+        shutil.rmtree(staging / ".wheel", ignore_errors=True)
+        if out.is_dir():
+            out.rmdir()  # empty, checked above
+        os.rename(staging, out)
+    except OSError as error:
+        raise ExportError(f"cannot write the export into {out}: {error.strerror or error}"
+                          f"{': ' + str(error.filename) if error.filename else ''}") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return written
+
+
+def build_wheel(into: Path) -> Path:
+    """This project's wheel, built from the checkout mlab runs from (`pip wheel . --no-deps`)."""
+    import mlabc
+
+    checkout = Path(mlabc.__file__).resolve().parent.parent
+    if not (checkout / "pyproject.toml").is_file():
+        raise UsageError(f"mlab is not running from a checkout (no pyproject.toml beside {checkout}), so its "
+                         f"wheel cannot be built here; give one with --wheel FILE.whl (pip wheel . --no-deps)")
+    into.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(checkout), "--no-deps", "--no-build-isolation",
+                           "-q", "-w", str(into)], capture_output=True, text=True)
+    wheels = sorted(into.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        reason = (done.stderr.strip().splitlines() or ["no wheel was written"])[-1]
+        raise ExportError(f"cannot build the {DISTRIBUTION} wheel from {checkout}: {reason}")
+    return wheels[0]
+
+
+def _export_one(task, folder: Path, options: Options, wheel: Path) -> None:
+    from mlab.data.prepare import copy_tree, install_starter, prepare_data
+    from mlab.errors import DataError
+
+    variant = task.variant(options.variant)
+    try:
+        prepared = prepare_data(task, options.variant)
+    except DataError as error:
+        raise ExportError(f"task {task.name}: its {options.variant} data cannot be prepared, so it cannot be "
+                          f"exported: {error}") from None
+    base = options.base_image or default_base_image()
+    environment, tests = folder / "environment", folder / "tests"
+    workspace = environment / "workspace"
+    workspace.mkdir(parents=True)
+    install_starter(task, workspace)
+    copy_tree(prepared.public, workspace)
+
+    home = tests / "mlab"
+    (home / "private").mkdir(parents=True)
+    copy_tree(prepared.private, home / "private")
+    if task.view.metric.timed:  # the starter is timed beside the submission: it travels with the verifier
+        copy_tree(workspace, home / "starter")
+    evaluator = task.view.evaluator
+    if evaluator:
+        target = home / "root" / evaluator["file"]
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(task.root / evaluator["file"], target)
+    doc = dict(task.doc, root=f"{VERIFIER_HOME}/root")
+    (home / "task.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    baseline = _baseline(task, options.variant)
+    (home / "export.json").write_text(json.dumps({"task": task.name, "variant": options.variant, "baseline": baseline},
+                                                 indent=2) + "\n", encoding="utf-8")
+
+    requires = list(task.doc.get("requires") or [])
+    (environment / "requirements.txt").write_text(
+        "\n".join(pinned(requires, what=f"task {task.name}")) + "\n", encoding="utf-8")
+    (environment / "Dockerfile").write_text(agent_dockerfile(task, base, workspace), encoding="utf-8")
+    verifier_needs = distribution_requirements(DISTRIBUTION) + requires
+    (tests / "requirements.txt").write_text(
+        "\n".join(pinned(verifier_needs, what=f"the verifier of task {task.name}")) + "\n", encoding="utf-8")
+    shutil.copyfile(wheel, tests / Path(wheel).name)
+    (tests / "Dockerfile").write_text(verifier_dockerfile(base, Path(wheel).name), encoding="utf-8")
+    _write_script(tests / "test.sh", test_script())
+    (folder / "instruction.md").write_text(instruction(task, options.variant, variant, baseline), encoding="utf-8")
+    (folder / "task.toml").write_text(task_toml(task, options.variant), encoding="utf-8")
+    solution = solution_files(task)
+    if solution is not None:
+        script, files = solution
+        (folder / "solution" / "files").mkdir(parents=True)
+        for name, content in files.items():
+            target = folder / "solution" / "files" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        _write_script(folder / "solution" / "solve.sh", script)
+
+
+def _write_script(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o755)
+
+
+def _baseline(task, variant_name: str) -> dict | None:
+    """The baseline the verifier compares with: declared, recorded, or measured now (timed: at scoring)."""
+    from mlab.scoring.baseline import measure_starter, recorded_baseline
+
+    declared = task.view.baseline
+    if declared.get("kind") == "value":
+        return {"kind": "value", "value": declared["value"], "reason": declared.get("reason"), "measured": False}
+    if task.view.metric.timed:
+        return None
+    recorded = recorded_baseline(task, variant_name)
+    if recorded is not None:
+        recorded.pop("from", None)  # a path on this machine
+        return recorded
+    measured = measure_starter(task, variant_name)
+    if measured.get("value") is None:
+        raise ExportError(f"task {task.name}: its starter gives no score on the {variant_name} data "
+                          f"({measured.get('failure') or 'no value'}), so the export has no baseline")
+    return measured
+
+
