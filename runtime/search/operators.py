@@ -1,0 +1,126 @@
+"""The operators of a search agent: render the draft, improve, debug or crossover prompt, call the
+main model, and parse its reply into a plan and exactly one Python code block; the review: the
+fast model reads a node's output and says whether it is buggy, its validation score and a summary.
+
+A reply that does not parse is answered with the agent's format_error template and asked again,
+up to the agent's format retries; what the model said each time goes into the node's record.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from mlab.agent.replies import ReplyError, parse_json_lenient
+from mlab.models.client import ModelClient
+from mlab.observation import bound_text
+from mlab.trace import PREVIEW_CHARS
+
+# What an operator's reply must look like: the text the format_error template gets as `reply_format`.
+OPERATOR_FORMAT = ("Reply with a plan in prose (a few sentences), then exactly one ```python code block "
+                   "holding the whole script.")
+REVIEW_FORMAT = ('Reply with one JSON object: {"is_bug": true or false, "metric": the validation score as a '
+                 'number or null, "summary": "a few sentences on what the output shows"}.')
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
+PYTHON_LABELS = ("python", "py", "python3")
+
+
+@dataclass
+class Exchange:
+    """The model exchange that made (or reviewed) a node: prompt, replies, calls, format errors."""
+    prompt: str = ""
+    response: str = ""
+    reply: dict = field(default_factory=dict)
+    calls: list[dict] = field(default_factory=list)
+    format_errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"prompt": self.prompt, "response": self.response, "reply": dict(self.reply),
+                "calls": self.calls, "format_errors": self.format_errors}
+
+
+def parse_operator_reply(text: str) -> tuple[str, str]:
+    """(plan, code) of a reply: the prose before the code block, and the one Python block."""
+    blocks = [(label.lower(), body) for label, body in _FENCE.findall(text)]
+    python = [body for label, body in blocks if label in PYTHON_LABELS]
+    if not python and len(blocks) == 1 and not blocks[0][0]:
+        python = [blocks[0][1]]  # one unlabelled block: taken as the script
+    if not python:
+        raise ReplyError("the reply has no ```python code block; give the whole script in one")
+    if len(python) > 1:
+        raise ReplyError(f"the reply has {len(python)} ```python code blocks; give exactly one, "
+                         "holding the whole script")
+    code = python[0]
+    if not code.strip():
+        raise ReplyError("the reply's ```python code block is empty")
+    match = _FENCE.search(text)
+    plan = text[:match.start()].strip() if match else ""
+    return plan, code if code.endswith("\n") else code + "\n"
+
+
+def parse_review(text: str) -> dict:
+    """{"is_bug": bool, "metric": float | None, "summary": str} from the fast model's reply."""
+    try:
+        value = parse_json_lenient(text)
+    except ReplyError as problem:
+        raise ReplyError(f"the review is not a JSON object ({problem})") from None
+    return review_fields(value)
+
+
+def review_fields(value) -> dict:
+    """The checked fields of a review given as an object (a JSON reply or a tool call's arguments)."""
+    if not isinstance(value, dict):
+        raise ReplyError("the review must be one JSON object with is_bug, metric and summary")
+    is_bug = value.get("is_bug")
+    if isinstance(is_bug, str) and is_bug.strip().lower() in ("true", "false"):
+        is_bug = is_bug.strip().lower() == "true"
+    if not isinstance(is_bug, bool):
+        raise ReplyError("the review's is_bug must be true or false")
+    metric = value.get("metric")
+    if isinstance(metric, str):
+        try:
+            metric = float(metric.strip())
+        except ValueError:
+            raise ReplyError(f"the review's metric must be a number or null, not {metric[:40]!r}") from None
+    if metric is not None and (isinstance(metric, bool) or not isinstance(metric, (int, float))
+                               or not math.isfinite(metric)):
+        raise ReplyError("the review's metric must be a finite number or null")
+    summary = value.get("summary")
+    summary = "" if summary is None else str(summary)
+    return {"is_bug": is_bug, "metric": None if metric is None else float(metric), "summary": summary}
+
+
+class Asker:
+    """Asks a tier's model with one template's prompt, retrying with format_error while the reply
+    does not parse. Raises ModelError from the client; returns (parsed or None, Exchange)."""
+
+    def __init__(self, client: ModelClient, templates, names, retries: int):
+        self.client = client
+        self.templates = templates  # mlab.agent.prompting.Templates of the agent
+        self.names = set(names)  # the template names the agent has
+        self.retries = max(int(retries), 0)
+
+    def ask(self, tier: str, purpose: str, prompt: str, parse, expected: str):
+        exchange = Exchange(prompt=prompt)
+        text = prompt
+        for _ in range(self.retries + 1):
+            call = self.client.complete(tier, text, purpose=purpose)
+            exchange.calls.append(dict(call.to_json(), prompt=text if text is not prompt else None))
+            exchange.response = call.response
+            try:
+                return parse(call.response), exchange
+            except ReplyError as problem:
+                exchange.format_errors.append(str(problem))
+                text = f"{prompt}\n\nYour previous reply was:\n{bound_text(call.response, PREVIEW_CHARS)}\n\n" \
+                       f"{self.feedback(str(problem), expected)}"
+        return None, exchange
+
+    def feedback(self, error: str, expected: str) -> str:
+        if "format_error" in self.names:
+            return self.templates.render("format_error", error=error, reply_format=expected, tool_names=[])
+        return f"That reply could not be used: {error}. {expected}"
+
+
+def review_json(review: dict) -> str:
+    return json.dumps(review, ensure_ascii=False)

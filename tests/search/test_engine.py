@@ -1,0 +1,43 @@
+"""The search engine on house-price with scripted replies: nodes, validity, records, the end."""
+from __future__ import annotations
+
+import json
+
+from mlab.run.folder import Run
+from mlab.search.engine import SearchEngine
+from mlab.trace import read_trace
+
+from conftest import BROKEN_CODE, NO_SUBMISSION_CODE, reply, valid_code
+
+
+def test_a_greedy_search_drafts_debugs_improves_and_submits_the_best_valid_node(
+        house_task, search_agent, scripted, stand_in_sandbox, tmp_path):
+    # seed 0: node 3's coin (0.32) says debug, node 4's (0.67) says improve
+    agent = search_agent()
+    run = Run.create(house_task, agent, tmp_path / "runs", limits={"steps": 4})
+    client = scripted([reply("Draft a constant.", valid_code(900.0, "first")),
+                       reply("Draft something broken.", BROKEN_CODE),
+                       reply("Fix the broken draft.", valid_code(500.0, "better")),
+                       reply("Improve again.", NO_SUBMISSION_CODE)])
+    engine = SearchEngine(run, client, agent=agent)
+    outcome = engine.run_until_done()
+    run.close()
+    records = read_trace(run.dir / "trace.jsonl").records
+    nodes = [r for r in records if "node" in r]
+    assert [(r["node"], r["parent"], r["operator"], r["buggy"], r["validation"]) for r in nodes] == [
+        (1, None, "draft", False, 900.0), (2, None, "draft", True, None), (3, 2, "debug", False, 500.0),
+        (4, 3, "improve", True, 1.0)]
+    # the node without a submission has a score but is buggy, and is never submitted
+    assert "submission: no submission" in " ".join(nodes[3]["search"]["problems"])
+    assert outcome.search == {"policy": "greedy", "nodes": 4, "valid_nodes": 2, "buggy_nodes": 2,
+                              "submitted_node": 3, "submitted_validation": 500.0, "selected_by": "validation"}
+    assert outcome.end_reason == "steps_limit" and outcome.failure_mode is None
+    closing = records[-1]
+    assert closing["status"] == "ended" and closing["search"]["submitted_node"] == 3
+    # the run's workspace is node 3's: its code and its submission
+    assert "better" in (run.dir / "workspace" / "train.py").read_text()
+    assert (run.dir / "workspace" / "submission.csv").is_file()
+    # each node's snapshot is a delta from its parent: node 3 rewrote node 2's train.py and wrote submission.csv
+    assert sorted(nodes[2]["snapshot"]["changed"]) == ["submission.csv", "train.py"]
+    assert nodes[1]["status"] == "error" and nodes[0]["status"] == "ok"
+    assert not (run.dir / "nodes").exists() or not any((run.dir / "nodes").iterdir())
