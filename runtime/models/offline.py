@@ -28,6 +28,7 @@ from pathlib import Path
 
 from mlab.models.demonstration import Demonstration, DemoStep
 from mlab.models.errors import RepliesExhausted
+from mlab.models.tree_demo import PURPOSES as TREE_PURPOSES, TreeDemo
 
 
 class OfflineModel:
@@ -221,6 +222,7 @@ class Demo(OfflineModel):
     def __init__(self, name: str, demonstration: Demonstration | None, starter_script: str,
                  reply_format: dict | None = None, tool_names: dict | None = None):
         super().__init__(name)
+        self.tree = TreeDemo(demonstration, name)  # a search agent's operators: the variants
         demonstration = demonstration if demonstration is not None else fallback_demo(starter_script)
         reply_format = reply_format or RESEARCH_REPLY
         self.tools_format = reply_format if reply_format.get("format") == "tools" else None
@@ -236,12 +238,16 @@ class Demo(OfflineModel):
         return self.replies
 
     def reply(self, tier: str, purpose: str, prompt: str) -> str:
+        if purpose in TREE_PURPOSES:
+            return self.tree.reply(purpose, prompt)
         if tier != "main":
             self.position[tier] = self.position.get(tier, 0) + 1
             return demo_helper_reply(purpose, prompt)
         return super().reply(tier, purpose, prompt)
 
     def reply_message(self, tier: str, purpose: str, messages: list[dict], tools: list[dict]) -> dict:
+        if purpose in TREE_PURPOSES:
+            return {"content": self.tree.reply(purpose, last_text(messages))}
         index = self.position.get(tier, 0)
         text = self.reply(tier, purpose, last_text(messages))  # moves the position, or says none is left
         if tier != "main" or not self.steps or self.tools_format is None:

@@ -1,0 +1,150 @@
+"""`mlab/demo` for tree-search agents: operator calls answered from the demonstration's variants.
+
+A task's demo.json may list `variants` ({"description", "files"}), the solutions a tree search is
+handed. Each variant's description starts with the operator it answers, then the plan its reply
+states::
+
+    {"description": "draft: Fit a ridge regression on log(SalePrice) ...", "files": {"train.py": "..."}}
+
+- `draft:` a first solution (so is a variant whose description names no operator). Draft calls get the drafts in order, then again from the first.
+- `improve:` a change to a working solution. An improve (or crossover) call whose prompt shows the
+  parent's code gets the improvements listed after that parent's variant first, in order, wrapping
+  round; one whose parent it does not recognise gets the improvements in order.
+- `debug:` the fix of the variant listed just before it. A debug call whose prompt shows that
+  variant's code gets its fix; any other debug call gets the best working variant the demonstration
+  has (the task's reference solution when it has one).
+
+So whatever the policy asks, every call gets a reply, and a tree of five nodes or more has at least
+two drafts as soon as two draft calls were made. A reply is an operator reply: the plan in prose,
+then one ```python block (the variant's code file). A review call gets the review JSON
+(runtime/search/operators.py: {"is_bug", "metric", "summary"}) read off the script output in its
+prompt: the last "Validation score: N" line, a bug when there is none or the output holds a
+traceback.
+
+The choices depend on the calls made in this process: a resumed run starts the sequences again
+(its tree stays a valid tree, the earlier nodes are kept).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from mlab.models.demonstration import Demonstration, Variant
+from mlab.models.errors import RepliesExhausted
+
+OPERATORS = ("draft", "improve", "debug", "crossover")
+PURPOSES = OPERATORS + ("review",)
+_ROLE = re.compile(r"\s*(draft|improve|debug)\s*:\s*", re.IGNORECASE)
+_SCORE = re.compile(r"Validation score:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+_TRACEBACK = "Traceback (most recent call last)"
+_RECOGNISED = 0.8  # share of a variant's lines a prompt must show for its code to count as shown
+DEMO_NOTE = "(demonstration: a prepared variant of the task's solution, not a model's reply)"
+
+
+class TreeDemo:
+    """The variants of one demonstration and how far each operator's sequence has got."""
+
+    def __init__(self, demonstration: Demonstration | None, name: str = "mlab/demo"):
+        self.name = name
+        self.variants = [] if demonstration is None else list(demonstration.variants)
+        self.roles = [_role(v) for v in self.variants]
+        self.reference = _reference(demonstration)
+        self.drafts_made = 0
+        self.improved: dict[int | None, int] = {}  # parent variant (None: unrecognised) -> improvements given
+
+    def reply(self, purpose: str, prompt: str) -> str:
+        if purpose == "review":
+            return review(prompt)
+        if not self.variants:
+            raise RepliesExhausted(
+                f"{self.name} cannot play a tree-search agent here: the task's demonstration has no "
+                "variants (demo.json \"variants\": the solutions a tree search is handed, each described "
+                "\"draft: ...\", \"improve: ...\" or \"debug: ...\"; see docs/tasks.md)")
+        drafts = self._indices("draft")
+        if not drafts:
+            raise RepliesExhausted(f"{self.name} cannot play a tree-search agent here: none of the "
+                                   "demonstration's variants is a draft (its description starts \"draft:\" "
+                                   "or names no operator)")
+        if purpose == "draft":
+            chosen = drafts[self.drafts_made % len(drafts)]
+            self.drafts_made += 1
+            return self._answer(self.variants[chosen])
+        parent = self.shown(prompt)
+        if purpose == "debug":
+            return self._debug(parent)
+        return self._improve(parent)
+
+    def shown(self, prompt: str) -> int | None:
+        """The variant whose code the prompt shows (the parent's), or None."""
+        lines = {line.strip() for line in prompt.splitlines() if line.strip()}
+        best, best_share = None, 0.0
+        for index, variant in enumerate(self.variants):
+            own = {line.strip() for line in _code(variant).splitlines() if line.strip()}
+            share = len(own & lines) / len(own) if own else 0.0
+            if share >= max(best_share, _RECOGNISED):  # a tie goes to the later variant (a fix follows its bug)
+                best, best_share = index, share
+        return best
+
+    def _improve(self, parent: int | None) -> str:
+        improvements = self._indices("improve")
+        if not improvements:  # nothing to improve with: the drafts stand in
+            improvements = self._indices("draft")
+        if parent is not None:  # those listed after the parent first
+            improvements = sorted(improvements, key=lambda i: (i <= parent, i))
+            improvements = [i for i in improvements if i != parent] or improvements
+        given = self.improved.get(parent, 0)
+        self.improved[parent] = given + 1
+        return self._answer(self.variants[improvements[given % len(improvements)]])
+
+    def _debug(self, parent: int | None) -> str:
+        if parent is not None and parent + 1 < len(self.variants) and self.roles[parent + 1] == "debug":
+            return self._answer(self.variants[parent + 1])
+        if self.reference is not None:
+            plan = ("The previous run did not give a valid result. Rather than patch it, go back to the "
+                    "demonstration's reference solution, which runs and writes the submission.")
+            return _reply(plan, self.reference)
+        working = [i for i, role in enumerate(self.roles) if role != "debug"
+                   and not (i + 1 < len(self.roles) and self.roles[i + 1] == "debug")]
+        return self._answer(self.variants[(working or self._indices("draft"))[-1]])
+
+    def _indices(self, role: str) -> list[int]:
+        return [i for i, own in enumerate(self.roles) if own == role]
+
+    def _answer(self, variant: Variant) -> str:
+        return _reply(_ROLE.sub("", variant.description, count=1).strip(), _code(variant))
+
+
+def review(prompt: str) -> str:
+    """The review JSON for the script output shown in the prompt."""
+    found = _SCORE.findall(prompt)
+    score = float(found[-1]) if found else None
+    crashed = _TRACEBACK in prompt
+    if crashed:
+        last = [line for line in prompt.splitlines() if line.strip()]
+        error = next((line.strip() for line in reversed(last) if re.match(r"\s*\w+(Error|Exception)\b", line)), "")
+        summary = f"(demo review) the script failed{': ' + error if error else ''}."
+    elif score is None:
+        summary = "(demo review) the output shows no \"Validation score:\" line."
+    else:
+        summary = f"(demo review) the script ran and printed a validation score of {score:g}."
+    return json.dumps({"is_bug": crashed or score is None, "metric": None if crashed else score,
+                       "summary": summary})
+
+
+def _role(variant: Variant) -> str:
+    found = _ROLE.match(variant.description)
+    return found.group(1).lower() if found else "draft"  # a variant that names no operator is a whole solution
+
+
+def _code(variant: Variant) -> str:
+    return next(iter(variant.files.values()), "")
+
+
+def _reference(demonstration: Demonstration | None) -> str | None:
+    if demonstration is None or not demonstration.solution:
+        return None
+    return demonstration.written(demonstration.solution)
+
+
+def _reply(plan: str, code: str) -> str:
+    return f"{plan}\n\n{DEMO_NOTE}\n\n```python\n{code.rstrip()}\n```\n"
