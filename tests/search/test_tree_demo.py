@@ -1,0 +1,103 @@
+"""`mlab/demo` plays tree-search agents from the task's demonstration variants (runtime/models/tree_demo.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlab.models.demonstration import Demonstration, Variant, load
+from mlab.models.errors import RepliesExhausted
+from mlab.models.offline import OfflineModels
+from mlab.search.operators import parse_operator_reply, parse_review
+
+REPO = Path(__file__).resolve().parents[2]
+HOUSE = REPO / "tasks" / "house-price"
+
+
+@pytest.fixture(scope="module")
+def house_demo() -> Demonstration:
+    return load(HOUSE / "demo.json")
+
+
+def demo_model(demonstration):
+    return OfflineModels(demonstration).model("mlab/demo")
+
+
+def code_of(reply: str) -> str:
+    return parse_operator_reply(reply)[1]
+
+
+def variant_named(demonstration, script: str) -> str:
+    """The code of the variant made from tasks/house-price/solution/tree/SCRIPT."""
+    code = (HOUSE / "solution" / "tree" / script).read_text(encoding="utf-8")
+    assert code in [v.files["train.py"] for v in demonstration.variants]
+    return code
+
+
+def test_house_price_variants_are_the_generated_scripts_with_their_operators(house_demo):
+    scripts = {path.read_text(encoding="utf-8") for path in (HOUSE / "solution" / "tree").glob("*.py")}
+    assert [set(v.files) for v in house_demo.variants] == [{"train.py"}] * 6
+    assert {v.files["train.py"] for v in house_demo.variants} == scripts
+    assert [v.description.split(":")[0] for v in house_demo.variants] == \
+        ["draft", "draft", "draft", "improve", "debug", "improve"]
+    for variant in house_demo.variants:
+        assert 'print(f"Validation score: {mae:.1f}")' in variant.files["train.py"]
+        assert 'to_csv("submission.csv", index=False)' in variant.files["train.py"]
+
+
+def test_drafts_come_in_turn_and_every_reply_is_one_plan_and_one_code_block(house_demo):
+    model = demo_model(house_demo)
+    replies = [model.reply("main", "draft", "Draft a solution.") for _ in range(5)]
+    codes = [code_of(reply) for reply in replies]
+    assert codes[:3] == [variant_named(house_demo, name) for name in
+                         ("draft_forest.py", "draft_ridge.py", "draft_boosting.py")]
+    assert codes[3:] == codes[:2]  # then again from the first
+    plan = parse_operator_reply(replies[1])[0]
+    assert plan.startswith("Fit a ridge regression on log(SalePrice)") and "(demonstration:" in plan
+
+
+def test_improve_and_debug_follow_the_parent_shown_in_the_prompt(house_demo):
+    model = demo_model(house_demo)
+    boosting, buggy, fixed, best = (variant_named(house_demo, name) for name in (
+        "draft_boosting.py", "improve_categoricals.py", "debug_categoricals.py", "improve_features.py"))
+    assert code_of(model.reply("main", "improve", f"Improve this script:\n{boosting}\nIt scored 16222.")) == buggy
+    debug_prompt = f"It failed:\n{buggy}\nTraceback (most recent call last):\nKeyError: 'TotalBsmtSf'"
+    assert code_of(model.reply("main", "debug", debug_prompt)) == fixed
+    assert code_of(model.reply("main", "improve", f"Improve:\n{fixed}")) == best
+    assert code_of(model.reply("main", "improve", f"Improve this one again:\n{boosting}")) == best
+    # a debug of code the demonstration does not know falls back to the reference solution
+    assert code_of(model.reply("main", "debug", "print(undefined_name)")) == \
+        (HOUSE / "solution" / "train_improved.py").read_text(encoding="utf-8")
+    crossed = code_of(model.reply("main", "crossover", "Combine the two parents."))
+    assert crossed in (buggy, best)
+
+
+def test_a_review_reads_the_score_or_the_failure_from_the_output(house_demo):
+    model = demo_model(house_demo)
+    code = 'print(f"Validation score: {mae:.1f}")\n'
+    ran = parse_review(model.reply("fast", "review", f"Code:\n{code}\nOutput:\nValidation score: 14632.0\n"))
+    assert ran == {"is_bug": False, "metric": 14632.0,
+                   "summary": "(demo review) the script ran and printed a validation score of 14632."}
+    failed = parse_review(model.reply("fast", "review", f"Code:\n{code}\nOutput:\nTraceback (most recent call "
+                                                        "last):\n  File \"train.py\"\nKeyError: 'TotalBsmtSf'\n"))
+    assert failed["is_bug"] is True and failed["metric"] is None and "KeyError: 'TotalBsmtSf'" in failed["summary"]
+    silent = parse_review(model.reply("fast", "review", f"Code:\n{code}\nOutput:\ndone\n"))
+    assert silent["is_bug"] is True and silent["metric"] is None
+
+
+def test_a_demonstration_without_variants_says_so(house_demo):
+    bare = Demonstration(house_demo.steps, house_demo.solution)
+    for demonstration in (bare, None):
+        with pytest.raises(RepliesExhausted, match="the task's demonstration has no variants"):
+            demo_model(demonstration).reply("main", "draft", "Draft a solution.")
+    # a linear agent's steps still play
+    assert demo_model(bare).reply("main", "step", "Go.").startswith("Reflection:")
+
+
+def test_variants_that_name_no_operator_are_drafts():
+    variants = (Variant("A plain solution.", {"train.py": "print('Validation score: 1')\n"}),
+                Variant("Another.", {"train.py": "print('Validation score: 2')\n"}))
+    model = demo_model(Demonstration((), None, variants))
+    codes = [code_of(model.reply("main", purpose, "x")) for purpose in ("draft", "draft", "improve", "debug")]
+    assert codes[:2] == ["print('Validation score: 1')\n", "print('Validation score: 2')\n"]
+    assert set(codes[2:]) <= set(codes[:2])
