@@ -27,6 +27,13 @@ def action_view(action: dict) -> dict:
             "returns": action["returns"]}
 
 
+def tool_action_view(action: dict) -> dict:
+    """One action-table entry as a tool agent's tools template sees it (with its tool name)."""
+    from mlab.models.offline import tool_name
+
+    return dict(action_view(action), tool_name=action.get("tool_name") or tool_name(action["name"]))
+
+
 def history_step_view(record: dict) -> dict:
     """One trace record as the history template sees it (the parsed reply comes from record.model.reply)."""
     model = record.get("model") or {}
@@ -108,6 +115,30 @@ def append_summary_context(*, step: int, reply: str, action: str, action_input, 
             "observation": observation}
 
 
+# -- the templates of a tool agent (spec/template-context.json, tools_agent_templates) ----------
+
+def tools_prompt_context(*, task, tools: str, tool_names: list[str], reply_format: str, max_steps: int) -> dict:
+    return {"task": task_view(task), "tools": tools, "tool_names": list(tool_names),
+            "reply_format": reply_format, "max_steps": int(max_steps)}
+
+
+def problem_context(*, task) -> dict:
+    return {"task": task_view(task)}
+
+
+def turn_context(*, step: int, max_steps: int, retrieved: str, research_log: str, task) -> dict:
+    return {"step": int(step), "max_steps": int(max_steps), "retrieved": retrieved, "research_log": research_log,
+            "task": task_view(task)}
+
+
+def tools_tools_context(*, actions: Iterable[dict], mode: str) -> dict:
+    return {"actions": [tool_action_view(a) for a in actions], "mode": mode}
+
+
+def fallback_reply_format_context(*, format: str, sections: list[dict]) -> dict:
+    return reply_format_context(format=format, sections=sections)
+
+
 BUILDERS = {
     "prompt": prompt_context,
     "tools": tools_context,
@@ -122,4 +153,14 @@ BUILDERS = {
     "reflection": reflection_context,
     "retrieve_log": retrieve_log_context,
     "append_summary": append_summary_context,
+}
+
+# A tool agent's templates: these replace or add to BUILDERS' (the others are BUILDERS').
+TOOLS_BUILDERS = {
+    "prompt": tools_prompt_context,
+    "problem": problem_context,
+    "turn": turn_context,
+    "tools": tools_tools_context,
+    "reply_format": reply_format_context,
+    "fallback_reply_format": fallback_reply_format_context,
 }

@@ -18,6 +18,7 @@ from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
 from mlab.observation import bound_text
 from mlab.agent.prompting import Templates, stable_prefix
 from mlab.agent.replies import ParsedReply, ReplyError, parse_reply
+from mlab.agent.tool_loop import ToolSteps
 from mlab.trace import PREVIEW_CHARS
 
 SUMMARY_CHUNK_CHARS = 10000
@@ -36,7 +37,7 @@ class AgentLoop:
     """Drives one Run with one ModelClient until the run ends."""
 
     def __init__(self, run, client: ModelClient, *, on_step: Callable | None = None,
-                 should_stop: Callable[[], bool] | None = None):
+                 should_stop: Callable[[], bool] | None = None, no_tools: bool = False):
         install_model_actions(run.table.primitives)
         install_validation(run)
         self.run = run
@@ -49,9 +50,14 @@ class AgentLoop:
         self.action_names = [a["name"] for a in actions]
         shown = [a for a in actions if a["shown"]]
         self.tool_names = [a["name"] for a in shown]
-        self.tools_text = self.templates.render("tools", **C.tools_context(actions=shown))
         self.reply_format = self.view.reply
-        self.reply_format_text = self.templates.render("reply_format", **C.reply_format_context(**self.reply_format))
+        self.tool_steps = None
+        if self.reply_format["format"] == "tools":  # a tool agent: its steps are ToolSteps'
+            self.tools_text = self.reply_format_text = ""
+        else:
+            self.tools_text = self.templates.render("tools", **C.tools_context(actions=shown))
+            self.reply_format_text = self.templates.render("reply_format",
+                                                           **C.reply_format_context(**self.reply_format))
         self.usage = Usage.from_records(run.records)
         self._prefix: str | None = None
         self.summaries: dict[int, str] = {}
@@ -59,6 +65,13 @@ class AgentLoop:
             for number, text in ((record.get("model") or {}).get("summaries") or {}).items():
                 self.summaries[int(number)] = text
         run.services.models, run.services.templates, run.services.task = client, self.templates, run.task
+        if self.reply_format["format"] == "tools":
+            self.tool_steps = ToolSteps(self, no_tools=no_tools)
+
+    @property
+    def format_ran(self) -> str:
+        """The reply format the steps now run in (a tool agent's fallback once it fell back)."""
+        return self.tool_steps.mode if self.tool_steps is not None else self.reply_format["format"]
 
     # -- the prompt ----------------------------------------------------------------------
     def history_text(self, pending_calls: list[dict]) -> str:
@@ -67,11 +80,11 @@ class AgentLoop:
         views = []
         for record in records:
             view = C.history_step_view(record)
-            view["observation"] = self._observation_for_history(record, pending_calls)
+            view["observation"] = self.observation_for_history(record, pending_calls)
             views.append(view)
         return self.templates.render("history", **C.history_context(steps=views))
 
-    def _observation_for_history(self, record: dict, pending_calls: list[dict]) -> str:
+    def observation_for_history(self, record: dict, pending_calls: list[dict]) -> str:
         text = record["observation"]
         if len(text) <= self.view.summarize_over_chars:
             return text
@@ -95,7 +108,9 @@ class AgentLoop:
 
     def _plan_text(self) -> str:
         """The latest plan section (by role), for research-log retrieval."""
-        plan = [s["name"] for s in self.reply_format["sections"] if s.get("role") == "plan"]
+        sections = list(self.reply_format["sections"]) + list((self.reply_format.get("fallback") or {}).get("sections")
+                                                              or [])
+        plan = [s["name"] for s in sections if s.get("role") == "plan"]
         for record in reversed(self.run.records):
             reply = (record.get("model") or {}).get("reply") or {}
             for name in plan:
@@ -103,7 +118,7 @@ class AgentLoop:
                     return reply[name]
         return self.run.task.view.problem
 
-    def _hooks_before(self, calls: list[dict]) -> str:
+    def hooks_before(self, calls: list[dict]) -> str:
         """Run the declared per-step hooks before a prompt; returns what retrieval found.
 
         The after-step summary of the previous step runs here too, at the start of the next
@@ -111,7 +126,7 @@ class AgentLoop:
         steps then loses nothing, and on resume the summary is made exactly once.
         """
         if "append_summary" in self.view.after_step and self.run.records:
-            self._append_summary(self.run.records[-1], calls)
+            self.append_summary_of(self.run.records[-1], calls)
         retrieved = ""
         if "retrieve_log" in self.view.before_step and self.run.research_log.text().strip():
             prompt = self.templates.render("retrieve_log", **C.retrieve_log_context(
@@ -121,7 +136,7 @@ class AgentLoop:
             retrieved = call.response.strip()
         return retrieved
 
-    def _append_summary(self, record: dict, calls: list[dict]) -> None:
+    def append_summary_of(self, record: dict, calls: list[dict]) -> None:
         """The research-log entry of a finished step, written by the fast model."""
         if record.get("action") is None:
             return  # a record that ended the run has nothing to summarise
@@ -135,7 +150,7 @@ class AgentLoop:
 
     def build_prompt(self, calls: list[dict]) -> tuple[str, str, str]:
         """The prompt of the next step, its stable prefix, and what the hooks retrieved."""
-        retrieved = self._hooks_before(calls)
+        retrieved = self.hooks_before(calls)
         history = self.history_text(calls)
         self.run.services.history_text = history  # what the Reflection action shows its model
         variables = C.prompt_context(
@@ -177,6 +192,9 @@ class AgentLoop:
         return None
 
     def step(self) -> LoopOutcome | None:
+        if self.tool_steps is not None:
+            ended = self.tool_steps.step()
+            return LoopOutcome(*ended) if ended is not None else None
         calls: list[dict] = []
         self.run.services.calls = calls  # model-backed actions add their calls to this step's record
         known = set(self.summaries)
@@ -184,13 +202,13 @@ class AgentLoop:
             prompt, prefix, retrieved = self.build_prompt(calls)
             parsed, response, errors = self.ask(prompt, prefix, calls)
         except ModelError as problem:
-            self._account(calls)
+            self.account(calls)
             self.run.finish(problem.failure_mode, detail=str(problem),
                             model=self._exchange(None, "", calls, [], None, prefix=""))
             return LoopOutcome("failed", problem.failure_mode, str(problem))
         summaries = {str(k): v for k, v in self.summaries.items() if k not in known}
         if parsed is None:
-            self._account(calls)
+            self.account(calls)
             detail = f"no usable reply after {len(errors)} attempt(s); last problem: {errors[-1]}"
             self.run.finish(FailureMode.RESPONSE_FORMAT_ERROR, detail=detail,
                             model=self._exchange(None, response, calls, errors, prompt, summaries, prefix))
@@ -198,7 +216,7 @@ class AgentLoop:
         exchange = self._exchange(parsed, response, calls, errors, prompt, summaries, prefix)
         observation = self.run.step(parsed.action, parsed.action_input, model=exchange,
                                      hooks={"retrieved": retrieved} if retrieved else None)
-        self._account(calls)
+        self.account(calls)
         failure, self.run.services.model_failure = self.run.services.model_failure, None
         if failure is not None:
             self.run.finish(failure.failure_mode, detail=str(failure))
@@ -207,7 +225,7 @@ class AgentLoop:
             self.on_step(self.run.records[-1], observation, self.usage)
         return None
 
-    def _account(self, calls: list[dict]) -> None:
+    def account(self, calls: list[dict]) -> None:
         for call in calls:
             self.usage.add(call)
 

@@ -18,6 +18,9 @@ class Templates:
     def render(self, name: str, **context) -> str:
         return self.env.get_template(f"{name}.j2").render(**context)
 
+    def has(self, name: str) -> bool:
+        return f"{name}.j2" in self.env.loader.mapping
+
 
 def stable_prefix(templates: Templates, context: dict) -> str:
     """The part of the prompt that does not change from step to step.

@@ -116,13 +116,11 @@ def _header_pattern(name: str) -> str:
     return rf"^[ \t>#*_-]*{re.escape(name)}[ \t*_]*:[ \t*_]*"
 
 
-def parse_sections(text: str, sections: list[dict], actions: list[str]) -> ParsedReply:
+def labelled_sections(text: str, sections: list[dict]) -> dict[str, str]:
+    """The `Name:` sections found in a text (name → text up to the next found section)."""
     found = []
     for section in sections:
-        match = None
-        for candidate in re.finditer(_header_pattern(section["name"]), text, re.M | re.I):
-            match = candidate
-            break
+        match = re.search(_header_pattern(section["name"]), text, re.M | re.I)
         if match:
             found.append((match.start(), match.end(), section))
     found.sort(key=lambda item: item[0])
@@ -130,6 +128,28 @@ def parse_sections(text: str, sections: list[dict], actions: list[str]) -> Parse
     for i, (start, end, section) in enumerate(found):
         stop = found[i + 1][0] if i + 1 < len(found) else len(text)
         values[section["name"]] = text[end:stop].strip()
+    return values
+
+
+def parse_text_sections(text: str, sections: list[dict], required: bool = False) -> dict[str, str]:
+    """A tool agent's text sections from its message's text, in declared order. A text without
+    any `Name:` label counts as the first section's; with `required`, a ReplyError names the
+    sections missing."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise ReplyError(f"the reply is {len(text):,} characters long, more than the {MAX_REPLY_CHARS:,} "
+                         "a reply may hold")
+    values = labelled_sections(text, sections)
+    if not values and text.strip() and sections:
+        values = {sections[0]["name"]: text.strip()}
+    missing = [s["name"] for s in sections if not values.get(s["name"])]
+    if required and missing:
+        listed = ", ".join(f"'{m}:'" for m in missing)
+        raise ReplyError(f"the reply's text has no {listed} section; write every section before the tool call")
+    return {s["name"]: values.get(s["name"], "") for s in sections}
+
+
+def parse_sections(text: str, sections: list[dict], actions: list[str]) -> ParsedReply:
+    values = labelled_sections(text, sections)
     action_section = next(s for s in sections if s["kind"] == "action")
     input_section = next(s for s in sections if s["kind"] == "json")
     missing = [s["name"] for s in (action_section, input_section) if s["name"] not in values]

@@ -121,6 +121,7 @@ def _add_run(verbs) -> None:
     shared.add_runs_dir(run)
     shared.add_build(run, help="take the task and agent from this build (refused if stale)")
     shared.add_resume(run)
+    shared.add_no_tools(run)
     run.add_argument("--seed", type=int, help="replicate number (default 0); passed to the model as a sampling seed")
     shared.add_python(run, help="interpreter for the agent's scripts")
     run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "

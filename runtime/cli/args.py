@@ -36,6 +36,13 @@ def add_resume(parser) -> None:
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue this run from its last complete step")
 
 
+def add_no_tools(parser) -> None:
+    """--no-tools: a tool agent runs its declared fallback (text) format instead of tool calls."""
+    parser.add_argument("--no-tools", action="store_true",
+                        help="run a tool agent in its declared fallback text format, without sending tools "
+                             "(for models or servers that cannot take tools)")
+
+
 def add_plain(parser, help: str) -> None:
     parser.add_argument("--plain", action="store_true", help=help)
 

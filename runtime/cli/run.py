@@ -128,7 +128,9 @@ def _prepare_offline(task, records: list[dict], agent=None):
     baseline = task.view.baseline
     offline = OfflineModels(_demonstration(task),
                             baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py",
-                            reply_format=agent.view.reply if agent is not None else None)
+                            reply_format=agent.view.reply if agent is not None else None,
+                            tool_names={a["name"]: a["tool_name"] for a in agent.actions["actions"] if a.get("tool_name")}
+                            if agent is not None else None)
     used: dict[tuple[str, str], int] = {}
     for record in records:
         for call in (record.get("model") or {}).get("calls", []):
@@ -156,7 +158,8 @@ def _open_run(args):
                                           ("--python", args.python), ("--steps", args.steps is not None),
                                           ("--time", args.time), ("--tokens", args.tokens is not None),
                                           ("--cost", args.cost is not None), ("--script-timeout", args.script_timeout),
-                                          ("--memory", args.memory), ("--disk", args.disk)) if value]
+                                          ("--memory", args.memory), ("--disk", args.disk),
+                                          ("--no-tools", getattr(args, "no_tools", False))) if value]
         if given:
             raise UsageError(f"--resume continues a run with the task, agent, models, data, seed, interpreter "
                              f"and limits it was started with; do not give {', '.join(given)}")
@@ -185,6 +188,11 @@ def _open_run(args):
     if agent_name not in build.agent_names:
         raise UsageError(f"no agent {agent_name!r} in the build of {task.name}; agents: {', '.join(build.agent_names)}")
     agent = build.agent(agent_name)
+    no_tools = bool(getattr(args, "no_tools", False))
+    if no_tools and agent.doc["reply"] and agent.doc["reply"].get("format") == "tools" \
+            and not agent.doc["reply"].get("fallback"):
+        raise UsageError(f"--no-tools: agent {agent.name} declares no fallback format (respond tools {{ fallback "
+                         "... }}), so it cannot run without tools")
     tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model, args.api_base)
     from mlab.models.client import check_keys, import_litellm
 
@@ -196,6 +204,8 @@ def _open_run(args):
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
                      limits=limit_overrides(args), python=args.python, device=args.device)
     config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
+    if no_tools:
+        config["no_tools"] = True
     (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
     return run, config
 
@@ -227,7 +237,8 @@ def main(args) -> int:
     previous = signal.signal(signal.SIGINT, on_interrupt)
     display = Display(run, args.plain, demo)
     try:
-        outcome = AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"]).run_until_done()
+        outcome = AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"],
+                            no_tools=bool(config.get("no_tools"))).run_until_done()
     except KeyboardInterrupt:
         outcome = None
     finally:

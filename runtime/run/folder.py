@@ -336,6 +336,10 @@ class Run:
         for why in self.snapshotter.refused.values():
             observation.text += f"\n\nNote: left out of the workspace's snapshot: {why}."
         observation.text = utf8_safe(observation.text)  # a file name a script made may not be UTF-8
+        if model and isinstance(model.get("tool_call"), dict) and "tool_result" not in model:
+            # a tool agent's step: the tool message its observation is sent back as
+            model = dict(model, tool_result={"tool_call_id": model["tool_call"]["id"], "content": observation.text,
+                                             "is_error": observation.status == "error"})
         record = {
             "step": number, "schema_version": TRACE_VERSION, "started": timestamp(started), "ended": timestamp(),
             "duration_s": round(time.perf_counter() - clock, 6), "elapsed_s": round(self.elapsed_s(), 6),

@@ -23,6 +23,22 @@ def _litellm_version() -> str | None:
         return None
 
 
+def reply_format(run) -> dict | None:
+    """The agent's declared reply format, the one its steps ran in (a tool agent's fallback once
+    it fell back) and why it fell back; None for an agent without a reply format (tree search)."""
+    declared = (run.agent.doc.get("reply") or {}).get("format")
+    if declared is None:
+        return None
+    ran, reason = declared, None
+    for record in run.records:
+        model = record.get("model") or {}
+        if model.get("fallback_reason") and reason is None:
+            reason = model["fallback_reason"]
+        if model.get("format"):
+            ran = model["format"]
+    return {"declared": declared, "ran": ran, "reason": reason}
+
+
 def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False) -> dict:
     from mlabc.api import problems
 
@@ -50,6 +66,8 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
     }
     if driven:  # `mlab drive`: the actions came from a file, no model chose them
         result["driven"] = True
+    else:
+        result["reply_format"] = reply_format(run)
     found = problems("result", result)
     if found:
         raise MlabError("internal error: the result does not match spec/result.schema.json: " + "; ".join(found))
