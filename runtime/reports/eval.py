@@ -183,6 +183,16 @@ def run_row(run: LoadedRun) -> dict:
         "failure_labels": "; ".join(label.text() for label in labels),
         "hallucinated_claims": len(claims), "run_dir": str(run.dir),
     })
+    # a tree search's size and chosen node; the reply format a tool agent ran (its fallback or not)
+    search = result.get("search") if isinstance(result.get("search"), dict) else {}
+    form = result.get("reply_format") if isinstance(result.get("reply_format"), dict) else {}
+    row.update({
+        "search_policy": search.get("policy"), "search_nodes": search.get("nodes"),
+        "search_valid_nodes": search.get("valid_nodes"), "submitted_node": search.get("submitted_node"),
+        "submitted_validation": search.get("submitted_validation"),
+        "reply_format_declared": form.get("declared"), "reply_format_ran": form.get("ran"),
+        "reply_format_reason": form.get("reason"),
+    })
     return row
 
 

@@ -158,6 +158,49 @@ def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
     return path
 
 
+def tree_anytime(curves: pd.DataFrame, path: Path) -> Path:
+    """Best validation score so far against nodes made, one panel per data variant × task (scores
+    are on the task's own metric), a line per agent · model (median over its runs, each run
+    faint); each run's chosen node is a star at its validation score, and a cross at the test
+    score the evaluator gave it."""
+    plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
+    panels = sorted({(v, t) for v, t in zip(curves["data_variant"], curves["task"])})
+    several = curves["data_variant"].nunique() > 1
+    figure, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(5.2 * len(panels), 3.8))
+    for axis, (variant, task) in zip(axes[0], panels):
+        part = curves[(curves["data_variant"] == variant) & (curves["task"] == task)]
+        direction = part["direction"].dropna().iloc[0] if part["direction"].notna().any() else None
+        for index, ((agent, model), group) in enumerate(sorted(part.groupby(["agent", "model"]))):
+            colour = f"C{index % 10}"
+            table = group.pivot_table(index="node", columns="run_id", values="best_validation", aggfunc="first")
+            for run_id in table.columns:
+                axis.plot(table.index, table[run_id].astype(float), color=colour, alpha=0.25, linewidth=1)
+            with np.errstate(all="ignore"):
+                median = table.astype(float).median(axis=1, skipna=True)
+            axis.plot(median.index, median.to_numpy(), color=colour, linewidth=2, label=f"{agent} · {model}",
+                      marker="." if len(median) < 30 else None)
+            chosen = group[group["submitted"]]
+            axis.scatter(chosen["node"], chosen["validation"].astype(float), marker="*", s=140, color=colour,
+                         edgecolor="black", zorder=3, label=f"chosen node (validation), {agent}")
+            tested = chosen.dropna(subset=["test_score"]) if "test_score" in chosen else chosen.iloc[0:0]
+            if not tested.empty:
+                axis.scatter(tested["node"], tested["test_score"].astype(float), marker="x", s=70, color=colour,
+                             zorder=3, label=f"chosen node (test score), {agent}")
+        axis.set_xlabel("nodes made")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        better = {"lower_is_better": " (lower is better)", "higher_is_better": " (higher is better)"}.get(direction, "")
+        axis.set_ylabel("best validation score so far" + better)
+        axis.set_title(f"{task}{_variant_title(variant, several)}", fontsize=10)
+        axis.legend(fontsize=7)
+    figure.suptitle("tree search: best validation score against nodes made", fontsize=11)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def tokens_vs_success(frame: pd.DataFrame, path: Path) -> Path:
     """Each run's total tokens against its outcome, coloured by agent · model (· variant)."""
     plt = _pyplot()

@@ -21,6 +21,7 @@ from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficie
                            per_task, runs_frame)
 from mlab.reports.tables import Table, percent, signed_percent, text, to_markdown, with_interval, write_table
 from mlab.reports.plots import NO_VALID_SUBMISSION
+from mlab.reports.search import curve_rows, reply_formats, search_summary
 from mlab.reports.taxonomy import HALLUCINATED_CLAIM, LABELS
 
 REPORT = "report.md"
@@ -40,7 +41,8 @@ def _group_columns(task: bool = False) -> list:
     return columns + [("agent", text("agent")), ("model", text("model"))]
 
 
-def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None) -> tuple[list[Table], dict]:
+def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None,
+            extra: dict | None = None) -> tuple[list[Table], dict]:
     tasks, overall = per_task(frame, seed), over_tasks(frame, seed)
     tables = [
         Table("per_task", "Success rate and average improvement per task", tasks, _group_columns(True) + [
@@ -70,7 +72,7 @@ def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None) -> tu
         ("hallucinated claims, any outcome", text("runs with hallucinated claims (any outcome)"))],
         "A run can carry several labels. Labels are computed from the trace and result "
         "(see mlab.reports.taxonomy for the exact rules)."))
-    extra: dict = {"per_task": tasks, "over_tasks": overall}
+    extra = {**(extra or {}), "per_task": tasks, "over_tasks": overall}
     if comparison is not None:
         compared, info = compare(frame, comparison, seed)
         extra["comparison_info"] = info
@@ -86,6 +88,7 @@ def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None) -> tu
             f"{'model' if comparison.factor == 'agent' else 'agent'}); differences are first minus second; "
             f"task and seed combinations without a partner, left out: {info['unpaired_a']} of "
             f"{comparison.first}, {info['unpaired_b']} of {comparison.second}. pp: percentage points."))
+    tables += _search_tables(extra)
     best = best_versus_last(frame, seed)
     extra["best_versus_last"] = best
     if not best.empty:
@@ -96,6 +99,39 @@ def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None) -> tu
             ("difference [95% CI]", lambda r: signed_percent(r, "difference"))],
             "Best step: the best-scoring snapshot of the run (scores from `mlab eval --intermediate`)."))
     return tables, extra
+
+
+def _number(column: str, digits: int = 4):
+    def shown(row) -> str:
+        value = row[column]
+        return "–" if value is None or pd.isna(value) else f"{value:.{digits}g}"
+    return shown
+
+
+def _search_tables(extra: dict) -> list[Table]:
+    """The tree-search table and the reply-format table, when any run calls for them."""
+    tables = []
+    summary = extra.get("search_summary")
+    if summary is not None and not summary.empty:
+        tables.append(Table("tree_search", "Tree search: nodes and the chosen node", summary, _group_columns(True) + [
+            ("policy", text("policy")), ("runs", text("runs")), ("nodes per run", _number("nodes_per_run", 3)),
+            ("valid nodes", lambda r: percent(r["valid_share"])), ("buggy nodes", lambda r: percent(r["buggy_share"])),
+            ("best validation", _number("best_validation")), ("chosen node's validation", _number("chosen_validation")),
+            ("chosen node's test score", _number("chosen_score")),
+            ("chosen = best by validation", lambda r: percent(r["chosen_is_best"])),
+            ("chosen by", text("selected_by"))],
+            "Validation scores are the agent's own (its script's output or the fast model's review); the test "
+            "score is the task's evaluator on the chosen node's workspace. Medians over runs; shares over all "
+            "nodes made."))
+    formats = extra.get("reply_formats")
+    if formats is not None and not formats.empty:
+        tables.append(Table("reply_formats", "Reply formats that ran other than declared", formats, [
+            ("variant", text("data_variant")), ("agent", text("agent")), ("model", text("model")),
+            ("declared", text("declared")), ("ran", text("ran")),
+            ("runs", lambda r: f"{r['runs']} of {r['of_runs']}"), ("why", text("reasons"))],
+            "A tool agent runs its declared fallback format when asked to (--no-tools) or when the server "
+            "refuses the tools field; result.json records which ran (reply_format)."))
+    return tables
 
 
 def _anytime(runs: list[LoadedRun], frame: pd.DataFrame) -> dict[str, list[list[dict]]]:
@@ -160,7 +196,9 @@ def write_report(runs_dir: Path, out_dir: Path, comparison: Comparison | None = 
     frame = runs_frame(evaluate_runs(finished))
     frame.drop(columns=["success_value", "improvement_valid", "task_error"]).to_csv(out_dir / "runs.csv", index=False)
     report.files.append(out_dir / "runs.csv")
-    tables, extra = _tables(frame, seed, comparison)
+    tree_curves = curve_rows(finished)
+    tables, extra = _tables(frame, seed, comparison, {"search_summary": search_summary(finished),
+                                                      "reply_formats": reply_formats(finished)})
     lines = ["# mlab report", "", *_summary(frame, len(runs) - len(finished), runs_dir, seed), ""]
     plots_made = {
         "success_heatmap": plots.success_heatmap(extra["per_task"], out_dir / "success_heatmap.png"),
@@ -168,13 +206,18 @@ def write_report(runs_dir: Path, out_dir: Path, comparison: Comparison | None = 
                                                    out_dir / "improvement_bars.png"),
         "tokens_vs_success": plots.tokens_vs_success(frame, out_dir / "tokens_vs_success.png"),
     }
+    if not tree_curves.empty:
+        tree_curves.to_csv(out_dir / "tree_anytime.csv", index=False)
+        report.files.append(out_dir / "tree_anytime.csv")
+        plots_made["tree_anytime"] = plots.tree_anytime(tree_curves, out_dir / "tree_anytime.png")
     curves = _anytime(finished, frame)
     if curves:
         plots_made["anytime"] = plots.anytime_curves(curves, out_dir / "anytime.png")
     else:
         report.notes.append("no intermediate scores: run `mlab eval --intermediate RUN_DIR...` for anytime "
                             "curves and best-step success")
-    after = {"per_task": "success_heatmap", "over_tasks": "improvement_bars", "efficiency": "tokens_vs_success"}
+    after = {"per_task": "success_heatmap", "over_tasks": "improvement_bars", "efficiency": "tokens_vs_success",
+             "tree_search": "tree_anytime"}
     for table in tables:
         report.files += write_table(table, out_dir)
         lines += [f"## {table.title}", "", to_markdown(table), ""]

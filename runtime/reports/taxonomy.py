@@ -6,9 +6,17 @@ Every unsuccessful run gets one or more labels (a successful run gets none):
 - submission format error a submission file exists but cannot be scored (columns, ids, values)
 - no submission           no submission file at the end of the run
 - small improvement       a valid submission below the task's success threshold
-- limit reached           the run hit its step, time, token or cost limit (detail says which)
+- limit reached           the run hit its step, time, token or cost limit (detail says which; a
+                          tree search's steps are its nodes, so its detail says nodes)
 - script failure          a script of the agent was killed by the memory limit or the script
-                          time-out anywhere in the run, or the last script it ran crashed
+                          time-out anywhere in the run, or the last script it ran crashed (in a
+                          tree search crashes are what debug nodes are for: only the memory
+                          limit and time-outs count)
+- all nodes buggy         a tree search made nodes and every one was buggy (its script failed, no
+                          validation score was read, or its submission failed the format check)
+- no valid node           a tree search ended without a valid node in any other way: no node was
+                          made or finished, or result.json says so (failure mode "no valid node")
+                          while some node was not marked buggy
 - model API failure       a model call failed for good (or an offline model ran out of replies)
 - hallucinated claim      see below
 - not scored / unfinished the task's metric is not scored here / the run has no result.json
@@ -52,13 +60,16 @@ LIMIT_REACHED = FailureMode.LIMIT_REACHED.value
 SCRIPT_FAILURE = "script failure"
 MODEL_API_FAILURE = FailureMode.MODEL_API_FAILURE.value
 HALLUCINATED_CLAIM = "hallucinated claim"
+ALL_NODES_BUGGY = "all nodes buggy"
+NO_VALID_NODE = FailureMode.NO_VALID_NODE.value
 NOT_SCORED = FailureMode.NOT_SCORED.value
 TASK_ERROR = FailureMode.TASK_ERROR.value
 UNFINISHED = "unfinished"
 OTHER = "other"
 
 LABELS = (RESPONSE_FORMAT_ERROR, SUBMISSION_FORMAT_ERROR, NO_SUBMISSION, SMALL_IMPROVEMENT, LIMIT_REACHED,
-          SCRIPT_FAILURE, MODEL_API_FAILURE, HALLUCINATED_CLAIM, NOT_SCORED, TASK_ERROR, UNFINISHED, OTHER)
+          SCRIPT_FAILURE, ALL_NODES_BUGGY, NO_VALID_NODE, MODEL_API_FAILURE, HALLUCINATED_CLAIM, NOT_SCORED,
+          TASK_ERROR, UNFINISHED, OTHER)
 
 CLAIM_ROLES = ("fact-check", "plan")
 MAX_DECIMALS = 6
@@ -81,7 +92,8 @@ class Label:
     detail: str = ""
 
     def text(self) -> str:
-        return f"{self.name} ({self.detail})" if self.detail and self.name == LIMIT_REACHED else self.name
+        shown = self.detail and self.name in (LIMIT_REACHED, ALL_NODES_BUGGY, NO_VALID_NODE)
+        return f"{self.name} ({self.detail})" if shown else self.name
 
 
 @dataclass(frozen=True)
@@ -197,7 +209,7 @@ def hallucinated_claims(run) -> list[Claim]:
 
 # -- labels ----------------------------------------------------------------------------
 
-def _script_failure(records: list[dict]) -> str | None:
+def _script_failure(records: list[dict], tree: bool = False) -> str | None:
     """Why the scripts count as a failure (see the module docstring), or None."""
     runs = [r["compute"] for r in records if r.get("compute")]
     if not runs:
@@ -207,11 +219,37 @@ def _script_failure(records: list[dict]) -> str | None:
     crashes = sum(1 for c in runs if not c.get("out_of_memory") and not c.get("timed_out")
                   and c.get("exit_code") not in (0, None))
     last = runs[-1]
-    last_failed = last.get("out_of_memory") or last.get("timed_out") or last.get("exit_code") not in (0, None)
+    last_failed = not tree and (last.get("out_of_memory") or last.get("timed_out")
+                                or last.get("exit_code") not in (0, None))
     if not (ooms or timeouts or last_failed):
         return None
     parts = [f"{n} {what}" for n, what in ((crashes, "crash"), (ooms, "out of memory"), (timeouts, "time-out")) if n]
     return ", ".join(parts) + f" in {len(runs)} script run(s)"
+
+
+def node_records(records: list[dict]) -> list[dict]:
+    """The records of a tree search's nodes (empty for a linear run)."""
+    return [r for r in records if isinstance(r.get("node"), int) and not isinstance(r.get("node"), bool)]
+
+
+def is_valid_node(record: dict) -> bool:
+    validation = record.get("validation")
+    return not record.get("buggy", True) and isinstance(validation, (int, float)) and validation == validation
+
+
+def _tree_label(result: dict, nodes: list[dict]) -> Label | None:
+    """all nodes buggy / no valid node for a tree search that ended without a valid node."""
+    search = result.get("search") if isinstance(result.get("search"), dict) else None
+    if search is None and not nodes:
+        return None
+    valid = sum(1 for r in nodes if is_valid_node(r))
+    if valid and result.get("failure_mode") != NO_VALID_NODE:
+        return None
+    if nodes and all(r.get("buggy") for r in nodes):
+        return Label(ALL_NODES_BUGGY, f"{len(nodes)} node(s), every one buggy")
+    if not nodes:
+        return Label(NO_VALID_NODE, "the search made no node")
+    return Label(NO_VALID_NODE, f"{len(nodes)} node(s), {valid} with a validation score and not buggy")
 
 
 def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
@@ -232,11 +270,17 @@ def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
     if mode in (FailureMode.MODEL_API_FAILURE, FailureMode.MODEL_REPLIES_EXHAUSTED):
         labels.append(Label(MODEL_API_FAILURE, result.get("detail") or mode))
     end_reason = result.get("end_reason") or ""
+    nodes = node_records(records)
+    tree = bool(nodes) or isinstance(result.get("search"), dict)
     if mode == LIMIT_REACHED or end_reason.endswith("_limit"):
-        labels.append(Label(LIMIT_REACHED, end_reason.replace("_limit", "") or "limit"))
-    script = _script_failure(records)
+        which = end_reason.replace("_limit", "") or "limit"
+        labels.append(Label(LIMIT_REACHED, "nodes" if tree and which == "steps" else which))
+    script = _script_failure(records, tree)
     if script:
         labels.append(Label(SCRIPT_FAILURE, script))
+    tree_label = _tree_label(result, nodes) if tree else None
+    if tree_label:
+        labels.append(tree_label)
     if mode == NOT_SCORED:
         labels.append(Label(NOT_SCORED, result.get("detail") or ""))
     elif not result.get("submitted"):

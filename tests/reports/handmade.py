@@ -38,6 +38,18 @@ def _copy(source: Path, target: Path) -> Path:
     return target
 
 
+def renamed(run: Path, run_id: str, seed: int, agent: str | None = None) -> Path:
+    """The run under another id and seed (and agent name), in run.json and result.json alike."""
+    for name in ("run.json", "result.json"):
+        doc = json.loads((run / name).read_text())
+        doc["id" if name == "run.json" else "run_id"] = run_id
+        doc["seed"] = seed
+        if agent:
+            doc["agent"] = agent
+        (run / name).write_text(json.dumps(doc))
+    return run
+
+
 def _write(run: Path, records: list[dict], result: dict) -> None:
     (run / "trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (run / "result.json").write_text(json.dumps(result))
