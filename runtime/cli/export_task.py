@@ -7,13 +7,27 @@ from mlab.errors import EXIT_OK
 
 
 def main(args) -> int:
-    from mlab.build import resolve_task
-    from mlab.export.harbor import Options, export_tasks
+    from mlab.export.harbor import Options, check_output, export_tasks
 
-    build = Path(args.build) if args.build else None
-    tasks = [resolve_task(spec, build) for spec in args.tasks]  # every task is found before anything is written
+    check_output(Path(args.output))
+    tasks = resolve_tasks(args.tasks, Path(args.build) if args.build else None)
     options = Options(variant=args.data, wheel=Path(args.wheel) if args.wheel else None, base_image=args.base_image)
     written = export_tasks(tasks, Path(args.output), options)
     print(f"{len(written)} Harbor task{'s' if len(written) != 1 else ''} in {args.output}; "
           f"check with `harbor lint {args.output}/<task>`, run with `harbor run -p {args.output}/<task>`")
     return EXIT_OK
+
+
+def resolve_tasks(specs: list[str], build: Path | None) -> list:
+    """Every task named, found before anything is written; tasks given by name compiled together."""
+    import os
+
+    from mlab.build import SOURCE_SUFFIXES, compile_into_cache, find_task_source, resolve_task
+
+    named = build is None and all(os.sep not in spec and not spec.endswith(SOURCE_SUFFIXES)
+                                  and not Path(spec).is_dir() for spec in specs)
+    if not named:
+        return [resolve_task(spec, build) for spec in specs]
+    sources = list(dict.fromkeys(find_task_source(spec) for spec in specs))
+    compiled = compile_into_cache(sources)
+    return [compiled.task(spec) for spec in specs]

@@ -32,7 +32,7 @@ from mlab.export.harbor_files import (SCHEMA_VERSION, VERIFIER_HOME, agent_docke
                                       solution_files, task_toml, test_script, verifier_dockerfile)
 from mlab.export.pins import distribution_requirements, pinned
 
-__all__ = ["SCHEMA_VERSION", "ExportError", "Options", "export_tasks"]
+__all__ = ["SCHEMA_VERSION", "ExportError", "Options", "check_output", "export_tasks", "prepare"]
 
 DISTRIBUTION = "mlab-harness"
 
@@ -56,10 +56,7 @@ def default_base_image() -> str:
 def export_tasks(tasks: list, out: Path, options: Options = Options(), *, say=print) -> list[Path]:
     """Write each TaskBuild in `tasks` as a Harbor task folder under `out` (new or empty)."""
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out} exists and is not a folder; give a new or empty folder with -o")
-    if out.is_dir() and any(out.iterdir()):
-        raise UsageError(f"{out} is not empty; give a new or empty folder with -o (nothing was written)")
+    check_output(out)
     names = [task.name for task in tasks]
     doubled = sorted({name for name in names if names.count(name) > 1})
     if doubled:
@@ -71,13 +68,15 @@ def export_tasks(tasks: list, out: Path, options: Options = Options(), *, say=pr
     except OSError as error:
         raise ExportError(f"cannot write beside {out}: {error.strerror or error}") from None
     try:
+        # Every task's data and baseline first: a task that cannot be exported stops the export
+        # before anything slow (the wheel) or large (the data) is written.
+        ready = [(task, prepare(task, options.variant)) for task in tasks]
         wheel = options.wheel or build_wheel(staging / ".wheel")
         if not Path(wheel).is_file():
             raise UsageError(f"no such wheel: {wheel}")
         written = []
-        for task in tasks:
-            folder = staging / task.name
-            _export_one(task, folder, options, Path(wheel))
+        for task, (prepared, baseline) in ready:
+            _export_one(task, staging / task.name, options, Path(wheel), prepared, baseline)
             written.append(out / task.name)
             say(f"{task.name}: exported ({options.variant} data) to {out / task.name}")
         shutil.rmtree(staging / ".wheel", ignore_errors=True)
@@ -91,6 +90,14 @@ def export_tasks(tasks: list, out: Path, options: Options = Options(), *, say=pr
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return written
+
+
+def check_output(out: Path) -> None:
+    """The output must be a new or empty folder: an export never mixes with or replaces other files."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a folder; give a new or empty folder with -o")
+    if out.is_dir() and any(out.iterdir()):
+        raise UsageError(f"{out} is not empty; give a new or empty folder with -o (nothing was written)")
 
 
 def build_wheel(into: Path) -> Path:
@@ -111,16 +118,24 @@ def build_wheel(into: Path) -> Path:
     return wheels[0]
 
 
-def _export_one(task, folder: Path, options: Options, wheel: Path) -> None:
-    from mlab.data.prepare import copy_tree, install_starter, prepare_data
+def prepare(task, variant_name: str):
+    """The task's prepared data variant and the baseline its verifier compares with."""
+    from mlab.data.prepare import prepare_data
     from mlab.errors import DataError
 
-    variant = task.variant(options.variant)
+    task.variant(variant_name)  # a variant the task does not declare is named as such
     try:
-        prepared = prepare_data(task, options.variant)
+        prepared = prepare_data(task, variant_name)
     except DataError as error:
-        raise ExportError(f"task {task.name}: its {options.variant} data cannot be prepared, so it cannot be "
+        raise ExportError(f"task {task.name}: its {variant_name} data cannot be prepared, so it cannot be "
                           f"exported: {error}") from None
+    return prepared, _baseline(task, variant_name)
+
+
+def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, baseline: dict | None) -> None:
+    from mlab.data.prepare import copy_tree, install_starter
+
+    variant = task.variant(options.variant)
     base = options.base_image or default_base_image()
     environment, tests = folder / "environment", folder / "tests"
     workspace = environment / "workspace"
@@ -140,7 +155,6 @@ def _export_one(task, folder: Path, options: Options, wheel: Path) -> None:
         shutil.copyfile(task.root / evaluator["file"], target)
     doc = dict(task.doc, root=f"{VERIFIER_HOME}/root")
     (home / "task.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    baseline = _baseline(task, options.variant)
     (home / "export.json").write_text(json.dumps({"task": task.name, "variant": options.variant, "baseline": baseline},
                                                  indent=2) + "\n", encoding="utf-8")
 
