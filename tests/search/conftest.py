@@ -59,7 +59,7 @@ def search_agent(house_task):
     research = house_task.build.agent("research")
 
     def make(**overrides):
-        doc = dict(research.doc, search=search_block(**overrides))
+        doc = dict(research.doc, search=search_block(**overrides), format_retries=2)
         return replace(research, doc=doc, templates={**research.templates, **TEMPLATES})
 
     return make
@@ -107,3 +107,16 @@ def scripted(tmp_path):
         return ModelClient({tier: TierConfig(model) for tier in ("main", "fast", "edit")}, offline=OfflineModels())
 
     return make
+
+
+def client_resumed(make_client, replies: list[str], records: list[dict]):
+    """A scripted client moved past the replies the recorded calls used (as `mlab run --resume` does)."""
+    client = make_client(replies)
+    used = sum(len((r.get("model") or {}).get("calls", [])) for r in records)
+    model = client.tiers["main"].model
+    client.offline.set_position(model, "main", used)
+    return client
+
+
+def tiers_of(client) -> dict:
+    return {tier: {"model": config.model, "params": {}, "source": "option"} for tier, config in client.tiers.items()}
