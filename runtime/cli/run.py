@@ -236,9 +236,15 @@ def main(args) -> int:
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     display = Display(run, args.plain, demo)
+    search = run.agent.doc.get("search")  # a tree-search agent runs in the search engine, not the loop
     try:
-        outcome = AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"],
-                            no_tools=bool(config.get("no_tools"))).run_until_done()
+        if search:
+            from mlab.search.engine import SearchEngine
+
+            outcome = SearchEngine(run, client, on_node=display.step, should_stop=lambda: stop["asked"]).run_until_done()
+        else:
+            outcome = AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"],
+                                no_tools=bool(config.get("no_tools"))).run_until_done()
     except KeyboardInterrupt:
         outcome = None
     finally:
@@ -249,6 +255,8 @@ def main(args) -> int:
         print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
         return EXIT_INTERRUPTED
     print("scoring the submission...", file=sys.stderr, flush=True)
+    if search:
+        from mlab.search.engine import write_search_result as write_result
     result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
     print_result(run, result)
     if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
