@@ -36,3 +36,93 @@ def test_a_tool_agent_runs_its_calls_and_records_message_call_and_result(monkeyp
     document = result(run_dir)
     assert document["success"] is True
     assert document["reply_format"] == {"declared": "tools", "ran": "tools", "reason": None}
+
+
+# -- through an OpenAI-compatible server: what the model is sent --------------------------
+
+import pytest  # noqa: E402
+
+from fake_openai import FakeOpenAI, tool_call  # noqa: E402
+from tool_helpers import assert_calls_answered  # noqa: E402
+
+MODEL = "openai/gpt-4o"
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("MLAB_MODEL_BACKOFF", "0")
+
+
+def serve(monkeypatch, tiny_task, tmp_path, replies, *extra, fields=None, server_options=None, **reply):
+    use_tools_agent(monkeypatch, fields, **reply)
+    with FakeOpenAI(replies, **(server_options or {})) as server:
+        code, out, err = mlab("run", tiny_task, "--model", MODEL, "--api-base", server.base,
+                              "--runs-dir", tmp_path / "runs", *extra)
+    return code, err, server.requests, only_run(tmp_path / "runs")
+
+
+def test_the_conversation_is_system_problem_history_turn_with_the_tools(key, monkeypatch, tiny_task, tmp_path):
+    look = tool_call("list_files", {"dir_path": "."}, "call_a", content="Thought: look")
+    look["reasoning_content"] = "the provider's reasoning, to be echoed back"
+    replies = [look, tool_call("execute_script", {"script_name": "fit.py"}, "call_b"),
+               tool_call("final_answer", {"final_answer": "done"}, "call_c")]
+    code, err, requests, run_dir = serve(monkeypatch, tiny_task, tmp_path, replies)
+    assert code == 0, err
+    assert len(requests) == 3
+    systems = {json.dumps(r["messages"][0]) for r in requests}
+    assert len(systems) == 1  # the system message is the same at every step (a cacheable prefix)
+    third = requests[2]["messages"]
+    assert [m["role"] for m in third] == ["system", "user", "assistant", "tool", "assistant", "tool", "user"]
+    assert third[1]["content"].startswith("Research problem:\nPredict y from x.")
+    assert third[2]["tool_calls"][0]["id"] == "call_a" and third[2]["content"] == "Thought: look"
+    assert third[2]["reasoning_content"] == "the provider's reasoning, to be echoed back"
+    assert third[3] == {"role": "tool", "tool_call_id": "call_a", "content": trace(run_dir)[0]["observation"]}
+    assert third[-1]["content"] == "This is step 3 of at most 30."
+    assert_calls_answered(third)
+    for request in requests:
+        names = [t["function"]["name"] for t in request["tools"]]
+        assert {"list_files", "execute_script", "final_answer"} <= set(names) and len(names) == len(set(names))
+        assert request["tool_choice"] == "required" and request["parallel_tool_calls"] is False
+    assert "Tools:" not in third[0]["content"]  # the tools go natively, not in the prompt text
+    # the earlier prompts' messages are a prefix of the later ones but for the turn
+    assert requests[1]["messages"][:-1] == third[:4]
+
+
+def test_the_sliding_window_keeps_each_call_with_its_result(key, monkeypatch, tiny_task, tmp_path):
+    two = tool_call("list_files", {"dir_path": "."}, "call_2a", more=[("execute_script", {"script_name": "train.py"},
+                                                                        "call_2b")])
+    replies = [tool_call("list_files", {"dir_path": "."}, "call_1"), two,
+               tool_call("execute_script", {"script_name": "fit.py"}, "call_3"),
+               tool_call("final_answer", {"final_answer": "done"}, "call_4")]
+    code, err, requests, run_dir = serve(monkeypatch, tiny_task, tmp_path, replies, fields={"history_steps": 2},
+                                         parallel="ordered")
+    assert code == 0, err
+    assert [r["action"] for r in trace(run_dir)] == ["List Files", "List Files", "Execute Script", "Execute Script",
+                                                     "Final Answer"]
+    for request in requests:
+        assert_calls_answered(request["messages"])
+    # at the third request the window (2 records) holds the two-call message whole, not step 1
+    third = requests[2]["messages"]
+    assert [m.get("tool_call_id") for m in third if m["role"] == "tool"] == ["call_2a", "call_2b"]
+    # at the fourth the two-call message no longer fits beside step 3's: it leaves whole
+    fourth = requests[3]["messages"]
+    assert [m.get("tool_call_id") for m in fourth if m["role"] == "tool"] == ["call_3"]
+    assert "parallel_tool_calls" not in requests[0]  # ordered: several calls are welcome
+    second = trace(run_dir)[2]["model"]
+    assert second["tool_call"]["index"] == 1 and "message" not in second and second["format"] == "tools"
+
+
+def test_parallel_off_runs_the_first_call_and_answers_the_others(key, monkeypatch, tiny_task, tmp_path):
+    two = tool_call("execute_script", {"script_name": "fit.py"}, "call_x", more=[("list_files", {"dir_path": "."},
+                                                                                  "call_y")])
+    replies = [two, tool_call("final_answer", {"final_answer": "done"}, "call_z")]
+    code, err, requests, run_dir = serve(monkeypatch, tiny_task, tmp_path, replies)
+    assert code == 0, err
+    assert [r["action"] for r in trace(run_dir)] == ["Execute Script", "Final Answer"]
+    second = requests[1]["messages"]
+    assert_calls_answered(second)
+    answer = next(m for m in second if m.get("tool_call_id") == "call_y")
+    assert answer["content"].startswith("Not run: this agent takes one action per step")
+    assert trace(run_dir)[0]["model"]["other_results"][0]["tool_call_id"] == "call_y"
+    assert trace_problems(run_dir) == []

@@ -29,12 +29,14 @@ def snake(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def tools_agent(agent, **reply):
+def tools_agent(agent, fields: dict | None = None, **reply):
     """The AgentBuild `agent` (a text agent) as a tool agent; `reply` overrides the reply format's
-    fields (sections, sections_required, tool_choice, parallel, list_tools, fallback)."""
+    fields (sections, sections_required, tool_choice, parallel, list_tools, fallback), `fields`
+    the agent's (history_steps, format_retries, ...)."""
     from mlab.build import AgentBuild
 
     doc = copy.deepcopy(agent.doc)
+    doc.update(fields or {})
     fallback = {"format": doc["reply"]["format"], "sections": doc["reply"]["sections"]}
     doc["reply"] = dict({"format": "tools", "sections": RESEARCH_TEXT, "sections_required": False,
                          "tool_choice": "required", "parallel": "off", "list_tools": False,
@@ -49,7 +51,7 @@ def tools_agent(agent, **reply):
     return AgentBuild(agent.name, doc, actions, templates, agent.build)
 
 
-def use_tools_agent(monkeypatch, **reply) -> None:
+def use_tools_agent(monkeypatch, fields: dict | None = None, **reply) -> None:
     """While the test runs, every build's agent is read as its tool-agent form (the research agent
     of the tiny task becomes a tool agent, in a new run and on resume alike)."""
     from mlab.build import Build
@@ -57,7 +59,7 @@ def use_tools_agent(monkeypatch, **reply) -> None:
     read = Build.agent
 
     def agent(self, name):
-        return tools_agent(read(self, name), **reply)
+        return tools_agent(read(self, name), fields, **reply)
 
     monkeypatch.setattr(Build, "agent", agent)
 
@@ -71,3 +73,19 @@ def write_replies(folder, replies: list) -> str:
     path = folder / "replies.json"
     path.write_text(json.dumps(replies))
     return f"mlab/scripted:{path}"
+
+
+def assert_calls_answered(messages: list[dict]) -> None:
+    """Every assistant tool call is answered by the tool messages right after it, in order, and no
+    tool message answers a call that is not there (what providers require)."""
+    for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            assert index > 0 and messages[index - 1]["role"] in ("assistant", "tool"), messages
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            ids = [c["id"] for c in message["tool_calls"]]
+            answers = messages[index + 1:index + 1 + len(ids)]
+            assert [a["role"] for a in answers] == ["tool"] * len(ids), messages
+            assert [a["tool_call_id"] for a in answers] == ids
+    tools = [m for m in messages if m["role"] == "tool"]
+    called = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    assert sorted(m["tool_call_id"] for m in tools) == sorted(called)
