@@ -33,10 +33,11 @@ def node_view(node: Node | None) -> dict | None:
 
 
 def journal_text(tree: Tree, metric: str = "validation") -> str:
-    """The best valid nodes so far, best first: plan, summary and validation score of each."""
+    """The best valid nodes so far, best first: plan, summary and validation score of each
+    (empty before the first valid node)."""
     best = tree.best(JOURNAL_NODES)
     if not best:
-        return "No node has a valid solution yet."
+        return ""
     parts = []
     for node in best:
         plan = node.plan.strip() or "(no plan given)"

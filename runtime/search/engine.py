@@ -29,7 +29,7 @@ from mlab.models.client import ModelClient, ModelError, Usage
 from mlab.observation import utf8_safe
 from mlab.search import context as C
 from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
-from mlab.search.operators import OPERATOR_FORMAT, REVIEW_FORMAT, Asker, parse_operator_reply, parse_review
+from mlab.search.operators import OPERATOR_FORMAT, Asker, ask_review, parse_operator_reply
 from mlab.search.policy import Decision, Policy, make_policy
 from mlab.search.tree import Node, Tree
 from mlab.snapshots import Delta, apply_delta
@@ -82,7 +82,7 @@ class SearchEngine:
         self.score = spec.get("score") or {"from": "review"}
         self.select = spec.get("select") or "validation"
         self.templates = Templates(agent.templates)
-        self.asker = Asker(client, self.templates, agent.templates, agent.doc.get("format_retries", 2))
+        self.asker = Asker(client, self.templates, agent.templates, agent.doc.get("format_retries", 2), self.code_file)
         for needed in [*(spec.get("operators") or ("draft", "improve", "debug")),
                        *(["review"] if self.score.get("from") == "review" else [])]:
             if needed not in agent.templates:
@@ -318,7 +318,7 @@ class SearchEngine:
         """The fast model's verdict on a node's output: (review, validation score)."""
         prompt = self.templates.render("review", **C.review_context(task=self.run.task, code=node.code,
                                                                      output=output, code_file=self.code_file))
-        parsed, asked = self.asker.ask("fast", "review", prompt, parse_review, REVIEW_FORMAT)
+        parsed, asked = ask_review(self.asker, prompt)
         exchange["calls"] = exchange["calls"] + asked.calls
         for call in asked.calls:
             self.usage.add(call)

@@ -7,7 +7,6 @@ up to the agent's format retries; what the model said each time goes into the no
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -95,8 +94,10 @@ class Asker:
     """Asks a tier's model with one template's prompt, retrying with format_error while the reply
     does not parse. Raises ModelError from the client; returns (parsed or None, Exchange)."""
 
-    def __init__(self, client: ModelClient, templates, names, retries: int):
+    def __init__(self, client: ModelClient, templates, names, retries: int, code_file: str):
         self.client = client
+        self.code_file = code_file
+        self.use_tools = True  # the review asks for a tool call until a server refuses tools
         self.templates = templates  # mlab.agent.prompting.Templates of the agent
         self.names = set(names)  # the template names the agent has
         self.retries = max(int(retries), 0)
@@ -118,9 +119,52 @@ class Asker:
 
     def feedback(self, error: str, expected: str) -> str:
         if "format_error" in self.names:
-            return self.templates.render("format_error", error=error, reply_format=expected, tool_names=[])
+            # a search agent's format_error takes error and code_file; reply_format and tool_names
+            # are there too, for a format_error written for the linear loop
+            return self.templates.render("format_error", error=error, code_file=self.code_file,
+                                         reply_format=expected, tool_names=[])
         return f"That reply could not be used: {error}. {expected}"
 
 
-def review_json(review: dict) -> str:
-    return json.dumps(review, ensure_ascii=False)
+REVIEW_TOOL = {"type": "function", "function": {
+    "name": "submit_review",
+    "description": "Submit your review of the script's output: whether the run failed or is buggy, the "
+                   "validation score it reports, and a short summary.",
+    "parameters": {"type": "object", "required": ["is_bug", "metric", "summary"], "properties": {
+        "is_bug": {"type": "boolean", "description": "true when the script failed, crashed, or its "
+                                                     "result cannot be trusted"},
+        "metric": {"type": ["number", "null"], "description": "the validation score the output reports; "
+                                                              "null when it reports none"},
+        "summary": {"type": "string", "description": "a few sentences on what the output shows"}}}}}
+
+
+def ask_review(asker: Asker, prompt: str):
+    """The review of a node: first as a call of the submit_review tool (a model that answers in text,
+    or a server that refuses tools, is read from its text), then by the text retries of `asker`."""
+    from mlab.models.errors import ToolsRefused
+
+    chat = getattr(asker.client, "chat", None)
+    if chat is None or not asker.use_tools:
+        return asker.ask("fast", "review", prompt, parse_review, REVIEW_FORMAT)
+    try:
+        call = chat("fast", [{"role": "user", "content": prompt}], tools=[REVIEW_TOOL],
+                    tool_choice="required", parallel_tool_calls=False, purpose="review")
+    except ToolsRefused:
+        asker.use_tools = False
+        return asker.ask("fast", "review", prompt, parse_review, REVIEW_FORMAT)
+    exchange = Exchange(prompt=prompt, response=call.response, calls=[dict(call.to_json(), prompt=None)])
+    try:
+        calls = (call.message or {}).get("tool_calls") or []
+        if calls:
+            arguments = calls[0].get("function", {}).get("arguments") or "{}"
+            return review_fields(parse_json_lenient(arguments) if isinstance(arguments, str) else arguments), exchange
+        return parse_review(call.response), exchange
+    except ReplyError as problem:
+        exchange.format_errors.append(str(problem))
+    if asker.retries == 0:
+        return None, exchange
+    retried = Asker(asker.client, asker.templates, asker.names, asker.retries - 1, asker.code_file)
+    parsed, more = retried.ask("fast", "review", prompt, parse_review, REVIEW_FORMAT)
+    more.calls = exchange.calls + more.calls
+    more.format_errors = exchange.format_errors + more.format_errors
+    return parsed, more

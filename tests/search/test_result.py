@@ -9,7 +9,9 @@ from mlab.search.engine import SearchEngine, write_search_result
 
 from conftest import BROKEN_CODE, NO_SUBMISSION_CODE, reply, tiers_of, valid_code
 
-REVIEW_OK = json.dumps({"is_bug": False, "metric": 41000.5, "summary": "ran; validation MAE 41000.5"})
+# the review as a call of the submit_review tool (a model that takes tools), the others as text
+REVIEW_OK = {"content": "", "tool_calls": [{"name": "submit_review", "arguments": {
+    "is_bug": False, "metric": 41000.5, "summary": "ran; validation MAE 41000.5"}}]}
 
 
 def finish(run, engine):
