@@ -181,23 +181,27 @@ def record_workspaces(initial: dict[str, str], records: list[dict]):
 
     A linear run's record changes the workspace the record before it left. A tree-search node
     (a record with "node") changes its PARENT node's workspace, or the initial one for a root, so
-    each node's files are those of its own line of descent, not of the node made just before.
+    each node's files are those of its own line of descent, not of the node made just before. A
+    record without a node (the search's closing record) is a delta from every delta applied in
+    order, as a resumed run replays them, so that it leaves the submitted node's workspace.
     """
     from mlab.snapshots import apply_delta
 
     by_node: dict[int, dict[str, str]] = {}
-    current = dict(initial)
+    linear = dict(initial)
     for record in records:
-        if isinstance(record.get("node"), int):
+        delta = record.get("snapshot") or {}
+        number = record.get("node")
+        if isinstance(number, int) and not isinstance(number, bool):
             parent = record.get("parent")
             before = by_node.get(parent, initial) if isinstance(parent, int) else initial
         else:
-            before = current
+            before = dict(linear)
         after = dict(before)
-        apply_delta(after, record.get("snapshot") or {})
-        if isinstance(record.get("node"), int):
-            by_node[record["node"]] = after
-        current = after
+        apply_delta(after, delta)
+        if isinstance(number, int) and not isinstance(number, bool):
+            by_node[number] = after
+        apply_delta(linear, delta)
         yield before, after
 
 

@@ -303,7 +303,7 @@ def _files_changed(record: dict, changes: tuple[list[FileChange], int]) -> str:
 
 
 def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], claims: list,
-          previous_elapsed: float, submitted: int | None = None) -> str:
+          previous_elapsed: float, submitted: int | None = None, tree: bool = False) -> str:
     number, (status, css) = record["step"], _status(record)
     action = record.get("action")
     name = action if isinstance(action, str) else "(no action)" if action is None else json.dumps(action)
@@ -337,6 +337,16 @@ def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], c
         parts.append(tool_result(model, observation))
     elif node is None:
         parts.append(_action(record))
+    closing = node is None and tree
+    if closing:
+        chosen = (record.get("search") or {}).get("submitted_node") if isinstance(record.get("search"), dict) \
+            else None
+        chosen = chosen if isinstance(chosen, int) else submitted
+        parts.append("<p class='node-facts'>" + (
+            f"The workspace of <a href='#node-{chosen}'>node {chosen}</a> became the final workspace, which was "
+            "scored." if chosen is not None else "No node was valid: the final workspace is the initial one.")
+            + "</p>")
+        changes = ([], 0)  # the closing delta is against every delta in order, not worth reading
     parts.append(_observation(observation, "Output" if node is not None else "Observation"))
     parts.append(_compute(record.get("compute")))
     parts.append(_files_changed(record, changes))
@@ -366,9 +376,10 @@ def render_run(run: LoadedRun) -> str:
         by_step.setdefault(claim.step, []).append(claim)
     steps, previous = [], 0.0
     submitted = ((run.result or {}).get("search") or {}).get("submitted_node")
+    tree = any(isinstance(record.get("node"), int) for record in records)
     for record, change in zip(records, changes):
         steps.append(_step(run, _in_full(run, record), change, by_step.get(record["step"], []), previous,
-                           submitted))
+                           submitted, tree))
         previous = float(record.get("elapsed_s", previous))
     title = f"mlab run {run.id} — {run.task} / {run.agent}" + (" — DEMONSTRATION" if run.demo else "")
     body = "".join(steps) or "<p>This run has no steps yet.</p>"

@@ -171,7 +171,12 @@ def node_heading(record: dict, submitted: int | None) -> str:
     if number == submitted:
         facts.append("<span class='status final'>submitted</span>")
     search = record.get("search") if isinstance(record.get("search"), dict) else {}
-    shown = {k: v for k, v in search.items() if k not in ("plan", "random_state", "rng") and
+    shown = {k: v for k, v in search.items() if k not in ("plan", "summary", "random_state", "rng") and
              isinstance(v, (int, float, str, bool)) and len(str(v)) < 80}
     extra = f"<p class='meta'>policy facts: {escape(', '.join(f'{k} {v}' for k, v in shown.items()))}</p>" if shown else ""
+    if isinstance(search.get("summary"), str) and search["summary"].strip():
+        extra += f"<p class='meta'>review: {escape(search['summary'][:2000])}</p>"
+    problems = search.get("problems")
+    if isinstance(problems, list) and problems:
+        extra += f"<p class='meta'>why buggy: {escape('; '.join(str(p) for p in problems)[:2000])}</p>"
     return f"<p class='node-facts'>{' · '.join(facts)}</p>{extra}"

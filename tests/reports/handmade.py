@@ -75,7 +75,19 @@ def tree_run(source: Path, target: Path, nodes=TREE, submitted: int | None = SUB
                    "response": f"Plan of node {node}.\n```python\n{code}```",
                    "calls": [{"tier": "main", "model": "mlab/scripted", "purpose": operator,
                               "prompt_tokens": 100 * node, "completion_tokens": 10, "latency_s": 0.1}]}))
-    records[-1]["end_reason"] = end_reason
+    # the closing record, as the engine writes it: its delta is against every delta applied in
+    # order, and leaves the submitted node's workspace (or the initial one)
+    linear = dict(store.get_json(json.loads((run / "run.json").read_text())["initial_snapshot"]))
+    target = dict(linear)
+    for record in records:
+        linear.update(record["snapshot"]["changed"])
+    if submitted is not None:
+        target["train.py"] = store.put_bytes(next(n[5] for n in nodes if n[0] == submitted).encode())
+    records.append(base_record(
+        len(records) + 1, status="ended", end_reason=end_reason, observation="The search ended.",
+        snapshot={"changed": {k: v for k, v in target.items() if linear.get(k) != v},
+                  "removed": [k for k in linear if k not in target]},
+        search={"submitted_node": submitted, "selected_by": "validation"}))
     result = json.loads((source / "result.json").read_text())
     valid = [n for n in nodes if not n[4] and n[3] is not None]
     chosen = next((n for n in nodes if n[0] == submitted), None)

@@ -55,6 +55,26 @@ def test_a_node_shows_its_plan_its_code_against_its_parent_and_its_output(tree_p
     assert "<span class='status error'>buggy</span>" in two and "NameError" in two
     assert "root (from the initial workspace)" in two and "against the initial workspace" in two
     assert "<span class='status final'>submitted</span>" in _node(html, 5)
+    closing = html.split("id='step-6'")[1].split("</article>")[0]
+    assert "The workspace of <a href='#node-5'>node 5</a> became the final workspace" in closing
+    assert "Files changed" not in closing
+
+
+def test_a_nodes_workspace_is_its_parents_and_the_closing_record_leaves_the_submitted_one():
+    from mlab.reports.runs import record_workspaces
+
+    def delta(**changed):
+        return {"changed": {name.replace("_", "."): digest for name, digest in changed.items()}, "removed": []}
+
+    records = [{"node": 1, "parent": None, "snapshot": delta(a_py="A")},
+               {"node": 2, "parent": 1, "snapshot": delta(train_py="T2")},
+               {"node": 3, "parent": None, "snapshot": delta(train_py="T3")},
+               # the closing record submits node 2: against the deltas in order, only train.py differs
+               {"snapshot": delta(train_py="T2")}]
+    afters = [after for _, after in record_workspaces({"train.py": "S"}, records)]
+    assert afters[1] == {"train.py": "T2", "a.py": "A"}  # node 2 keeps what node 1 made
+    assert afters[2] == {"train.py": "T3"}  # node 3, a draft, starts from the initial workspace
+    assert afters[3] == afters[1]  # the final workspace is node 2's, a.py included
 
 
 @needs_chromium
