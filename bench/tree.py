@@ -1,0 +1,168 @@
+"""Benchmark of the tree-search engine: nodes per minute against the ideal, for 1 and 2 parallel evaluations.
+
+A synthetic task (60 rows, a CSV split, MAE) and a greedy tree-search agent whose scripted replies
+are node scripts that each sleep a fixed time, write a valid submission and print a validation
+score. Every node's evaluation then takes the same known time S, so the ideal rate with P
+evaluations at once is P * 60 / S nodes per minute; what the engine adds (model call, copying the
+parent's workspace, the sandbox, reading the score, checking the submission, the snapshot and
+the trace record) shows as the ratio ideal / measured. Target: within 1.15x.
+
+The wall time is that of the search itself (SearchEngine.run_until_done), from the first
+decision to the closing record; preparing the run folder and scoring the submission are not
+part of it.
+
+    python bench/tree.py [--nodes 8] [--sleep 3] [--parallel 1 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS = 60
+TARGET = 1.15
+
+TEMPLATES = {
+    "draft": "Draft node {{ node }} of at most {{ max_nodes }} for {{ task.title }}.\n{{ data_preview }}\n"
+             "Best so far:\n{{ journal }}\nWrite {{ code_file }}.\n",
+    "improve": "Improve node {{ node }}: {{ parent.plan }} ({{ parent.validation }})\n{{ parent.code }}\n",
+    "debug": "Debug node {{ node }}: {{ parent.output }}\n{{ parent.code }}\n",
+    "format_error": "{{ error }} {{ reply_format }}\n",
+}
+
+
+def make_task(folder: Path) -> Path:
+    """A task whose lite data is a 60-row CSV split 80/20, scored by MAE on y."""
+    (folder / "bench-tree" / "env").mkdir(parents=True)
+    rows = "".join(f"{i},{i % 7},{(i % 7) * 2.5}\n" for i in range(1, ROWS + 1))
+    (folder / "bench-tree" / "rows.csv").write_text("id,x,y\n" + rows)
+    (folder / "bench-tree" / "env" / "train.py").write_text("print('starter')\n")
+    source = folder / "bench-tree.mlab"
+    source.write_text(textwrap.dedent("""\
+        use std "agents"
+        task bench-tree {
+          title "Tree-search benchmark task"
+          category canonical
+          problem "Predict y from x."
+          starter "bench-tree/env"
+          data lite {
+            from csv "bench-tree/rows.csv"
+            split random 0.2 seed 1
+            id "id"
+            answers ["y"]
+            public ["train.csv", "test.csv"]
+            private ["answers.csv"]
+          }
+          submission "submission.csv" columns ["id", "y"]
+          metric mae on "y" lower_is_better
+          baseline 1.0 because "a benchmark task: only the engine's speed is measured"
+          limits { steps 100000 time 100h script_timeout 5m }
+        }
+        """))
+    return source
+
+
+def node_script(index: int, sleep_s: float) -> str:
+    """A node that takes sleep_s seconds, writes a valid submission and prints its validation score."""
+    return textwrap.dedent(f"""\
+        import csv
+        import time
+
+        time.sleep({sleep_s})
+        ids = [row["id"] for row in csv.DictReader(open("test.csv"))]
+        with open("submission.csv", "w") as out:
+            out.write("id,y\\n" + "".join(f"{{i}},1.0\\n" for i in ids))
+        print("Validation score: {100 - index}")
+        """)
+
+
+def search_agent(task, parallel: int):
+    """The research agent's actions and models with a greedy search block (contract section 4)."""
+    research = task.build.agent("research")
+    search = {"policy": "greedy", "params": {"drafts": 2, "debug_probability": 0.5, "max_debug_depth": 3},
+              "parallel": parallel, "code_file": "train.py",
+              "score": {"from": "pattern", "pattern": r"Validation score: ([0-9.]+)", "group": 1},
+              "select": "validation", "operators": ["draft", "improve", "debug"]}
+    return replace(research, doc=dict(research.doc, search=search),
+                   templates={**research.templates, **TEMPLATES})
+
+
+def measure(task, where: Path, nodes: int, sleep_s: float, parallel: int) -> dict:
+    from mlab.models.client import ModelClient, TierConfig
+    from mlab.models.offline import OfflineModels
+    from mlab.run.folder import Run
+    from mlab.search.engine import SearchEngine
+    from mlab.trace import read_trace
+
+    agent = search_agent(task, parallel)
+    replies = where / f"replies-{parallel}.json"
+    replies.write_text(json.dumps([f"Node {i}: sleep, then submit a constant.\n\n```python\n"
+                                   f"{node_script(i, sleep_s)}```\n" for i in range(1, nodes + 1)]))
+    model = f"mlab/scripted:{replies}"
+    client = ModelClient({tier: TierConfig(model) for tier in ("main", "fast", "edit")}, offline=OfflineModels())
+    run = Run.create(task, agent, where / "runs", limits={"steps": nodes})
+    engine = SearchEngine(run, client, agent=agent)
+    started = time.perf_counter()
+    outcome = engine.run_until_done()
+    wall = time.perf_counter() - started
+    run.close()
+    records = [r for r in read_trace(run.dir / "trace.jsonl").records if "node" in r]
+    if len(records) != nodes or any(r["buggy"] for r in records):
+        problems = [(r["node"], r.get("observation", "")[-300:]) for r in records if r["buggy"]]
+        raise SystemExit(f"parallel {parallel}: expected {nodes} valid nodes, got {len(records)} "
+                         f"({outcome.end_reason}); buggy: {problems}")
+    return {"parallel": parallel, "nodes": nodes, "wall": wall, "ideal": nodes * sleep_s / parallel}
+
+
+def warm_up(task, where: Path) -> None:
+    """Import litellm and make one offline call before timing: a run pays that once, not per node."""
+    from mlab.models.client import ModelClient, TierConfig
+    from mlab.models.offline import OfflineModels
+
+    replies = where / "warm-up.json"
+    replies.write_text(json.dumps(["warm up"]))
+    ModelClient({"main": TierConfig(f"mlab/scripted:{replies}")}, offline=OfflineModels()).complete("main", "hello", purpose="step")
+
+
+def report(figures: dict, sleep_s: float) -> float:
+    measured = 60 * figures["nodes"] / figures["wall"]
+    ideal = 60 * figures["parallel"] / sleep_s
+    ratio = ideal / measured
+    verdict = "ok" if ratio <= TARGET else "OVER TARGET"
+    print(f"parallel {figures['parallel']}: {figures['nodes']} nodes in {figures['wall']:.2f} s -> "
+          f"{measured:.2f} nodes/min vs ideal {ideal:.2f} -> {ratio:.3f}x ideal (target <= {TARGET}x: {verdict}); "
+          f"overhead {(figures['wall'] - figures['ideal']) / figures['nodes'] * 1e3:.0f} ms per node")
+    return ratio
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=8, help="nodes per measurement")
+    parser.add_argument("--sleep", type=float, default=3.0, help="seconds each node's script takes")
+    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    where = Path(tempfile.mkdtemp(prefix="mlab-bench-tree-"))
+    try:
+        os.environ["MLAB_CACHE"] = str(where / "cache")
+        from mlab.build import resolve_task
+
+        task = resolve_task(str(make_task(where / "src")))
+        warm_up(task, where)
+        print(f"node script: {args.sleep:g} s of sleep; {args.nodes} nodes per measurement")
+        for parallel in args.parallel:
+            report(measure(task, where, args.nodes, args.sleep, parallel), args.sleep)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
