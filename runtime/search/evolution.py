@@ -20,7 +20,10 @@ decision draws, from its own random generator and in this order:
    the running weight passes random() times the total. The temperature goes linearly from
    `temperature_start` in generation 1 to `temperature_end` in the last; at 0 the best is taken.
 
-An island with no valid candidate drafts again. The policy stops after generation `generations`.
+A slot of generation g waits (None) while a node of an earlier generation is pending, so a run with
+parallel evaluations chooses the same parents as one without: the generation is the barrier, and
+up to islands * population nodes of one generation are evaluated at once. An island with no valid
+candidate drafts again. The policy stops after generation `generations`.
 Every node's facts name its island, generation and temperature, and a migration's source island
 and node. A decision reads only the tree, so a resumed run decides as the uninterrupted one.
 """
@@ -98,12 +101,15 @@ class Evolution(Policy):
         return candidates[-1]
 
     def decide(self, tree: Tree, rng: random.Random) -> Decision | None:
+        """The next slot's node; None after the last generation, or to wait for a pending one."""
         generation, island = self.slot(len(tree))
         facts = {"island": island, "generation": generation}
         if generation > self.generations:
             return None
         if generation == 0:
             return Decision("draft", facts={**facts, "reason": "seed"})
+        if any(node.pending and node.facts.get("generation", 0) < generation for node in tree):
+            return None  # wait for the earlier generations, so parallel runs choose as sequential ones
         temperature = self.temperature(generation)
         facts["temperature"] = round(temperature, 6)
         migrates, crosses = rng.random(), rng.random()

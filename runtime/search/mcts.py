@@ -14,7 +14,8 @@ to [0, 1] by min-max over the valid nodes of the tree so far (the worst valid no
 1 for all when they are equal); a buggy node's value is 0, the worst. The value is thus backed up
 every path from a node to the root. Pending nodes count as children made but are never walked
 into; a subtree with nothing left to expand (every leaf buggy at the debug limit, or pending) is
-closed. The policy stops after `steps` nodes.
+closed. When every branch is closed the policy waits (None) while nodes are pending, and drafts a
+new branch when none is. The policy stops after `steps` nodes.
 
 Visits and values are recomputed from the tree's scores at every decision, so a resumed run (the
 tree rebuilt from the trace) decides as the uninterrupted one; `observe` writes them into the
@@ -92,6 +93,7 @@ class MCTS(Policy):
         return total / visits + self.exploration * math.sqrt(math.log(parent_visits) / visits)
 
     def decide(self, tree: Tree, rng: random.Random) -> Decision | None:
+        """The next expansion; None after `steps` nodes, or to wait for a pending node."""
         if len(tree) >= self.steps:
             return None
         stats, open_ = statistics(tree), self.open_nodes(tree)
@@ -108,7 +110,9 @@ class MCTS(Policy):
                     return Decision(operator, (node.id,), {"path": path, "uct": ucts})
             kids = roots if node is None else [tree.nodes[child] for child in node.children]
             candidates = [kid for kid in kids if kid.id in open_]
-            if not candidates:  # only at the root: every branch is closed, so start a new one
+            if not candidates:  # only at the root: every branch is closed
+                if tree.pending():
+                    return None  # wait: a pending node may open a branch again
                 return Decision("draft", facts={"path": [], "reason": "every branch is closed"})
             parent_visits = (sum(stats[kid.id][0] for kid in roots) if node is None
                              else stats[node.id][0])

@@ -84,8 +84,8 @@ def test_the_temperature_follows_the_schedule_over_the_generations():
     tree = tree_of(*rows)
     assert policy.decide(tree, Scripted(0.9, 0.9, u)) == Decision(
         "improve", (1,), {"island": 0, "generation": 1, "temperature": 1.0})
-    for number in range(5, 13):  # fill generations 1 and 2 with pending nodes
-        tree.add(Node(number, 3, "improve", pending=True,
+    for number in range(5, 13):  # fill generations 1 and 2 with buggy nodes
+        tree.add(Node(number, 3, "improve", buggy=True,
                       facts={"island": (number - 1) % 2, "generation": (number - 1) // 4}))
     assert policy.decide(tree, Scripted(0.9, 0.9, u)) == Decision(
         "improve", (3,), {"island": 0, "generation": 3, "temperature": 0.1})
@@ -122,15 +122,21 @@ def test_migration_copies_the_best_of_the_neighbouring_island_and_improves_it():
     assert "migration" not in single.decide(tree_of(*MIGRATION_ROWS[:2]), Scripted(0.0, 0.9, 0.0)).facts
 
 
-def test_pending_nodes_count_as_made_but_are_never_parents():
+def test_pending_nodes_count_as_made_and_a_generation_waits_for_the_earlier_ones():
     params = {**PARAMS, "islands": 1}
     tree = tree_of((1, None, "draft", 0.3, 0, 0), (2, None, "draft", "pending", 0, 0))
-    # slot 3 is generation 1 though 2 is still pending; only 1 can be a parent, so no crossover
-    assert Evolution(params).decide(tree, Scripted(0.9, 0.0, 0.5)) == Decision(
-        "improve", (1,), {"island": 0, "generation": 1, "temperature": 1.0})
-    tree.add(Node(3, 1, "improve", pending=True, facts={"island": 0, "generation": 1}))
+    # slot 3 is generation 1, but seed 2 is still pending: wait for it (the engine asks again)
+    assert Evolution(params).decide(tree, Scripted(0.9, 0.0, 0.5)) is None
     tree.nodes[2].pending, tree.nodes[2].validation, tree.nodes[2].buggy = False, 0.9, False
     assert Evolution(params).decide(tree, Scripted(0.9, 0.0, 0.0, 0.0)).parents == (2, 1)
+    tree.add(Node(3, 2, "crossover", second_parent=1, pending=True, facts={"island": 0, "generation": 1}))
+    # a pending node of the same generation is no reason to wait, and never a parent
+    decision = Evolution(params).decide(tree, Scripted(0.9, 0.9, 0.0))
+    assert decision == Decision("improve", (2,), {"island": 0, "generation": 1, "temperature": 1.0})
+    tree.add(Node(4, 2, "improve", validation=0.95, buggy=False, facts={"island": 0, "generation": 1}))
+    assert Evolution(params).decide(tree, Scripted()) is None  # generation 2 waits for node 3
+    tree.nodes[3].pending, tree.nodes[3].validation, tree.nodes[3].buggy = False, 0.1, False
+    assert Evolution(params).decide(tree, Scripted(0.9, 0.9, 0.0)).parents == (4,)
 
 
 def test_an_island_without_a_valid_node_drafts_again_and_the_policy_stops_after_its_generations():

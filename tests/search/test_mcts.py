@@ -96,6 +96,14 @@ def test_a_buggy_node_is_debugged_within_the_depth_and_a_dead_branch_is_closed()
         "draft", facts={"path": [], "reason": "every branch is closed"})
 
 
+def test_the_policy_waits_while_every_branch_is_closed_by_pending_nodes():
+    tree = tree_of((1, None, "draft", "pending"), (2, None, "draft", 0.5), (3, 2, "improve", "pending"))
+    policy = MCTS({**PARAMS, "children": 1})
+    assert policy.decide(tree, random.Random(0)) is None  # the engine asks again when one is done
+    tree.nodes[3].pending, tree.nodes[3].validation, tree.nodes[3].buggy = False, 0.7, False
+    assert policy.decide(tree, random.Random(0)).parents == (3,)
+
+
 def test_drafts_until_the_root_has_its_children():
     policy = MCTS(PARAMS)
     tree = tree_of((1, None, "draft", 0.5), (2, None, "draft", "pending"))
