@@ -15,7 +15,7 @@ def main(args) -> int:
 
         written = write_atif([Path(p) for p in args.runs], Path(args.output) if args.output else None)
     else:
-        from mlab.export.inspect import write_inspect
+        from mlab.export.inspect_log import write_inspect
 
         written = write_inspect([Path(p) for p in args.runs], Path(args.output) if args.output else None)
     for line in written:

@@ -4,7 +4,7 @@ The document is built as plain JSON here (the `atif` package's pydantic models a
 check, not a dependency). Field mapping (docs/interop.md has it in full):
 
     run                    Trajectory: schema_version, session_id = run id, agent, final_metrics
-    first prompt           step 1, source "user" (a tool agent: "system" prompt, then "user" problem)
+    first prompt           step 1, source "user" (a tool agent: "system" prompt, then "user" messages)
     agent turn             source "agent": message, reasoning_content, tool_calls, observation, metrics
     run ended, no reply    source "system": the end reason
     mlab's own facts       "extra" of the trajectory, agent, steps and tool calls
@@ -37,14 +37,12 @@ def _trajectory(conversation: RunConversation, version: str) -> dict:
     run, result = conversation.run, conversation.result
     steps: list[dict] = []
     first = next((t for t in conversation.turns if t.prompt), None)
-    opening = _opening(first)
-    shown = first.prompt if first else None
-    for source, message in opening:
-        steps.append({"step_id": len(steps) + 1, "source": source, "message": message})
     node_steps: dict[int, int] = {}  # tree node → its ATIF step id
     scores = {row.get("step"): row for row in (run.scores or []) if isinstance(row, dict)}
     for turn in conversation.turns:
-        step = _step(turn, len(steps) + 1, shown, scores, node_steps)
+        for role, text in turn.shown:  # what the agent was shown before this reply, new here
+            steps.append({"step_id": len(steps) + 1, "source": role, "message": text})
+        step = _step(turn, len(steps) + 1, first.prompt if first else None, scores, node_steps)
         if "node" in turn.first and isinstance(turn.first["node"], int):
             node_steps[turn.first["node"]] = step["step_id"]
         steps.append(step)
@@ -66,16 +64,6 @@ def _trajectory(conversation: RunConversation, version: str) -> dict:
 
 def _reply_format(run) -> str | None:
     return ((run.agent_doc or {}).get("reply") or {}).get("format")
-
-
-def _opening(turn: Turn | None) -> list[tuple[str, str]]:
-    """The steps before the agent's first turn: what it was first shown."""
-    if turn is None:
-        return []
-    if turn.format == "tools":  # the system message; the problem follows as the first user message
-        problem = (turn.first.get("model") or {}).get("problem")
-        return [("system", turn.prompt)] + ([("user", problem)] if isinstance(problem, str) and problem else [])
-    return [("user", turn.prompt)]  # a text agent's prompt is one user message, re-rendered each step
 
 
 def _metrics(turn: Turn) -> dict:
@@ -101,7 +89,7 @@ def _step(turn: Turn, step_id: int, shown: str | None, scores: dict, node_steps:
         extra["sections"] = turn.sections
     if turn.format:
         extra["format"] = turn.format
-    if turn.prompt and turn.prompt != shown:  # a text agent's prompt, re-rendered with its history
+    if turn.prompt and turn.prompt != shown and turn.format != "tools":  # re-rendered with the history
         extra["prompt"] = turn.prompt
     for name in ("format_errors", "summaries"):
         if model.get(name):

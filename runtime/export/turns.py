@@ -15,6 +15,7 @@ Every version of the trace reads the same way (the newer fields are optional).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,7 @@ class Turn:
     prompt: str | None = None
     format: str | None = None      # tools, sections or json (trace v3; None before)
     from_model: bool = True        # False: a system event (no model reply)
+    shown: list[tuple[str, str]] = field(default_factory=list)  # (role, text) sent before this reply, new here
 
     @property
     def steps(self) -> list[int]:
@@ -242,8 +244,8 @@ def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Tur
     for record in records:
         model = record.get("model") if isinstance(record.get("model"), dict) else None
         tool_call = (model or {}).get("tool_call")
-        if isinstance(tool_call, dict) and "message" not in model and turns and turns[-1].format == "tools" \
-                and turns[-1].calls:
+        if isinstance(tool_call, dict) and "message" not in model and turns and \
+                tool_call.get("id") in _message_call_ids(turns[-1]):
             # a later call of the message the previous turn began: one turn, one more call
             turns[-1].records.append(record)
             turns[-1].calls.append(_native_call(record, tool_call))
@@ -264,7 +266,49 @@ def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Tur
         if model is None and record.get("action") is not None:
             turn.from_model = True  # a scripted drive: the driver acted, with no model call
         turns.append(turn)
+    _shown(turns)
     return turns
+
+
+def _message_call_ids(turn: Turn) -> list:
+    message = (turn.first.get("model") or {}).get("message")
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    return [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+# A tool agent's record holds its conversation as text: blocks "[role]" or "[tool (id)]", then the
+# content, blocks apart by a blank line (mlab.agent.tool_loop.conversation_text).
+_BLOCK = re.compile(r"(?:^|\n\n)\[(system|user|assistant|tool(?: \([^)\n]*\))?)\]\n")
+
+
+def conversation_blocks(text: str) -> list[tuple[str, str]]:
+    """(role, content) of each message of a conversation written as text."""
+    parts = _BLOCK.split(text)
+    if len(parts) < 3 or parts[0].strip():
+        return []  # not a conversation: a text agent's prompt
+    return [(role.split(" ")[0], content.rstrip("\n")) for role, content in zip(parts[1::2], parts[2::2])]
+
+
+def _shown(turns: list[Turn]) -> None:
+    """What each turn's reply answered that no earlier turn showed: a text agent's first prompt; a
+    tool agent's system message and first user messages, then each step's closing user message."""
+    first = True
+    for turn in turns:
+        if not turn.prompt:
+            continue
+        blocks = conversation_blocks(turn.prompt) if turn.format == "tools" else []
+        if not blocks:
+            turn.shown = [("user", turn.prompt)] if first else []
+        elif first:
+            turn.shown = [(role, text) for role, text in blocks if role in ("system", "user")]
+        else:
+            tail = []
+            for role, text in reversed(blocks):
+                if role != "user":
+                    break
+                tail.insert(0, (role, text))
+            turn.shown = tail
+        first = False
 
 
 def reasoning_text(turn: Turn) -> str | None:
