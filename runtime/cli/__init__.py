@@ -70,9 +70,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_sweep(verbs)
     _add_checks(verbs)
 
-    checkout = verbs.add_parser("checkout", help="restore the workspace of a step of a run into a folder")
+    checkout = verbs.add_parser("checkout", help="restore the workspace of a step of a run, or of a node of a "
+                                "tree search, into a folder")
     checkout.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
-    checkout.add_argument("--step", type=int, required=True, metavar="N", help="step (0: as prepared)")
+    checkout.add_argument("--step", type=int, metavar="N", help="step (0: as prepared; default: the final "
+                          "workspace, for a tree search the submitted node's)")
+    checkout.add_argument("--node", type=int, metavar="N", help="node N of a tree search")
     checkout.add_argument("dir", metavar="DIR", help="empty or new folder to write the files into")
 
     export = verbs.add_parser("export", help="write runs in another tool's format: ATIF trajectories, Inspect logs")

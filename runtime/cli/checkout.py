@@ -9,6 +9,8 @@ from mlab.errors import EXIT_OK
 def main(args) -> int:
     from mlab.run.checkout import checkout
 
-    manifest = checkout(Path(args.run), args.step, Path(args.dir))
-    print(f"checked out step {args.step} of {args.run} into {args.dir} ({len(manifest)} files)")
+    node = getattr(args, "node", None)
+    manifest = checkout(Path(args.run), args.step, Path(args.dir), node=node)
+    what = f"node {node}" if node is not None else f"step {args.step}" if args.step is not None else "the final workspace"
+    print(f"checked out {what} of {args.run} into {args.dir} ({len(manifest)} files)")
     return EXIT_OK

@@ -7,7 +7,7 @@ from mlab.run.folder import Run
 from mlab.search.engine import SearchEngine
 from mlab.trace import read_trace
 
-from conftest import BROKEN_CODE, NO_SUBMISSION_CODE, reply, valid_code
+from search_helpers import BROKEN_CODE, NO_SUBMISSION_CODE, reply, valid_code
 
 
 def test_a_greedy_search_drafts_debugs_improves_and_submits_the_best_valid_node(
@@ -41,3 +41,19 @@ def test_a_greedy_search_drafts_debugs_improves_and_submits_the_best_valid_node(
     assert sorted(nodes[2]["snapshot"]["changed"]) == ["submission.csv", "train.py"]
     assert nodes[1]["status"] == "error" and nodes[0]["status"] == "ok"
     assert not (run.dir / "nodes").exists() or not any((run.dir / "nodes").iterdir())
+    # mlab checkout: the submitted node by default, any node by number, a step by the node it made
+    import pytest
+
+    from mlab.errors import UsageError
+    from mlab.run.checkout import checkout
+
+    checkout(run.dir, None, tmp_path / "final")
+    assert "better" in (tmp_path / "final" / "train.py").read_text()
+    checkout(run.dir, None, tmp_path / "first", node=1)
+    assert "first" in (tmp_path / "first" / "train.py").read_text()
+    assert (tmp_path / "first" / "submission.csv").is_file()
+    checkout(run.dir, 2, tmp_path / "second")
+    assert (tmp_path / "second" / "train.py").read_text() == BROKEN_CODE
+    assert not (tmp_path / "second" / "submission.csv").exists()
+    with pytest.raises(UsageError, match="there is no node 9"):
+        checkout(run.dir, None, tmp_path / "none", node=9)

@@ -7,7 +7,7 @@ from mlab.run.folder import Run
 from mlab.search.engine import SearchEngine
 from mlab.trace import read_trace
 
-from conftest import reply, valid_code
+from search_helpers import reply, valid_code
 
 
 def writer(name: str) -> str:

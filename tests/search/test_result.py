@@ -7,7 +7,7 @@ import json
 from mlab.run.folder import Run
 from mlab.search.engine import SearchEngine, write_search_result
 
-from conftest import BROKEN_CODE, NO_SUBMISSION_CODE, reply, tiers_of, valid_code
+from search_helpers import BROKEN_CODE, NO_SUBMISSION_CODE, reply, tiers_of, valid_code
 
 # the review as a call of the submit_review tool (a model that takes tools), the others as text
 REVIEW_OK = {"content": "", "tool_calls": [{"name": "submit_review", "arguments": {

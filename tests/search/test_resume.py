@@ -5,7 +5,7 @@ from mlab.run.folder import Run
 from mlab.search.engine import SearchEngine
 from mlab.trace import read_trace
 
-from conftest import BROKEN_CODE, client_resumed, reply, valid_code
+from search_helpers import BROKEN_CODE, client_resumed, reply, valid_code
 
 REPLIES = [reply("Draft A.", valid_code(900.0, "a")), reply("Draft B.", BROKEN_CODE),
            reply("Next.", valid_code(700.0, "c")), reply("Next.", valid_code(600.0, "d")),
