@@ -247,7 +247,7 @@ class Demo(OfflineModel):
 
     def reply_message(self, tier: str, purpose: str, messages: list[dict], tools: list[dict]) -> dict:
         if purpose in TREE_PURPOSES:
-            return {"content": self.tree.reply(purpose, last_text(messages))}
+            return self.tree.message(purpose, last_text(messages), tools)
         index = self.position.get(tier, 0)
         text = self.reply(tier, purpose, last_text(messages))  # moves the position, or says none is left
         if tier != "main" or not self.steps or self.tools_format is None:

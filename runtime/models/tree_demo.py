@@ -19,7 +19,8 @@ two drafts as soon as two draft calls were made. A reply is an operator reply: t
 then one ```python block (the variant's code file). A review call gets the review JSON
 (runtime/search/operators.py: {"is_bug", "metric", "summary"}) read off the script output in its
 prompt: the last "Validation score: N" line, a bug when there is none or the output holds a
-traceback.
+traceback; asked through a chat call that offers one tool (submit_review), the review comes as a
+call of that tool.
 
 The choices depend on the calls made in this process: a resumed run starts the sequences again
 (its tree stays a valid tree, the earlier nodes are kept).
@@ -73,6 +74,14 @@ class TreeDemo:
         if purpose == "debug":
             return self._debug(parent)
         return self._improve(parent)
+
+    def message(self, purpose: str, prompt: str, tools: list[dict] | None) -> dict:
+        """A chat call's assistant message: the review as a call of the tool offered, else the text."""
+        text = self.reply(purpose, prompt)
+        names = [(tool.get("function") or {}).get("name") for tool in tools or []]
+        if purpose == "review" and len(names) == 1 and names[0]:
+            return {"content": None, "tool_calls": [{"name": names[0], "arguments": json.loads(text)}]}
+        return {"content": text}
 
     def shown(self, prompt: str) -> int | None:
         """The variant whose code the prompt shows (the parent's), or None."""

@@ -8,7 +8,7 @@ import pytest
 from mlab.models.demonstration import Demonstration, Variant, load
 from mlab.models.errors import RepliesExhausted
 from mlab.models.offline import OfflineModels
-from mlab.search.operators import parse_operator_reply, parse_review
+from mlab.search.operators import REVIEW_TOOL, parse_operator_reply, parse_review, review_fields
 
 REPO = Path(__file__).resolve().parents[2]
 HOUSE = REPO / "tasks" / "house-price"
@@ -83,6 +83,14 @@ def test_a_review_reads_the_score_or_the_failure_from_the_output(house_demo):
     assert failed["is_bug"] is True and failed["metric"] is None and "KeyError: 'TotalBsmtSf'" in failed["summary"]
     silent = parse_review(model.reply("fast", "review", f"Code:\n{code}\nOutput:\ndone\n"))
     assert silent["is_bug"] is True and silent["metric"] is None
+
+
+def test_a_review_asked_with_the_review_tool_comes_as_its_call(house_demo):
+    message = demo_model(house_demo).reply_message(
+        "fast", "review", [{"role": "user", "content": "Output:\nValidation score: 16222.2\n"}], [REVIEW_TOOL])
+    (call,) = message["tool_calls"]
+    assert call["name"] == REVIEW_TOOL["function"]["name"]
+    assert review_fields(call["arguments"])["metric"] == 16222.2
 
 
 def test_a_demonstration_without_variants_says_so(house_demo):
