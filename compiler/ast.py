@@ -321,6 +321,13 @@ class Tier(Entry):
 
 
 @dataclass(frozen=True)
+class Tool(Entry):
+    """`tool "submit"`: the name the action has as a provider tool."""
+    value: Value
+    keyword: ClassVar[str] = "tool"
+
+
+@dataclass(frozen=True)
 class Action(Entry):
     name: Value
     entries: tuple[Entry, ...]
@@ -407,9 +414,18 @@ class Section:
 
 
 @dataclass(frozen=True)
+class RespondSetting:
+    """A `KEY value` setting inside `respond tools { ... }`."""
+    key: Ident
+    value: Value
+    span: Span
+
+
+@dataclass(frozen=True)
 class Respond(Entry):
     format: Ident
     sections: tuple[Section, ...]
+    settings: tuple[RespondSetting, ...] = ()
     keyword: ClassVar[str] = "respond"
 
 
@@ -439,6 +455,14 @@ class Hook(Entry):
     name: Ident
     keyword: ClassVar[str] = "hook"
     repeatable: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class Search(Entry):
+    """`search POLICY { key value ... }`: a tree-search policy instead of the linear loop."""
+    policy: Ident
+    items: tuple[Limit, ...]
+    keyword: ClassVar[str] = "search"
 
 
 # ---- experiments --------------------------------------------------------

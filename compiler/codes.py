@@ -75,4 +75,7 @@ CODES: dict[str, Code] = {
     "E704": Code("no such section", "`drop section` names a section that the inherited reply format does not have."),
     "E705": Code("bad section name", "A section name must be non-empty, on one line and without a colon."),
     "E706": Code("unknown role", "A section role must be one of the known roles."),
+    "E707": Code("invalid tool name", "A tool name must be a letter or `_`, then at most 63 letters, digits, `_` or `-` (what providers accept). An action's tool name is its name in snake case unless the action declares `tool \"NAME\"`."),
+    "E708": Code("duplicate tool name", "Two actions that a `respond tools` agent shows have the same tool name, so a tool call could not tell them apart."),
+    "E709": Code("fallback prompt without tools", "A `respond tools` agent with a fallback format must render `{{ tools }}` in its prompt: the tools text is empty while tools are sent natively, but a model on the fallback format sees the tools only there."),
 }

@@ -142,6 +142,7 @@ class ToAst(Transformer):
     prepare = _one(A.Prepare)
     validation = _one(A.Validation)
     describe = _one(A.Describe)
+    tool = _one(A.Tool)
     returns = _one(A.Returns)
     show = _one(A.Show)
     hide = _one(A.Hide)
@@ -236,8 +237,16 @@ class ToAst(Transformer):
     def model_params(self, meta, *items):
         return items
 
-    def respond(self, meta, fmt, *sections):
-        return A.Respond(self._span(meta), self._ident(fmt), sections)
+    def respond(self, meta, fmt, *entries):
+        sections = tuple(e for e in entries if isinstance(e, A.Section))
+        settings = tuple(e for e in entries if isinstance(e, A.RespondSetting))
+        return A.Respond(self._span(meta), self._ident(fmt), sections, settings)
+
+    def respond_setting(self, meta, key, value):
+        return A.RespondSetting(self._ident(key), value, self._span(meta))
+
+    def search(self, meta, policy, *items):
+        return A.Search(self._span(meta), self._ident(policy), items)
 
     def section(self, meta, word, name, *rest):
         role = next((r.value for r in rest if isinstance(r, tuple) and r[0] == "role"), None)

@@ -53,8 +53,8 @@ def children(node) -> list:
     if isinstance(node, (A.Data, A.Action, A.ExpOverride)):
         return list(node.entries)
     if isinstance(node, A.Respond):
-        return list(node.sections)
-    if isinstance(node, (A.Prompts, A.Limits, A.Hardware)):
+        return sorted([*node.sections, *node.settings], key=lambda u: (u.span.line, u.span.column))
+    if isinstance(node, (A.Prompts, A.Limits, A.Hardware, A.Search)):
         return list(node.items)
     if isinstance(node, A.Model):
         return list(node.params)

@@ -16,7 +16,7 @@ from ..transform import decode_string, decode_text
 
 WIDTH = 100
 INDENT = "  "
-BLOCKS = (A.Data, A.Action, A.Respond, A.Prompts, A.ExpOverride)  # always printed with a body
+BLOCKS = (A.Data, A.Action, A.Respond, A.Prompts, A.ExpOverride, A.Search)  # always printed with a body
 
 
 def quote(value: str) -> str:
@@ -314,7 +314,7 @@ class MlabPrinter:
             if isinstance(node, (A.Agent, A.Actions)) and node.parent is not None:
                 parts += ["extends", node.parent.value]
             return node.kind, parts, list(node.entries), True
-        if isinstance(node, (A.Limit, A.HardwareEntry)):
+        if isinstance(node, (A.Limit, A.HardwareEntry, A.RespondSetting)):
             parts = [node.value] + ([node.need.value] if getattr(node, "need", None) else [])
             return node.key.value, parts, None, False
         if isinstance(node, A.NamedPrompt):
@@ -392,7 +392,9 @@ ENTRY_LAYOUT = {
     A.Summarize: lambda e: ("summarize", ["observations", "over", e.value, "chars"], None, False),
     A.Retries: lambda e: ("retries", [e.value, "on", "format", "error"], None, False),
     A.Prompt: _one("prompt"), A.FormatError: _one("format_error"),
-    A.Respond: lambda e: ("respond", [e.format.value], list(e.sections), True),
+    A.Respond: lambda e: ("respond", [e.format.value], respond_units(e), True),
+    A.Tool: _one("tool"),
+    A.Search: lambda e: ("search", [e.policy.value], list(e.items), True),
     A.DropSection: lambda e: ("drop", ["section", e.name], None, False),
     A.DropAction: lambda e: ("drop", ["action", e.name], None, False),
     A.Prompts: lambda e: ("prompts", [], list(e.items), True),
@@ -404,6 +406,11 @@ ENTRY_LAYOUT = {
     A.ExpRuns: _one("runs"), A.ExpData: _one("data"), A.ExpRetries: _one("retries"),
     A.ExpOverride: lambda e: ("override", [e.name.value], list(e.entries), True),
 }
+
+
+def respond_units(e: A.Respond) -> list:
+    """A reply block's sections and settings, in source order."""
+    return sorted([*e.sections, *e.settings], key=lambda u: (u.span.line, u.span.column))
 
 
 def print_module(module: A.Module, cmap: CommentMap) -> str:

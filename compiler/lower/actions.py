@@ -3,12 +3,31 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 from .. import ast as A
 from ..resources import spec_json
 from ..values import Reporter, closest, did_you_mean, duplicate_entries
 
 TIERS = ("main", "fast", "edit")
+# What providers accept as a function name (OpenAI, Anthropic; some also want no digit first).
+TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+
+
+def snake_case(name: str) -> str:
+    """The default tool name of an action: `List Files` -> list_files, `Edit Script (AI)` -> edit_script_ai."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def tool_entry(action: dict) -> dict:
+    """The provider tool of an action: its tool name, its description with the returns text, its input schema."""
+    description = action["description"].strip()
+    if action["returns"].strip():
+        description = f"{description}\n\nReturns: {action['returns'].strip()}".strip()
+    return {"type": "function", "function": {"name": action["tool_name"], "description": description,
+                                             "parameters": input_schema(action["inputs"])}}
+
+
 JSON_TYPES = {"string": "string", "text": "string", "path": "string", "int": "integer",
               "float": "number", "bool": "boolean"}
 
@@ -55,7 +74,8 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
     duplicate_entries(action.entries, report, f"action {name!r}")
     primitives = spec_json("primitives.json")["primitives"]
     ir: dict = {"name": name, "description": "", "inputs": [], "returns": "", "primitive": None,
-                "params": {}, "tier": None, "prompts": []}
+                "params": {}, "tier": None, "prompts": [], "tool_name": snake_case(name),
+                "_tool_span": action.name.span, "_tool_declared": False}
     declared: dict[str, A.Input] = {}
     does = tier = None
     for entry in action.entries:
@@ -69,6 +89,8 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
             does = entry
         elif isinstance(entry, A.Tier):
             tier = entry
+        elif isinstance(entry, A.Tool):
+            _tool(entry, ir, report)
     if does is None:
         report.error("E308", f"action {name!r} has no `does`", action.name.span,
                      hint="bind it to a runtime primitive, e.g. `does list_files`")
@@ -121,6 +143,16 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
     elif tier is not None:
         report.error("E407", f"primitive `{prim_name}` calls no model, so the action takes no `model`", tier.span)
     return ir
+
+
+def _tool(entry: A.Tool, ir: dict, report: Reporter) -> None:
+    tool_name = report.string(entry.value, "`tool`")
+    if tool_name is None:
+        return
+    ir.update(tool_name=tool_name, _tool_span=entry.value.span, _tool_declared=True)
+    if not TOOL_NAME.match(tool_name):
+        report.error("E707", f"{tool_name!r} cannot be a tool name: providers refuse it", entry.value.span,
+                     hint="a letter or `_` first, then up to 63 letters, digits, `_` or `-`")
 
 
 def _input(entry: A.Input, ir: dict, declared: dict, report: Reporter) -> None:

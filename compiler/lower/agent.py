@@ -5,12 +5,23 @@ import copy
 import re
 
 from .. import ast as A
-from .actions import TIERS, input_schema, usage_text
+from .actions import TIERS, TOOL_NAME, input_schema, tool_entry, usage_text
 from ..resources import spec_json
-from .templates import DEFAULT_FORMAT_ERROR, check_template, history_template, locate, reply_format_template, tools_template
-from ..values import Reporter, did_you_mean, duplicate_entries
+from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, baked_reply_format_template,
+                        check_template, history_template, locate, reply_format_template, template_variables,
+                        tools_mode_template, tools_reply_format_template, tools_template)
+from ..values import Reporter, describe, did_you_mean, duplicate_entries
 
-FORMATS = ("sections", "json")
+FORMATS = ("sections", "json", "tools")
+# `respond tools { ... }` settings: the allowed values, the first being the default.
+TOOLS_SETTINGS = {"sections_required": ("false", "true"), "tool_choice": ("required", "auto"),
+                  "parallel": ("off", "ordered"), "fallback": ("sections", "json", "none"),
+                  "list_tools": ("false", "true")}
+# The action and action-input sections a fallback gets when the tools block declares none.
+FALLBACK_ACTION = {"sections": ("Action", "Action Input"), "json": ("action", "action_input")}
+FALLBACK_INSTRUCTIONS = ("The name of exactly one tool, spelled as listed.",
+                         "The input for that tool: a JSON object with the fields the tool asks for.")
+TOOLS_ONLY_PROMPTS = ("problem", "turn")
 KINDS = ("text", "action", "json")
 ROLES = ("reflection", "plan", "fact-check", "thought", "criticism", "speak")
 MODEL_PARAMS = {"temperature": "number", "max_tokens": "int", "stop": "list", "top_p": "number"}
@@ -19,7 +30,7 @@ DEFAULTS = {"history": 3, "summarize_over": 5000, "retries": 5}
 
 def _known_prompts() -> set[str]:
     spec = spec_json("primitives.json")
-    names = {"summarize_observation"}
+    names = {"summarize_observation", *TOOLS_ONLY_PROMPTS}
     for table in (spec["primitives"], spec["hooks"]):
         for item in table.values():
             names.update(item.get("prompts", []))
@@ -146,11 +157,11 @@ class AgentResolver:
             instruction = self.report.string(section.instruction, f"the instruction of {section.word} {name!r}")
             if name is None:
                 continue
-            expected_word = "section" if fmt == "sections" else "field"
+            expected_word = "field" if fmt == "json" else "section"
             if fmt and section.word != expected_word:
                 self.report.error("E405", f"`respond {fmt}` holds `{expected_word}` entries, not `{section.word}`",
                                   section.span)
-            if not name.strip() or "\n" in name or (fmt == "sections" and ":" in name) or \
+            if not name.strip() or "\n" in name or (fmt in ("sections", "tools") and ":" in name) or \
                     (fmt == "json" and "" in [part.strip() for part in name.split(".")]):
                 self.report.error("E705", f"{name!r} cannot be a {section.word} name", section.name.span,
                                   hint="use one line of text without a colon" if section.word == "section"
@@ -164,9 +175,44 @@ class AgentResolver:
             kind = section.kind.value if section.kind else "text"
             sections.append({"name": name, "kind": kind, "role": role, "instruction": instruction or "",
                              "_span": section.name.span})
+        settings = self._tools_settings(entry, fmt)
         if fmt is None:
             return None
-        return {"format": fmt, "sections": sections, "_span": entry.span}
+        reply = {"format": fmt, "sections": sections, "_span": entry.span}
+        if fmt == "tools":
+            reply["settings"] = settings
+        return reply
+
+    def _tools_settings(self, entry: A.Respond, fmt: str | None) -> dict:
+        """The settings of a `respond tools` block, defaults filled in; settings elsewhere are errors."""
+        settings = {key: allowed[0] for key, allowed in TOOLS_SETTINGS.items()}
+        seen: set[str] = set()
+        for item in entry.settings:
+            key = item.key.value
+            if fmt != "tools":
+                if fmt is not None:
+                    self.report.error("E403", f"`respond {fmt}` takes no setting `{key}`", item.key.span,
+                                      hint="settings such as `tool_choice` belong to `respond tools { ... }`")
+                continue
+            allowed = TOOLS_SETTINGS.get(key)
+            if allowed is None:
+                self.report.error("E403", f"`respond tools` has no setting `{key}`", item.key.span,
+                                  did_you_mean(key, TOOLS_SETTINGS, "settings"))
+                continue
+            if key in seen:
+                self.report.error("E302", f"setting `{key}` is given twice in `respond tools`", item.key.span)
+            seen.add(key)
+            value = item.value
+            word = value.value if isinstance(value, A.Name) else None
+            if word is None:
+                self.report.error("E401", f"setting `{key}` takes one of {', '.join(allowed)}, not "
+                                  f"{describe(value)}", value.span)
+            elif word not in allowed:
+                self.report.error("E405", f"setting `{key}` cannot be `{word}`", value.span,
+                                  did_you_mean(word, allowed))
+            else:
+                settings[key] = word
+        return settings
 
     def _drop(self, entry: A.DropSection, s: dict, where: str) -> None:
         name = self.report.string(entry.name, "`drop section`")
@@ -282,17 +328,31 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         report.error("E308", f"{where} declares no reply format", decl.name.span,
                      hint="add `respond sections { ... }`")
         return None
-    readable = _check_reply(reply, report, decl)
+    tools_mode = reply["format"] == "tools"
+    fallback = _fallback_reply(reply, report, where) if tools_mode else None
+    if tools_mode:
+        readable = _check_reply(fallback, report, decl) if fallback else _check_text_sections(reply, report)
+        _check_tool_names([a for a in actions if a["name"] in shown], report, where)
+    else:
+        readable = _check_reply(reply, report, decl)
     if settings["prompt"] is None:
         report.error("E308", f"{where} has no `prompt`", decl.name.span)
         return None
 
+    kind = "tools" if tools_mode else "text"
     templates: dict[str, tuple[str, A.Value | None]] = {}
     templates["prompt"] = (_text(settings["prompt"]), settings["prompt"])
     fe = settings["format_error"]
     templates["format_error"] = (_text(fe), fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
     for key, value in settings["prompts"].items():
+        if key in TOOLS_ONLY_PROMPTS and not tools_mode:
+            report.error("E605", f"{where} does not reply with tools, so it uses no `{key}` prompt", value.span,
+                         hint=f"a `{key}` prompt is part of a `respond tools` agent's conversation")
+            continue
         templates[key] = (_text(value), value)
+    if tools_mode:
+        templates.setdefault("problem", (DEFAULT_PROBLEM, None))
+        templates.setdefault("turn", (DEFAULT_TURN, None))
     needed = {"summarize_observation": "summarizing long observations"}
     for action in actions:
         for prompt in action["prompts"]:
@@ -310,33 +370,117 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
     unusable = sorted(all_action_names - set(names))
     for key, (text, value) in templates.items():
         if isinstance(value, A.Str):  # another value type was reported as E401 already
-            check_template(text, value, key, report, where)
+            check_template(text, value, key, report, where, kind=kind)
             for other in unusable:
                 if _mentions(text, other):
                     report.error("E603", f"the {key} template of {where} names {other!r}, an action it cannot call",
                                  locate(_mention_pattern(other), text, value),
                                  hint=f"add the action to `{set_ref.value}` or reword the prompt")
         texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
+    if fallback is not None and isinstance(settings["prompt"], A.Str):
+        used = template_variables(_text(settings["prompt"]))
+        if used is not None and "tools" not in used:
+            report.error("E709", f"the prompt of {where} never renders `{{{{ tools }}}}`, so a model that cannot "
+                         f"take tools (the `{fallback['format']}` fallback) would not see them",
+                         settings["prompt"].span,
+                         hint="add `{{ tools }}` to the prompt (it renders empty while the tools are sent "
+                              "natively), or declare `fallback none`")
     for section in reply["sections"]:
         for other in unusable:
             if _mentions(section["instruction"], other):
                 report.error("E603", f"section {section['name']!r} names {other!r}, an action {where} cannot call",
                              section["_span"])
-    clean_reply = {"format": reply["format"],
-                   "sections": [{k: v for k, v in s.items() if not k.startswith("_")} for s in reply["sections"]]}
     if not readable:
         return None
-    texts["tools.j2"] = tools_template(clean_reply)
-    texts["reply_format.j2"] = reply_format_template(clean_reply)
-    texts["history.j2"] = history_template(clean_reply)
+    if tools_mode:
+        clean_reply = _tools_reply(reply, fallback)
+        texts["tools.j2"] = tools_mode_template(fallback and clean_reply["fallback"])
+        texts["reply_format.j2"] = tools_reply_format_template(clean_reply)
+        if fallback is not None:
+            texts["fallback_reply_format.j2"] = baked_reply_format_template(clean_reply["fallback"])
+        texts["history.j2"] = history_template(clean_reply)
+    else:
+        clean_reply = {"format": reply["format"], "sections": _clean(reply["sections"])}
+        texts["tools.j2"] = tools_template(clean_reply)
+        texts["reply_format.j2"] = reply_format_template(clean_reply)
+        texts["history.j2"] = history_template(clean_reply)
 
     table = {"agent": name, "action_set": set_ref.value, "actions": [
-        dict(a, shown=a["name"] in shown, usage=usage_text(a["inputs"]), input_schema=input_schema(a["inputs"]))
+        dict(_clean_action(a), shown=a["name"] in shown, usage=usage_text(a["inputs"]),
+             input_schema=input_schema(a["inputs"]), tool=tool_entry(a))
         for a in actions]}
     models = {tier: settings["models"].get(tier, {"default": None, "params": {}}) for tier in TIERS}
     ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": set_ref.value,
           "shown": [a["name"] for a in actions if a["name"] in shown], "models": models,
           "history_steps": settings["history"], "summarize_over_chars": settings["summarize_over"],
           "format_retries": settings["retries"], "reply": clean_reply, "hooks": settings["hooks"],
-          "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
+          "search": None, "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
     return ir, table, texts
+
+
+def _clean(sections: list[dict]) -> list[dict]:
+    return [{k: v for k, v in s.items() if not k.startswith("_")} for s in sections]
+
+
+def _clean_action(action: dict) -> dict:
+    return {k: v for k, v in action.items() if not k.startswith("_")}
+
+
+def _fallback_reply(reply: dict, report: Reporter, where: str) -> dict | None:
+    """The complete text reply format a tools agent falls back to: its sections, plus an action and an
+    action-input section when the block declares none (the block's own are used when it does)."""
+    fmt = reply["settings"]["fallback"]
+    if fmt == "none":
+        for section in reply["sections"]:
+            if section["kind"] != "text":
+                report.error("E405", f"section {section['name']!r} of {where} is of kind `{section['kind']}`, but "
+                             "without a fallback format a tools reply holds only text sections", section["_span"],
+                             hint="the tool call carries the action and its input; remove the section or "
+                                  "declare `fallback sections`")
+        return None
+    sections = list(reply["sections"])
+    names = FALLBACK_ACTION[fmt]
+    for kind, section_name, instruction in zip(("action", "json"), names, FALLBACK_INSTRUCTIONS):
+        if not any(s["kind"] == kind for s in sections):
+            sections.append({"name": section_name, "kind": kind, "role": None, "instruction": instruction,
+                             "_span": reply["_span"]})
+    return {"format": fmt, "sections": sections, "_span": reply["_span"]}
+
+
+def _check_text_sections(reply: dict, report: Reporter) -> bool:
+    before = len(report.diagnostics)
+    seen: set[str] = set()
+    for section in reply["sections"]:
+        key = section["name"].strip().lower()
+        if key in seen:
+            report.error("E703", f"two sections are named {section['name']!r} (ignoring case)", section["_span"])
+        seen.add(key)
+    return len(report.diagnostics) == before
+
+
+def _check_tool_names(shown: list[dict], report: Reporter, where: str) -> None:
+    """Every action a tools agent shows needs a tool name providers accept, and one of its own."""
+    by_name: dict[str, dict] = {}
+    for action in shown:
+        tool_name = action["tool_name"]
+        if not TOOL_NAME.match(tool_name) and not action["_tool_declared"]:  # a declared one is reported already
+            report.error("E707", f"{where} shows action {action['name']!r}, whose tool name {tool_name!r} "
+                         "providers refuse", action["_tool_span"],
+                         hint='name the tool in the action: `tool "a_name"` (a letter or `_` first, then up '
+                              'to 63 letters, digits, `_` or `-`)')
+        if tool_name in by_name:
+            first = by_name[tool_name]
+            report.error("E708", f"{where} shows actions {first['name']!r} and {action['name']!r}, which both "
+                         f"have the tool name {tool_name!r}", action["_tool_span"],
+                         hint=f'give one of them a tool name of its own: `tool "{tool_name}_2"`')
+        else:
+            by_name[tool_name] = action
+
+
+def _tools_reply(reply: dict, fallback: dict | None) -> dict:
+    settings = reply["settings"]
+    return {"format": "tools", "sections": _clean([s for s in reply["sections"] if s["kind"] == "text"]),
+            "sections_required": settings["sections_required"] == "true", "tool_choice": settings["tool_choice"],
+            "parallel": settings["parallel"], "list_tools": settings["list_tools"] == "true",
+            "fallback": None if fallback is None else {"format": fallback["format"],
+                                                        "sections": _clean(fallback["sections"])}}

@@ -20,8 +20,40 @@ DEFAULT_FORMAT_ERROR = (
 )
 
 
-def context_names(template: str) -> set[str]:
-    return set(spec_json("template-context.json")["templates"][template])
+DEFAULT_PROBLEM = "Research problem:\n{{ task.problem }}\n"
+DEFAULT_TURN = (
+    "{% if retrieved %}From your research log, what bears on the work now:\n{{ retrieved }}\n\n{% endif %}"
+    "This is step {{ step }} of at most {{ max_steps }}.\n"
+)
+
+# What the system prompt of a tools agent must not use, and where it goes instead.
+_MOVED = {
+    "history": "a tools agent sends its recent steps as the conversation's messages, so its prompt needs no "
+               "history; drop it (the fallback format renders it on its own)",
+    "step": "the system prompt stays the same for the whole run: move `step` to a `turn` prompt "
+            "(`prompts { turn \"\"\"...\"\"\" }`), the user message that closes each step",
+    "retrieved": "the system prompt stays the same for the whole run: move `retrieved` to a `turn` prompt "
+                 "(`prompts { turn \"\"\"...\"\"\" }`), the user message that closes each step",
+    "research_log": "the system prompt stays the same for the whole run: move `research_log` to a `turn` prompt "
+                    "(`prompts { turn \"\"\"...\"\"\" }`), the user message that closes each step",
+}
+
+_KIND_SECTIONS = {"tools": "tools_agent_templates", "search": "search_agent_templates"}
+
+
+def context_names(template: str, kind: str = "text") -> set[str]:
+    """The variables `template` receives in an agent of `kind` (text, tools or search)."""
+    spec = spec_json("template-context.json")
+    own = spec.get(_KIND_SECTIONS.get(kind, ""), {})
+    return set(own[template] if template in own else spec["templates"][template])
+
+
+def template_variables(text: str) -> set[str] | None:
+    """The variables a template uses; None when it does not parse (reported by check_template)."""
+    try:
+        return set(meta.find_undeclared_variables(_ENV.parse(text)))
+    except jinja2.TemplateSyntaxError:
+        return None
 
 
 def _source_line(value: A.Str, template_line: int) -> int:
@@ -30,7 +62,8 @@ def _source_line(value: A.Str, template_line: int) -> int:
     return value.span.line + offset + template_line - 1
 
 
-def check_template(text: str, value: A.Value, template: str, report: Reporter, owner: str) -> None:
+def check_template(text: str, value: A.Value, template: str, report: Reporter, owner: str,
+                   kind: str = "text") -> None:
     """Report Jinja syntax errors and variables the template context does not provide."""
     try:
         parsed = _ENV.parse(text)
@@ -42,11 +75,13 @@ def check_template(text: str, value: A.Value, template: str, report: Reporter, o
             type(value.span)(value.span.path, line, 1 + getattr(value, "indent", 0))
         report.error("E601", f"the {template} template of {owner} is not valid Jinja: {error.message}", span)
         return
-    allowed = context_names(template)
+    allowed = context_names(template, kind)
     for name in sorted(undeclared - allowed):
         span = _locate(name, text, value)
+        hint = _MOVED[name] if kind == "tools" and template == "prompt" and name in _MOVED else \
+            did_you_mean(name, allowed, "available")
         report.error("E602", f"the {template} template of {owner} uses `{name}`, which it does not receive",
-                     span, did_you_mean(name, allowed, "available"))
+                     span, hint)
 
 
 def _locate(name: str, text: str, value: A.Value):
@@ -114,3 +149,39 @@ def history_template(reply: dict) -> str:
     return ("{% for step in steps %}Step {{ step.number }}:\n"
             "{% for name, text in step.reply.items() %}{{ name }}: {{ text }}\n{% endfor %}"
             "Observation:\n```\n{{ step.observation }}\n```\n\n{% endfor %}")
+
+
+def _tool_listing() -> str:
+    return ("{% for action in actions %}- {{ action.tool_name if action.tool_name is defined else action.name }}: "
+            "{{ action.description }}\n  Input: {{ action.usage | indent(2) }}\n"
+            "  Returns: {{ action.returns }}\n{% endfor %}")
+
+
+def tools_mode_template(fallback: dict | None) -> str:
+    """A tools agent's tools as text: by tool name in tools mode (`mode` is "tools"), with usage
+    examples in the fallback's own format when the fallback format runs."""
+    if fallback is None:
+        return _tool_listing()
+    return ('{% if mode is defined and mode == "tools" %}' + _tool_listing() + "{% else %}"
+            + tools_template(fallback) + "{% endif %}")
+
+
+def tools_reply_format_template(reply: dict) -> str:
+    """What a tools agent writes besides its tool call: the text sections, in the message's text."""
+    calls = ("Call exactly one tool in each reply." if reply["parallel"] == "off"
+             else "Call one or more tools in each reply; they run in the order you give them.")
+    if not reply["sections"]:
+        return calls + "\n"
+    need = "Before the tool call" if reply["sections_required"] else "Before the tool call, if it helps"
+    lines = "".join(f"{s['name']}: {s['instruction']}\n" for s in reply["sections"])
+    return (_raw(f"{need}, write these parts in the text of your reply, in this order, each starting on a "
+                 f"new line with its name and a colon:\n{lines}") + "\n" + calls + "\n")
+
+
+def baked_reply_format_template(reply: dict) -> str:
+    """A text reply format with its sections written in (it needs no context)."""
+    if reply["format"] == "sections":
+        lines = "".join(f"{s['name']}: {s['instruction']}\n" for s in reply["sections"])
+        return _raw("Reply with these parts, in this order, each starting on a new line with its name and a "
+                    f"colon:\n{lines}")
+    return reply_format_template(reply)

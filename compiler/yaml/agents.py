@@ -54,34 +54,52 @@ def _models(r, node, out):
 
 
 def _respond(r, key, value, out):
-    one = r.single(value, "`respond`", "a mapping with one key, the reply format (`sections` or `json`)")
+    one = r.single(value, "`respond`", "a mapping with one key, the reply format (`sections`, `json` or `tools`)")
     if one is None:
         return
     fmt, fmt_key, body = one
     ident = r.key_ident(fmt, fmt_key, "a reply format")
     word = "field" if fmt == "json" else "section"
-    sections = []
+    sections, settings = [], []
     if r.present(fmt_key, body, "`respond`"):
-        for name, name_key, item in r.mapping(body, f"`respond {fmt}`"):
-            if not r.present(name_key, item, f"`respond {fmt}`"):
-                continue
-            span = r.entry_span(name_key, item)
-            name_value = A.Str(r.span(name_key), name)
-            if isinstance(item, MappingNode):
-                parts = parts_of(r, item, f"{word} {name!r}", {"role": "ident", "kind": "ident", "instruction": "str"},
-                               required=("instruction",))
-                if parts is None or parts["instruction"] is None:
-                    continue
-                kind = parts.get("kind")
-                if kind is not None and kind.value not in ("text", "action", "json"):
-                    r.error("E405", f"`kind` cannot be `{kind.value}`", kind.span, "kinds: text, action, json")
-                sections.append(A.Section(word, name_value, parts.get("role"), kind, parts["instruction"], span))
-            else:
-                instruction = r.value(item)
-                if instruction is not None:
-                    sections.append(A.Section(word, name_value, None, None, instruction, span))
+        section_map = body
+        if fmt == "tools":  # `tools: {sections: {NAME: ...}, tool_choice: auto, ...}`
+            section_map = None
+            for name, name_key, item in r.mapping(body, "`respond tools`"):
+                if name == "sections":
+                    section_map = item if r.present(name_key, item, "`respond tools`") else None
+                elif r.present(name_key, item, "`respond tools`"):
+                    setting = r.key_ident(name, name_key, "a setting of `respond tools`")
+                    v = r.value(item, "name")
+                    if setting is not None and v is not None:
+                        settings.append(A.RespondSetting(setting, v, r.entry_span(name_key, item)))
+        if section_map is not None:
+            sections = _sections(r, section_map, fmt, word)
     if ident is not None:
-        out.append(A.Respond(r.entry_span(key, value), ident, tuple(sections)))
+        out.append(A.Respond(r.entry_span(key, value), ident, tuple(sections), tuple(settings)))
+
+
+def _sections(r, body, fmt, word) -> list:
+    sections = []
+    for name, name_key, item in r.mapping(body, f"`respond {fmt}`"):
+        if not r.present(name_key, item, f"`respond {fmt}`"):
+            continue
+        span = r.entry_span(name_key, item)
+        name_value = A.Str(r.span(name_key), name)
+        if isinstance(item, MappingNode):
+            parts = parts_of(r, item, f"{word} {name!r}", {"role": "ident", "kind": "ident", "instruction": "str"},
+                             required=("instruction",))
+            if parts is None or parts["instruction"] is None:
+                continue
+            kind = parts.get("kind")
+            if kind is not None and kind.value not in ("text", "action", "json"):
+                r.error("E405", f"`kind` cannot be `{kind.value}`", kind.span, "kinds: text, action, json")
+            sections.append(A.Section(word, name_value, parts.get("role"), kind, parts["instruction"], span))
+        else:
+            instruction = r.value(item)
+            if instruction is not None:
+                sections.append(A.Section(word, name_value, None, None, instruction, span))
+    return sections
 
 
 def _drops(r, node, out):

@@ -183,7 +183,7 @@ class YamlBuilder(Commented):
         v = value_node
         simple = {A.Title: "str", A.Category: "name", A.Problem: "str", A.Starter: "str", A.ReadOnly: "str",
                   A.Requires: "str", A.Demo: "str", A.IdColumn: "str", A.Answers: "str", A.Public: "str",
-                  A.Private: "str", A.Prepare: "str", A.Validation: "auto", A.Describe: "str", A.Returns: "str", A.Show: "str", A.Hide: "str",
+                  A.Private: "str", A.Prepare: "str", A.Validation: "auto", A.Describe: "str", A.Returns: "str", A.Tool: "str", A.Show: "str", A.Hide: "str",
                   A.History: "auto", A.Summarize: "auto", A.Retries: "auto", A.Prompt: "str",
                   A.FormatError: "str", A.ExpTasks: "name", A.ExpAgents: "name", A.ExpRuns: "auto",
                   A.ExpData: "name", A.ExpRetries: "auto", A.ExpModels: "str"}
@@ -228,7 +228,15 @@ class YamlBuilder(Commented):
             params = [self.item(p.name.value, v(p.value, "auto"), p) for p in e.params]
             return Map([Item(e.primitive.value, Map(params))])
         if isinstance(e, A.Respond):
-            return Map([Item(e.format.value, Map([self._section(s, e.format.value) for s in e.sections]))])
+            sections = Map([self._section(s, e.format.value) for s in e.sections])
+            if e.format.value != "tools":
+                if e.settings:
+                    raise ConvertError(f"line {e.settings[0].span.line}: `respond {e.format.value}` takes no "
+                                       "settings; fix what `mlabc check` reports about it first")
+                return Map([Item(e.format.value, sections)])
+            parts = [Item("sections", sections)] if e.sections else []
+            parts += [self.item(item.key.value, v(item.value, "name"), item) for item in e.settings]
+            return Map([Item("tools", Map(parts))])
         if isinstance(e, A.Prompts):
             return Map([self.item(p.name.value, v(p.value, "str"), p) for p in e.items])
         if isinstance(e, A.ExpTasksCategory):

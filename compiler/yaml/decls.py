@@ -297,6 +297,7 @@ def _action_handlers(r: YamlReader) -> dict:
         "input": lambda n, k, v, out: _inputs(r, v, out),
         "does": lambda n, k, v, out: _does(r, k, v, out),
         "model": ident_entry(r, A.Tier),
+        "tool": one_value(r, A.Tool),
     }
 
 

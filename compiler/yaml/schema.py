@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..lower.actions import JSON_TYPES, TIERS
-from ..lower.agent import FORMATS, KINDS, MODEL_PARAMS, ROLES
+from ..lower.actions import JSON_TYPES, TIERS, TOOL_NAME
+from ..lower.agent import FORMATS, KINDS, MODEL_PARAMS, ROLES, TOOLS_SETTINGS
 from ..lower.task import CATEGORIES, LIMIT_KINDS, REQUIRED, SOURCE_KINDS, SPLITS, VARIANTS
 from ..resources import data_dir, spec_json
 from ..units import DURATION_PATTERN, SIZE_PATTERN
@@ -34,6 +34,11 @@ def _object(properties: dict, required=(), description: str | None = None) -> di
 def _by_name(value: dict, description: str) -> dict:
     return {"type": "object", "description": description, "propertyNames": _ref("name"),
             "additionalProperties": value}
+
+
+def _yaml_scalar(word: str):
+    """A setting value as YAML writes it: true and false are booleans there."""
+    return {"true": True, "false": False}.get(word, word)
 
 
 def _described(schema: dict, description: str) -> dict:
@@ -118,6 +123,8 @@ def _defs() -> dict:
                 "propertyNames": {"enum": sorted(primitives["primitives"])},
                 "additionalProperties": {"type": ["object", "null"], "additionalProperties": _ref("scalar")}}]},
             "model": {"enum": list(TIERS)},
+            "tool": {"type": "string", "pattern": TOOL_NAME.pattern,
+                     "description": "the provider tool name (default: the action name in snake case)"},
         }, required=("does",)),
         "section": {"anyOf": [{"type": "string"}, _object({
             "role": {"enum": list(ROLES)}, "kind": {"enum": list(KINDS)}, "instruction": {"type": "string"}},
@@ -136,6 +143,12 @@ def _defs() -> dict:
             "prompt": _ref("text"), "format_error": _ref("text"),
             "respond": {"type": "object", "minProperties": 1, "maxProperties": 1,
                         "propertyNames": {"enum": list(FORMATS)},
+                        "properties": {"tools": _object({
+                            "sections": {"type": "object", "additionalProperties": _ref("section"),
+                                         "description": "the text sections, by name (and the fallback's action "
+                                                        "and action-input sections, if declared)"},
+                            **{key: {"enum": [_yaml_scalar(a) for a in allowed]}
+                               for key, allowed in TOOLS_SETTINGS.items()}})},
                         "additionalProperties": {"type": "object", "additionalProperties": _ref("section")}},
             "drop": {"anyOf": [{"type": "string"}, _ref("strings")]},
             "prompts": {"type": "object", "propertyNames": _ref("name"), "additionalProperties": _ref("text")},

@@ -105,3 +105,10 @@ def test_actions_inputs_and_primitives(tokens):
     assert scopes_of(actions, "max_chars")[-1] == "variable.parameter.mlab"
     agents = tokens["tasks/std/agents.mlab"]
     assert scopes_of(agents, "research", "agent research-no-plan")[-1] == "entity.other.inherited-class.mlab"
+
+
+def test_tool_calling_settings_are_keywords(tokens):
+    agents = tokens["tasks/std/agents.mlab"]
+    for word in ("tool_choice", "parallel", "fallback", "sections_required"):
+        assert scopes_of(agents, word, word)[-1] == "keyword.other.entry.mlab", word
+    assert scopes_of(agents, "tools", "respond tools")[-1] != "variable.other.jinja"

@@ -45,6 +45,9 @@ VOCABULARY = [
     "higher_is_better", "0", "-1", "3", "0.5", "1e9", "30m", "5h", "0s", "8GiB", "0B", "10%", "0%", "-5%",
     '"x"', '""', '"a:b"', '"{{ nope }}"', '"{% if %}"', '"""\n  {{ tools }}\n"""', "true", "false",
     "mae", "custom", "perplexity", "research", "core", "list_files", "understand_file", "retrieve_log",
+    "tools", "tool", "tool_choice", "parallel", "fallback", "list_tools", "sections_required", "auto", "ordered",
+    "off", "none", "turn", "problem", "search", "greedy", "mcts", "evolution", "drafts", "debug_probability",
+    "max_debug_depth", "code_file", "score", "select", "holdout", "review", "draft", "improve", "debug",
 ]
 
 

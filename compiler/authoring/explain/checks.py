@@ -45,6 +45,51 @@ agent plain {
   }
 '''
 
+_STD = 'use std "agents"\n\n'
+
+_TOOLS_PROMPT = '''  prompt """
+    Solve the problem with the tools you are given.
+{tools}    {{{{ reply_format }}}}
+    """
+'''
+
+_TOOLS_RESPOND = '''  respond tools {
+    section "Thought" role thought "What you will do now, and why."
+  }
+'''
+
+_TOOL_SET = '''actions looks extends core {{
+  action "2nd Look" {{
+    describe "List a folder once more."
+{tool}    input    dir_path: path "the folder"
+    returns  "its entries"
+    does     list_files
+  }}
+}}
+
+'''
+
+_TOOLS_AGENT = '''agent tooled extends research {
+  actions looks
+  show    ["2nd Look"]
+''' + _TOOLS_PROMPT.format(tools="    {{ tools }}\n") + _TOOLS_RESPOND + "}\n"
+
+_TWIN_SET = '''actions twins extends core {{
+  action "List-Files" {{
+    describe "List a folder, too."
+{tool}    input    dir_path: path "the folder"
+    returns  "its entries"
+    does     list_files
+  }}
+}}
+
+'''
+
+_TWINS_AGENT = '''agent tooled extends research {
+  actions twins
+  show    ["List-Files"]
+''' + _TOOLS_PROMPT.format(tools="    {{ tools }}\n") + _TOOLS_RESPOND + "}\n"
+
 _PEEK = '''actions extra {
   action "Peek File" {
     describe "Show the start of a file."
@@ -289,6 +334,25 @@ EXPLANATIONS: dict[str, Explanation] = {
         _agent(_respond('section "Plan" role plan "Your plan."',
                         'section "Action" action "The tool to use."',
                         'section "Action Input" json "Its input as JSON."'))),
+    "E707": Explanation(
+        "With `respond tools` each shown action is sent to the model as a provider tool, named by the "
+        "action's name in snake case (`List Files` is `list_files`) unless the action declares "
+        "`tool \"NAME\"`. Providers accept only a letter or `_` first, then up to 63 letters, digits, `_` "
+        "or `-`; this name breaks that rule. Declare a tool name the providers accept.",
+        _STD + _TOOL_SET.format(tool="") + _TOOLS_AGENT,
+        _STD + _TOOL_SET.format(tool='    tool     "second_look"\n') + _TOOLS_AGENT),
+    "E708": Explanation(
+        "A tool call names its tool, so two actions that a `respond tools` agent shows cannot share a "
+        "tool name. Both names here give the same snake case; give one of them a `tool` name of its own.",
+        _STD + _TWIN_SET.format(tool="") + _TWINS_AGENT,
+        _STD + _TWIN_SET.format(tool='    tool     "list_folder"\n') + _TWINS_AGENT),
+    "E709": Explanation(
+        "A `respond tools` agent with a fallback format (`fallback sections` or `fallback json`, the "
+        "default being sections) runs that text format when a model cannot take tools. Such a model "
+        "sees the tools only where the prompt renders `{{ tools }}`, which is empty while the tools are "
+        "sent natively. Render it, or declare `fallback none` when the agent must not run without tools.",
+        _agent(_TOOLS_PROMPT.format(tools="") + _TOOLS_RESPOND),
+        _agent(_TOOLS_PROMPT.format(tools="    {{ tools }}\n") + _TOOLS_RESPOND)),
 }
 
 
