@@ -215,6 +215,10 @@ class SearchEngine:
     def _make(self, number: int, decision: Decision) -> Pending:
         """Ask the model for the node's plan and code (this thread); raises ModelError."""
         started, clock = time.time(), time.perf_counter()
+        unknown = [p for p in decision.parents if p not in self.tree.nodes or self.tree.nodes[p].pending]
+        if unknown:
+            raise MlabError(f"policy {self.policy.name} chose node {unknown[0]} as a parent, which is not in the "
+                            "tree or not evaluated yet")
         parents = [self.tree.nodes[p] for p in decision.parents]
         for parent in parents:
             if not parent.valid and decision.operator in ("improve", "crossover"):
