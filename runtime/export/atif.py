@@ -106,6 +106,8 @@ def _step(turn: Turn, step_id: int, shown: str | None, scores: dict, node_steps:
     if step_scores:
         extra["scores"] = step_scores
     facts = node_facts(turn.first)
+    if "search" in record and not facts:  # a tree search's closing record: what it submitted
+        extra["search"] = record["search"]
     if facts:
         extra["tree"] = facts
         parent = facts.get("parent")

@@ -173,9 +173,10 @@ def _parsed_arguments(text) -> dict:
     return _object(value)
 
 
-def _sections(model: dict, declared: dict) -> list[dict]:
+def _sections(model: dict, declared: dict, node: bool) -> list[dict]:
     """The parsed reply's sections with their kind and role as the agent declares them (a section the
-    build copy does not declare is taken for prose unless it is named as the action or its input)."""
+    build copy does not declare is taken for prose unless it is named as the action or its input; a
+    tree node's reply is a plan and code)."""
     reply = model.get("reply")
     if not isinstance(reply, dict):
         return []
@@ -184,9 +185,17 @@ def _sections(model: dict, declared: dict) -> list[dict]:
         if not isinstance(text, str):
             continue
         section = declared.get(name)
-        kind = section.kind if section else "action" if name in _ACTION_NAMES else "text"
-        found.append({"name": name, "kind": kind, "role": section.role if section else None, "text": text})
+        if node and name in _NODE_SECTIONS:
+            kind, role = _NODE_SECTIONS[name]
+        elif section:
+            kind, role = section.kind, section.role
+        else:
+            kind, role = "action" if name in _ACTION_NAMES else "text", None
+        found.append({"name": name, "kind": kind, "role": role, "text": text})
     return found
+
+
+_NODE_SECTIONS = {"plan": ("text", "plan"), "code": ("code", None)}
 
 
 _ACTION_NAMES = ("Action", "Action Input", "command.name", "command.args")
@@ -251,20 +260,21 @@ def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Tur
             turns[-1].calls.append(_native_call(record, tool_call))
             turns[-1].model_calls += list(model.get("calls") or [])
             continue
+        replied = bool(model) and any(model.get(key) for key in ("calls", "response", "message"))
         turn = Turn(records=[record], prompt=(model or {}).get("prompt"),
                     format=(model or {}).get("format") or ("tools" if isinstance(tool_call, dict) else None),
-                    model_calls=list((model or {}).get("calls") or []), from_model=model is not None)
-        if model is not None:
+                    model_calls=list((model or {}).get("calls") or []),
+                    # a record with an action is the agent's (a scripted drive's has no model call)
+                    from_model=replied or record.get("action") is not None)
+        if model:
             message = model.get("message") if isinstance(model.get("message"), dict) else None
             turn.message = _message_text(message) if message else str(model.get("response") or "")
             turn.reasoning = _reasoning(message) if message else None
-            turn.sections = _sections(model, declared)
+            turn.sections = _sections(model, declared, "node" in record)
         if isinstance(tool_call, dict):
             turn.calls.append(_native_call(record, tool_call))
         elif record.get("action") is not None:
             turn.calls.append(_text_call(record, tool_names))
-        if model is None and record.get("action") is not None:
-            turn.from_model = True  # a scripted drive: the driver acted, with no model call
         turns.append(turn)
     _shown(turns)
     return turns
@@ -320,5 +330,7 @@ def reasoning_text(turn: Turn) -> str | None:
 
 
 def node_facts(record: dict) -> dict:
-    """The tree-search fields of a record (empty for a linear run's record)."""
+    """The tree-search fields of a node's record (empty for any other record)."""
+    if not isinstance(record.get("node"), int):
+        return {}
     return {name: record[name] for name in NODE_FIELDS if name in record}

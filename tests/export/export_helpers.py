@@ -98,21 +98,29 @@ def tool_agent_records(template: list[dict]) -> list[dict]:
 
 
 def tree_records(template: list[dict]) -> list[dict]:
-    """A tree search's trace (v3): a draft (node 1), a buggy draft (node 2), a debug of node 2
-    (node 3) and an improve of node 1 (node 4), each a record of its own."""
+    """A tree search's trace (v3) shaped as the engine writes it: a draft (node 1), a buggy draft
+    (node 2), a debug of node 2 (node 3) and an improve of node 1 (node 4), each a record of its own,
+    then the closing record saying which node was submitted."""
     base = json.loads(json.dumps(template[1]))  # an Execute Script record: compute, snapshot
     shapes = [(1, None, "draft", 0.5, False), (2, None, "draft", None, True), (3, 2, "debug", 0.4, False),
               (4, 1, "improve", 0.3, False)]
     made = []
     for step, (node, parent, operator, validation, buggy) in enumerate(shapes, 1):
         record = json.loads(json.dumps(base))
+        code = f"print({node})\n"
         record.update({"step": step, "schema_version": 3, "action": operator,
-                       "action_input": {"plan": f"plan of node {node}", "code_file": "train.py"},
-                       "resolved": None, "status": "ok", "end_reason": None,
+                       "action_input": {"code_file": "train.py", "parents": [] if parent is None else [parent]},
+                       "resolved": None, "status": "error" if buggy else "ok", "end_reason": None,
                        "observation": f"output of node {node}", "node": node, "parent": parent, "operator": operator,
-                       "validation": validation, "buggy": buggy, "search": {"policy": "greedy"}})
-        record["model"] = {"prompt": f"operator {operator} prompt", "response": f"plan {node}\n```python\nprint({node})\n```",
+                       "validation": validation, "buggy": buggy, "search": {"reason": "test", "random": f"0:{node}"}})
+        record["model"] = {"prompt": f"operator {operator} prompt",
+                           "response": f"plan of node {node}\n\n```python\n{code}```\n",
+                           "reply": {"plan": f"plan of node {node}", "code": code}, "format_errors": [],
                            "calls": [call("main", 900 + node, 100 + node, cost=0.002)]}
         made.append(record)
-    made[-1]["end_reason"] = "steps_limit"
-    return made
+    closing = json.loads(json.dumps(base))
+    closing.update({"step": 5, "schema_version": 3, "action": None, "action_input": None, "resolved": None,
+                    "status": "ended", "end_reason": "steps_limit", "compute": None, "model": None,
+                    "observation": "The search ended (steps limit): 4 node(s). Submitted node 4.",
+                    "search": {"submitted_node": 4, "selected_by": "validation"}})
+    return made + [closing]

@@ -154,6 +154,12 @@ def test_tree_nodes_keep_their_parents_as_atif_step_ids(std_runs, tmp_path):
     assert by_node[1]["extra"]["tree"]["parent_step_id"] is None
     assert (by_node[2]["extra"]["tree"]["buggy"], by_node[4]["extra"]["tree"]["validation"]) == (True, 0.3)
     assert by_node[4]["observation"]["results"][0]["content"] == "output of node 4"
+    assert by_node[4]["reasoning_content"] == "plan: plan of node 4"  # the plan; the code is in the message
+    assert [s["kind"] for s in by_node[4]["extra"]["sections"]] == ["text", "code"]
+    closing = document["steps"][-1]
+    assert (closing["source"], closing["extra"]["search"]) == ("system", {"submitted_node": 4,
+                                                                          "selected_by": "validation"})
+    assert closing["message"].startswith("The search ended")
 
 
 def test_the_exporter_refuses_a_version_it_does_not_know(std_runs):
@@ -186,3 +192,15 @@ def test_bad_input_gets_a_clear_message(std_runs, tmp_path):
     assert code == 2 and "invalid choice: 'harbor'" in err
     code, _, err = mlab("export", run_dir, std_runs["react"], "--to", "atif")
     assert code == 2 and "exports one run at a time" in err
+
+
+def test_per_step_scores_and_an_unfinished_run(std_runs, tmp_path):
+    run_dir = copy_run(std_runs["research"], tmp_path / "unfinished")
+    (run_dir / "result.json").unlink()
+    rows = [{"step": n, "score": 8.5 - n, "improvement": n / 10, "success": False} for n in range(4)]
+    (run_dir / "scores.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    document = export(run_dir, tmp_path)
+    assert (document["extra"]["finished"], document["extra"]["result"]) == (False, None)
+    assert document["extra"]["initial_score"]["score"] == 8.5
+    agent_steps = [s for s in document["steps"] if s["source"] == "agent"]
+    assert [s["extra"]["scores"][0]["score"] for s in agent_steps] == [7.5, 6.5, 5.5]

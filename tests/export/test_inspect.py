@@ -125,3 +125,15 @@ def test_bad_runs_are_refused_before_anything_is_written(std_runs, tmp_path):
     assert code == 2 and "no run folders" in err
     code, _, err = mlab("export", std_runs["react"], "--to", "inspect")
     assert code == 2 and "give -o FILE.eval" in err
+
+
+def test_an_unfinished_run_is_a_sample_with_an_error_and_no_scores(std_runs, tmp_path):
+    run_dir = copy_run(std_runs["research"], tmp_path / "unfinished")
+    (run_dir / "result.json").unlink()
+    code, _, err = mlab("export", run_dir, "--to", "inspect", "-o", tmp_path / "u.eval")
+    assert code == 0, err
+    log = inspect_log.read_eval_log(str(tmp_path / "u.eval"))
+    assert log.status == "error" and "1 run(s) have not finished" in log.error.message
+    sample = log.samples[0]
+    assert sample.scores is None and "has no result.json" in sample.error.message
+    assert log.results.completed_samples == 0
