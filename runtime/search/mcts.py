@@ -11,17 +11,18 @@ to its child with the highest UCT value
 where N counts the evaluated nodes of a subtree (the node itself and its descendants) and Q is the
 mean of their values. A node's value is its validation score in the metric's direction, scaled
 to [0, 1] by min-max over the valid nodes of the tree so far (the worst valid node 0, the best 1;
-1 for all when they are equal); a buggy node's value is 0, the worst. The value is thus backed up
-every path from a node to the root. Pending nodes count as children made but are never walked
+1 for all when they are equal); a buggy node's value is 0, the worst. Each value is thus backed up
+along the path from its node to the root. Pending nodes count as children made but are never walked
 into; a subtree with nothing left to expand (every leaf buggy at the debug limit, or pending) is
 closed. When every branch is closed the policy waits (None) while nodes are pending, and drafts a
 new branch when none is. The policy stops after `steps` nodes.
 
 Visits and values are recomputed from the tree's scores at every decision, so a resumed run (the
 tree rebuilt from the trace) decides as the uninterrupted one; `observe` writes them into the
-facts of the observed node's path (`visits`, and `value`, the mean) for the trace and the viewer,
-computed over the nodes made up to the observed one, so that replaying it gives the same facts. MCTS draws no random numbers:
-equal UCT values go to the earlier node.
+facts of the observed node's path (`visits`, and `value`, the mean), computed over the nodes made
+up to the observed one, so that replaying it gives the same facts. A decision's own facts, which
+the node's record keeps, are the walk (`path`) and the UCT value of each step (`uct`). MCTS draws
+no random numbers: equal UCT values go to the earlier node.
 """
 from __future__ import annotations
 
