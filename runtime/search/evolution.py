@@ -7,9 +7,10 @@ parallel evaluations spread over them. Generation 0 seeds every island with `pop
 Each later generation g (1 to `generations`) makes `population` children per island; one
 decision draws, from its own random generator and in this order:
 
-1. u = random(): below `migration_probability` (and with more than one island) the best valid
-   node of the neighbouring island (island - 1, in a ring) that is not already a member migrates:
-   it becomes a member of this island from this generation on, and this slot improves it.
+1. u = random(): at the island's first slot of the generation, below `migration_probability`
+   (and with more than one island), the best valid node of the neighbouring island (island - 1,
+   in a ring) that is not already a member migrates: it joins this island (a member from the next
+   generation on), and this slot improves it. At the island's other slots the number is unused.
 2. u = random(): below `crossover_probability`, with two parents or more to choose from, a
    `crossover` of two parents (the second drawn from the rest); otherwise a mutation, `improve`
    on one parent.
@@ -114,7 +115,8 @@ class Evolution(Policy):
         facts["temperature"] = round(temperature, 6)
         migrates, crosses = rng.random(), rng.random()
         candidates = self.candidates(tree, island, generation)
-        if migrates < self.migration_probability and self.islands > 1:
+        first_slot = len(tree) % (self.islands * self.population) < self.islands
+        if first_slot and migrates < self.migration_probability and self.islands > 1:
             source = (island - 1) % self.islands
             ids = {node.id for node in self.members(tree, island, generation)}
             incoming = [node for node in self.candidates(tree, source, generation) if node.id not in ids]

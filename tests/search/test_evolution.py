@@ -97,7 +97,7 @@ MIGRATION_ROWS = [(1, None, "draft", 0.5, 0, 0), (2, None, "draft", 0.7, 1, 0),
                   (3, None, "draft", 0.4, 0, 0), (4, None, "draft", 0.9, 1, 0)]
 
 
-def test_migration_copies_the_best_of_the_neighbouring_island_and_improves_it():
+def test_migration_brings_the_neighbouring_island_s_best_once_a_generation_and_improves_it():
     tree = tree_of(*MIGRATION_ROWS)
     policy = Evolution(PARAMS)
     # island 0's slot: migration coin 0.05 < 0.1, so island 1's best (4) comes over
@@ -109,7 +109,12 @@ def test_migration_copies_the_best_of_the_neighbouring_island_and_improves_it():
     tree.add(Node(5, 4, "improve", validation=0.6, buggy=False, facts=dict(migrated.facts)))
     assert [n.id for n in policy.members(tree, 0, 1)] == [1, 3]  # a member from generation 1 on
     assert [n.id for n in policy.members(tree, 0, 2)] == [1, 3, 4, 5]
-    for number, island in ((6, 1), (7, 0), (8, 1)):
+    tree.add(Node(6, 2, "improve", validation=0.1, buggy=False, facts={"island": 1, "generation": 1}))
+    # island 0's second slot of generation 1: migration happens once per island and generation,
+    # so the coin 0.0 is unused and the parent is island 0's own
+    assert policy.decide(tree, Scripted(0.0, 0.9, 0.0)) == Decision(
+        "improve", (1,), {"island": 0, "generation": 1, "temperature": 1.0})
+    for number, island in ((7, 0), (8, 1)):
         tree.add(Node(number, 1, "improve", validation=0.1, buggy=False,
                       facts={"island": island, "generation": 1}))
     # generation 2 of island 0: its best two are now the migrant 4 (0.9) and its child 5 (0.6)
@@ -181,7 +186,7 @@ def grow(policy, tree: Tree, count: int, seed: int = 3) -> list[Decision]:
 
 
 def test_resume_in_the_middle_of_a_generation_decides_as_the_uninterrupted_run():
-    params = {**PARAMS, "population": 3, "migration_probability": 0.3}
+    params = {**PARAMS, "population": 3, "migration_probability": 0.6}
     uninterrupted = grow(Evolution(params), Tree(), 100)
     assert len(uninterrupted) == 2 * 3 * 4  # islands x population x (seeds + 3 generations)
     assert {d.operator for d in uninterrupted} == {"draft", "improve", "crossover"}
