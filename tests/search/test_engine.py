@@ -57,3 +57,17 @@ def test_a_greedy_search_drafts_debugs_improves_and_submits_the_best_valid_node(
     assert not (tmp_path / "second" / "submission.csv").exists()
     with pytest.raises(UsageError, match="there is no node 9"):
         checkout(run.dir, None, tmp_path / "none", node=9)
+    # every record, nodes and the closing one, is a valid trace record
+    from mlabc.api import problems
+
+    assert [problems("trace", record) for record in records] == [[]] * len(records)
+
+
+def test_the_token_limit_ends_the_search_and_the_best_node_is_still_submitted(
+        house_task, search_agent, scripted, stand_in_sandbox, tmp_path):
+    agent = search_agent()
+    run = Run.create(house_task, agent, tmp_path / "runs", limits={"steps": 5, "tokens": 1})
+    outcome = SearchEngine(run, scripted([reply("One.", valid_code(3.0))]), agent=agent).run_until_done()
+    run.close()
+    assert outcome.end_reason == "tokens_limit" and outcome.failure_mode is None
+    assert outcome.search["nodes"] == 1 and outcome.search["submitted_node"] == 1
