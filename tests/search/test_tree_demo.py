@@ -34,14 +34,17 @@ def variant_named(demonstration, script: str) -> str:
     return code
 
 
-def test_house_price_variants_are_the_generated_scripts_with_their_operators(house_demo):
-    scripts = {path.read_text(encoding="utf-8") for path in (HOUSE / "solution" / "tree").glob("*.py")}
-    assert [set(v.files) for v in house_demo.variants] == [{"train.py"}] * 6
-    assert {v.files["train.py"] for v in house_demo.variants} == scripts
-    assert [v.description.split(":")[0] for v in house_demo.variants] == \
-        ["draft", "draft", "draft", "improve", "debug", "improve"]
-    for variant in house_demo.variants:
-        assert 'print(f"Validation score: {mae:.1f}")' in variant.files["train.py"]
+@pytest.mark.parametrize("task, operators", [
+    ("house-price", ["draft", "draft", "draft", "improve", "debug", "improve"]),
+    ("spaceship-titanic", ["draft", "draft", "improve", "improve", "debug"])])
+def test_the_variants_are_the_generated_scripts_with_their_operators(task, operators):
+    demonstration = load(REPO / "tasks" / task / "demo.json")
+    scripts = {path.read_text(encoding="utf-8") for path in (REPO / "tasks" / task / "solution" / "tree").glob("*.py")}
+    assert [set(v.files) for v in demonstration.variants] == [{"train.py"}] * len(operators)
+    assert {v.files["train.py"] for v in demonstration.variants} == scripts
+    assert [v.description.split(":")[0] for v in demonstration.variants] == operators
+    for variant in demonstration.variants:
+        assert 'print(f"Validation score: {' in variant.files["train.py"], variant.description
         assert 'to_csv("submission.csv", index=False)' in variant.files["train.py"]
 
 
