@@ -145,7 +145,9 @@ class ToolSteps:
         shown = [a for a in run.agent.actions["actions"] if a["shown"]]
         self.shown = shown
         self.tools = [tool_of(a) for a in shown]
-        self.by_tool = {t["function"]["name"]: a["name"] for t, a in zip(self.tools, shown)}
+        self.offered = [t["function"]["name"] for t in self.tools]
+        # a hidden action is not offered but can be called, as a text agent can name it
+        self.by_tool = {tool_of(a)["function"]["name"]: a["name"] for a in run.agent.actions["actions"]}
         self.templates = loop.templates
         self.mode, self.reason = "tools", None
         for record in reversed(run.records):  # a run that fell back continues in its fallback
@@ -173,7 +175,7 @@ class ToolSteps:
             if self.templates.has("tools") else ""
         if mode == "tools":
             shown_tools = tools_text if loop.reply_format.get("list_tools") else ""
-            names = list(self.by_tool)
+            names = list(self.offered)
             format_text = self.templates.render("reply_format", **C.reply_format_context(
                 format="tools", sections=self.sections)) if self.templates.has("reply_format") else ""
         else:
@@ -265,7 +267,7 @@ class ToolSteps:
         calls = message.get("tool_calls") or []
         if not calls:
             raise ToolReplyError("the reply makes no tool call; every reply must call one of the tools "
-                                 f"({', '.join(self.by_tool)})")
+                                 f"({', '.join(self.offered)})")
         ids = [call.get("id") for call in calls]
         if not all(isinstance(i, str) and i for i in ids):
             raise ToolReplyError("a tool call of the reply has no id; call the tool again")
@@ -292,9 +294,9 @@ class ToolSteps:
         name = function.get("name")
         action = self.by_tool.get(name) if isinstance(name, str) else None
         if action is None:
-            guess = difflib.get_close_matches(str(name), list(self.by_tool), n=1, cutoff=0.5)
+            guess = difflib.get_close_matches(str(name), self.offered, n=1, cutoff=0.5)
             hint = f" Did you mean {guess[0]!r}?" if guess else ""
-            raise ReplyError(f"{name!r} is not a tool you can use.{hint} Tools: {', '.join(self.by_tool)}.")
+            raise ReplyError(f"{name!r} is not a tool you can use.{hint} Tools: {', '.join(self.offered)}.")
         arguments = function.get("arguments")
         text = arguments if isinstance(arguments, str) else ""
         inputs = parse_json_lenient(text) if text.strip() else {}

@@ -126,3 +126,14 @@ def test_parallel_off_runs_the_first_call_and_answers_the_others(key, monkeypatc
     assert answer["content"].startswith("Not run: this agent takes one action per step")
     assert trace(run_dir)[0]["model"]["other_results"][0]["tool_call_id"] == "call_y"
     assert trace_problems(run_dir) == []
+
+
+def test_a_hidden_action_is_not_offered_as_a_tool_but_can_be_called(key, monkeypatch, tiny_task, tmp_path):
+    replies = [tool_call("read_file", {"file_name": "train.py"}, "call_r"),
+               tool_call("execute_script", {"script_name": "fit.py"}, "call_e"),
+               tool_call("final_answer", {"final_answer": "done"}, "call_f")]
+    code, err, requests, run_dir = serve(monkeypatch, tiny_task, tmp_path, replies)
+    assert code == 0, err
+    assert "read_file" not in [t["function"]["name"] for t in requests[0]["tools"]]
+    first = trace(run_dir)[0]
+    assert first["action"] == "Read File" and first["status"] == "ok" and "import csv" in first["observation"]
