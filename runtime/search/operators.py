@@ -41,20 +41,19 @@ class Exchange:
 
 def parse_operator_reply(text: str) -> tuple[str, str]:
     """(plan, code) of a reply: the prose before the code block, and the one Python block."""
-    blocks = [(label.lower(), body) for label, body in _FENCE.findall(text)]
-    python = [body for label, body in blocks if label in PYTHON_LABELS]
-    if not python and len(blocks) == 1 and not blocks[0][0]:
-        python = [blocks[0][1]]  # one unlabelled block: taken as the script
+    blocks = list(_FENCE.finditer(text))
+    python = [m for m in blocks if m.group(1).lower() in PYTHON_LABELS]
+    if not python and len(blocks) == 1 and not blocks[0].group(1):
+        python = blocks  # one unlabelled block: taken as the script
     if not python:
         raise ReplyError("the reply has no ```python code block; give the whole script in one")
     if len(python) > 1:
         raise ReplyError(f"the reply has {len(python)} ```python code blocks; give exactly one, "
                          "holding the whole script")
-    code = python[0]
+    code = python[0].group(2)
     if not code.strip():
         raise ReplyError("the reply's ```python code block is empty")
-    match = _FENCE.search(text)
-    plan = text[:match.start()].strip() if match else ""
+    plan = text[:python[0].start()].strip()
     return plan, code if code.endswith("\n") else code + "\n"
 
 

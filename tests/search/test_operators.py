@@ -1,0 +1,34 @@
+"""Operator replies and reviews as models write them, and as they should not."""
+from __future__ import annotations
+
+import pytest
+
+from mlab.agent.replies import ReplyError
+from mlab.search.operators import parse_operator_reply, parse_review
+
+
+def test_the_plan_is_the_prose_before_the_one_python_block():
+    text = "Use ridge.\nThe error was:\n```\nKeyError: 'x'\n```\nSo:\n```python\nprint(1)\n```\n"
+    assert parse_operator_reply(text) == ("Use ridge.\nThe error was:\n```\nKeyError: 'x'\n```\nSo:", "print(1)\n")
+    assert parse_operator_reply("Plan.\n```py\nx = 1\n```") == ("Plan.", "x = 1\n")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("Just a plan, no code.", "no ```python code block"),
+    ("A.\n```python\na = 1\n```\nB.\n```python\nb = 2\n```", "2 ```python code blocks; give exactly one"),
+    ("Empty.\n```python\n\n```", "code block is empty"),
+])
+def test_replies_without_exactly_one_usable_block_are_format_errors(text, problem):
+    with pytest.raises(ReplyError, match=problem.replace("(", r"\(")):
+        parse_operator_reply(text)
+
+
+def test_reviews_are_checked_field_by_field():
+    assert parse_review('```json\n{"is_bug": "false", "metric": "0.25", "summary": "ok"}\n```') == {
+        "is_bug": False, "metric": 0.25, "summary": "ok"}
+    for text, problem in [('{"metric": 1}', "is_bug must be true or false"),
+                          ('{"is_bug": false, "metric": "high"}', "metric must be a number or null"),
+                          ('{"is_bug": false, "metric": NaN}', "finite number"),
+                          ("no json", "not a JSON object")]:
+        with pytest.raises(ReplyError, match=problem):
+            parse_review(text)
