@@ -137,3 +137,34 @@ def test_a_hidden_action_is_not_offered_as_a_tool_but_can_be_called(key, monkeyp
     assert "read_file" not in [t["function"]["name"] for t in requests[0]["tools"]]
     first = trace(run_dir)[0]
     assert first["action"] == "Read File" and first["status"] == "ok" and "import csv" in first["observation"]
+
+
+def test_long_results_are_summarised_and_failed_actions_flagged(monkeypatch, tiny_task, tmp_path):
+    replies = [call("execute_script", {"script_name": "chatty.py"}), "SUMMARY: a hundred rows of x",
+               call("execute_script", {"script_name": "missing.py"}), FIT, SUBMIT]
+    use_tools_agent(monkeypatch, {"summarize_over_chars": 500})
+    code, _, err = mlab("run", tiny_task, "--model", write_replies(tmp_path, replies), "--runs-dir", tmp_path / "runs")
+    assert code == 0, err
+    records = trace(only_run(tmp_path / "runs"))
+    assert [r["action"] for r in records] == ["Execute Script"] * 3 + ["Final Answer"]
+    second = records[1]["model"]
+    assert [c["purpose"] for c in second["calls"]] == ["summarize_observation", "step"]
+    assert "[tool (" + records[0]["model"]["tool_call"]["id"] + ")]\nSUMMARY: a hundred rows of x" in second["prompt"]
+    assert "row 99" not in second["prompt"]
+    assert records[1]["model"]["tool_result"]["is_error"] is True  # the missing script
+    assert records[0]["model"]["tool_result"]["is_error"] is False
+
+
+def test_the_research_log_hooks_work_for_a_tool_agent(monkeypatch, tiny_task, tmp_path):
+    replies = [FIT, "Step 1 ran fit.py: it writes the exact line.", "fit.py is the model to submit", SUBMIT]
+    use_tools_agent(monkeypatch)
+    code, _, err = mlab("run", tiny_task, "--agent", "research-retrieval", "--model", write_replies(tmp_path, replies),
+                        "--runs-dir", tmp_path / "runs")
+    assert code == 0, err
+    run_dir = only_run(tmp_path / "runs")
+    second = trace(run_dir)[1]
+    assert [c["purpose"] for c in second["model"]["calls"]] == ["append_summary", "retrieve_log", "step"]
+    assert second["hooks"] == {"retrieved": "fit.py is the model to submit"}
+    assert second["model"]["prompt"].rstrip().endswith("This is step 2 of at most 30.\nFrom your log:\n"
+                                                       "fit.py is the model to submit")
+    assert "Step 1 ran fit.py" in (run_dir / "research_log.md").read_text()
