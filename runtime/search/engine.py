@@ -156,56 +156,58 @@ class SearchEngine:
         running: dict[Future, Pending] = {}
         failure: tuple[str, str] | None = None
         reason = None
-        with ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="mlab-node") as pool:
-            try:
-                while True:
-                    if reason is None and failure is None:
-                        if self.should_stop():
-                            reason = "interrupted"
-                        else:
-                            limit = self.limit_reached()
-                            if limit:
-                                reason = f"{limit}_limit"
-                    while reason is None and failure is None and len(running) < self.parallel:
-                        number = self._next_number()
-                        decision = self.policy.decide(self.tree, random.Random(f"{self.seed}:{number}"))
-                        if decision is None:
-                            if not running:
-                                reason = "search_done"
-                            break
-                        try:
-                            pending = self._make(number, decision)
-                        except ModelError as problem:
-                            failure = (problem.failure_mode, str(problem))
-                            break
-                        if pending.problem is not None:
-                            self._record(pending, None)
-                            break
-                        pending.future = pool.submit(self._evaluate, pending)
-                        running[pending.future] = pending
+        pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="mlab-node")
+        stopped = False
+        try:
+            while True:
+                if reason is None and failure is None:
+                    if self.should_stop():
+                        reason = "interrupted"
+                    else:
                         limit = self.limit_reached()
                         if limit:
                             reason = f"{limit}_limit"
-                    if not running:
-                        if reason is not None or failure is not None:
-                            break
-                        continue
-                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                    for future in sorted(done, key=lambda f: running[f].node.id):
-                        pending = running.pop(future)
-                        try:
-                            evaluation = future.result()
-                        except MlabError as problem:
-                            pending.problem = str(problem)
-                            evaluation = None
-                        try:
-                            self._record(pending, evaluation)
-                        except ModelError as problem:
-                            failure = failure or (problem.failure_mode, str(problem))
-            except BaseException:
-                for future in running:
-                    future.cancel()
-                raise
+                while reason is None and failure is None and len(running) < self.parallel:
+                    number = self._next_number()
+                    decision = self.policy.decide(self.tree, random.Random(f"{self.seed}:{number}"))
+                    if decision is None:
+                        if not running:
+                            reason = "search_done"
+                        break
+                    try:
+                        pending = self._make(number, decision)
+                    except ModelError as problem:
+                        failure = (problem.failure_mode, str(problem))
+                        break
+                    if pending.problem is not None:
+                        self._record(pending, None)
+                        break
+                    pending.future = pool.submit(self._evaluate, pending)
+                    running[pending.future] = pending
+                    limit = self.limit_reached()
+                    if limit:
+                        reason = f"{limit}_limit"
+                if not running:
+                    if reason is not None or failure is not None:
+                        break
+                    continue
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: running[f].node.id):
+                    pending = running.pop(future)
+                    try:
+                        evaluation = future.result()
+                    except (MlabError, OSError) as problem:  # e.g. the interpreter is missing, the disk full
+                        pending.problem = f"the node could not be evaluated: {problem}"
+                        evaluation = None
+                    try:
+                        self._record(pending, evaluation)
+                    except ModelError as problem:
+                        failure = failure or (problem.failure_mode, str(problem))
+        except BaseException:  # a second Ctrl-C: stop waiting (running scripts end by their timeout)
+            stopped = True
+            raise
+        finally:
+            pool.shutdown(wait=not stopped, cancel_futures=True)
         if reason == "interrupted":
             return SearchOutcome("interrupted")
         if failure is not None:
