@@ -17,6 +17,7 @@ done, so a failure leaves nothing half-written.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ from mlab.export.pins import distribution_requirements, pinned
 __all__ = ["SCHEMA_VERSION", "ExportError", "Options", "check_output", "export_tasks", "prepare"]
 
 DISTRIBUTION = "mlab-harness"
+WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "compiler", "runtime", "grammars", "spec", "tasks")
 
 
 class ExportError(MlabError):
@@ -61,19 +63,21 @@ def export_tasks(tasks: list, out: Path, options: Options = Options(), *, say=pr
     doubled = sorted({name for name in names if names.count(name) > 1})
     if doubled:
         raise UsageError(f"task {doubled[0]} is named twice")
+    if options.wheel is not None:
+        check_wheel(Path(options.wheel))
     parent = out.resolve().parent
+    made = [p for p in (parent, *parent.parents) if not p.exists()]  # folders to take away again on failure
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=parent))
     except OSError as error:
         raise ExportError(f"cannot write beside {out}: {error.strerror or error}") from None
+    done = False
     try:
         # Every task's data and baseline first: a task that cannot be exported stops the export
         # before anything slow (the wheel) or large (the data) is written.
         ready = [(task, prepare(task, options.variant)) for task in tasks]
         wheel = options.wheel or build_wheel(staging / ".wheel")
-        if not Path(wheel).is_file():
-            raise UsageError(f"no such wheel: {wheel}")
         written = []
         for task, (prepared, baseline) in ready:
             _export_one(task, staging / task.name, options, Path(wheel), prepared, baseline)
@@ -83,13 +87,26 @@ def export_tasks(tasks: list, out: Path, options: Options = Options(), *, say=pr
         if out.is_dir():
             out.rmdir()  # empty, checked above
         os.rename(staging, out)
+        done = True
     except OSError as error:
         raise ExportError(f"cannot write the export into {out}: {error.strerror or error}"
                           f"{': ' + str(error.filename) if error.filename else ''}") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+        if not done:
+            for folder in made:  # innermost first
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
     return written
+
+
+def check_wheel(wheel: Path) -> None:
+    if not wheel.is_file():
+        raise UsageError(f"no such wheel: {wheel}")
+    if not wheel.name.startswith(DISTRIBUTION.replace("-", "_") + "-") or wheel.suffix != ".whl":
+        raise UsageError(f"{wheel} is not a wheel of {DISTRIBUTION} (expected {DISTRIBUTION.replace('-', '_')}-VERSION-"
+                         f"py3-none-any.whl, as `pip wheel . --no-deps` writes)")
 
 
 def check_output(out: Path) -> None:
@@ -109,7 +126,17 @@ def build_wheel(into: Path) -> Path:
         raise UsageError(f"mlab is not running from a checkout (no pyproject.toml beside {checkout}), so its "
                          f"wheel cannot be built here; give one with --wheel FILE.whl (pip wheel . --no-deps)")
     into.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(checkout), "--no-deps", "--no-build-isolation",
+    # Built from a clean copy of the sources: setuptools builds in place, and a build/ folder left in
+    # the checkout by an earlier build would bring modules since deleted into the wheel.
+    source = into / "source"
+    for name in WHEEL_SOURCES:
+        path = checkout / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif path.is_file():
+            source.mkdir(exist_ok=True)
+            shutil.copyfile(path, source / name)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
                            "-q", "-w", str(into)], capture_output=True, text=True)
     wheels = sorted(into.glob("*.whl"))
     if done.returncode != 0 or not wheels:
