@@ -7,12 +7,21 @@ share of the prompt in its stable prefix, the start that is byte-identical at ev
 that providers can cache. Each part is rendered from the run's own build copy and located in
 the recorded prompt; instructions are what remains.
 
+Tool agents beside text agents (--compare AGENT AGENT...): a demo run of each agent on the same
+task and seed, so that every agent is played the same demonstration (the same actions and
+observations: the same information), and for each its prompt tokens per step and the share of
+them served from a provider's prefix cache, as the model client accounted them (a tool agent's
+prompt counts its messages and its tools array; offline models simulate the cache: a call's
+leading messages, or its stable prefix, that the tier's previous call sent too). A RUN_DIR of a
+tool agent prints the same figures for that run (its prompt is a conversation, not split by part).
+
 Memory: the fresh demo run is made in a child process, which reports its own peak resident
 memory (resource.RUSAGE_SELF: the harness, without the agent's scripts, which run in sandboxed
 processes of their own); the bench also reads RUSAGE_CHILDREN, whose figure is that of the
 largest process of the run, scripts included. Target for the harness: < 300 MB.
 
     python bench/prompt.py [RUN_DIR] [--task house-price] [--keep]
+    python bench/prompt.py --compare research research-tools [--task house-price]
 """
 from __future__ import annotations
 
@@ -39,10 +48,12 @@ print(json.dumps({"exit": code, "self_maxrss_kib": resource.getrusage(resource.R
 """
 
 
-def demo_run(task: str, runs_dir: Path) -> tuple[Path, dict]:
+def demo_run(task: str, runs_dir: Path, agent: str | None = None) -> tuple[Path, dict]:
     """A demo run made in a child process; its folder and the memory figures."""
-    done = subprocess.run([sys.executable, "-c", CHILD, "run", task, "--model", "mlab/demo", "--runs-dir",
-                           str(runs_dir), "--plain"], capture_output=True, text=True, cwd=REPO)
+    chosen = ["--agent", agent] if agent else []
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-c", CHILD, "run", task, *chosen, "--model", "mlab/demo", "--seed", "0",
+                           "--runs-dir", str(runs_dir), "--plain"], capture_output=True, text=True, cwd=REPO)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     lines = done.stdout.strip().splitlines()
     try:
@@ -142,13 +153,116 @@ def print_table(rows: list[dict], tokenizer: str) -> None:
           f"in the stable prefix: {sum(r['prefix'] for r in rows) / total:.1%}")
 
 
+def step_usage(records: list[dict]) -> list[dict]:
+    """Per record that asked the main model for a step: its prompt, cached and completion tokens as
+    the client recorded them (format-error retries included). The later records of a tool agent's
+    message whose calls ran in order asked nothing and are left out."""
+    rows = []
+    for record in records:
+        exchange = record.get("model") or {}
+        calls = [c for c in exchange.get("calls") or [] if c.get("tier") == "main" and c.get("purpose") == "step"]
+        if not calls:
+            continue
+        rows.append({"step": record["step"], "format": exchange.get("format") or "sections",
+                     "prompt": sum(int(c.get("prompt_tokens", 0)) for c in calls),
+                     "cached": sum(int(c.get("cached_tokens", 0)) for c in calls),
+                     "completion": sum(int(c.get("completion_tokens", 0)) for c in calls)})
+    return rows
+
+
+def usage_summary(rows: list[dict]) -> dict:
+    prompt = sum(r["prompt"] for r in rows)
+    count = len(rows) or 1
+    return {"steps": len(rows), "prompt_per_step": prompt / count,
+            "cached_per_step": sum(r["cached"] for r in rows) / count,
+            "cached_share": sum(r["cached"] for r in rows) / prompt if prompt else 0.0,
+            "completion_per_step": sum(r["completion"] for r in rows) / count,
+            "formats": sorted({r["format"] for r in rows})}
+
+
+def print_usage(named: dict[str, list[dict]]) -> None:
+    """The agents' figures side by side: a summary line each, then prompt and cached tokens per step."""
+    print("prompt tokens per step and the cached share (the model client's accounting):")
+    print(f"{'agent':<22} {'format':<10} {'steps':>5} {'prompt/step':>12} {'cached/step':>12} {'cached share':>13} "
+          f"{'completion/step':>16}")
+    for agent, rows in named.items():
+        summary = usage_summary(rows)
+        print(f"{agent:<22} {'+'.join(summary['formats']):<10} {summary['steps']:>5} {summary['prompt_per_step']:>12,.0f} "
+              f"{summary['cached_per_step']:>12,.0f} {summary['cached_share']:>13.1%} "
+              f"{summary['completion_per_step']:>16,.0f}")
+    if len(named) > 1:
+        base = usage_summary(next(iter(named.values())))
+        for agent, rows in list(named.items())[1:]:
+            other = usage_summary(rows)
+            if base["prompt_per_step"]:
+                print(f"{agent} against {next(iter(named))}: prompt tokens per step x"
+                      f"{other['prompt_per_step'] / base['prompt_per_step']:.2f}, uncached prompt tokens per step x"
+                      f"{(other['prompt_per_step'] - other['cached_per_step']) / max(base['prompt_per_step'] - base['cached_per_step'], 1):.2f}")
+    steps = max(len(rows) for rows in named.values())
+    print("per step (prompt / cached):")
+    print(f"{'step':>4} " + " ".join(f"{agent[:24]:>26}" for agent in named))
+    for index in range(steps):
+        cells = []
+        for rows in named.values():
+            cells.append(f"{rows[index]['prompt']:>14,} / {rows[index]['cached']:>9,}" if index < len(rows) else " " * 26)
+        print(f"{index + 1:>4} " + " ".join(cells))
+
+
+def declared_format(run_dir: Path) -> str:
+    from mlab.run.folder import read_run_meta
+
+    agent = read_run_meta(run_dir)["agent"]
+    try:
+        doc = json.loads((run_dir / "build" / "agents" / agent / "agent.json").read_text())
+    except (OSError, ValueError):
+        return "sections"
+    return (doc.get("reply") or {}).get("format") or "sections"
+
+
+def read_run_meta_agent(run_dir: Path) -> str:
+    from mlab.run.folder import read_run_meta
+
+    return read_run_meta(run_dir)["agent"]
+
+
+def compare(agents: list[str], task: str, keep: bool) -> int:
+    from mlab.trace import read_trace
+
+    folder = Path(tempfile.mkdtemp(prefix="mlab-bench-prompt-"))
+    named: dict[str, list[dict]] = {}
+    actions: dict[str, list] = {}
+    try:
+        for agent in agents:
+            run_dir, _ = demo_run(task, folder / agent, agent)
+            records = read_trace(run_dir / "trace.jsonl").records
+            named[agent] = step_usage(records)
+            actions[agent] = [r.get("action") for r in records if r.get("action") is not None]
+            print(f"demo run of {agent} ({declared_format(run_dir)}): {run_dir}")
+        print(f"task {task}, model mlab/demo (the same demonstration played by every agent), seed 0")
+        if len({json.dumps(a) for a in actions.values()}) > 1:
+            # then the prompts do not carry the same information, and the figures do not compare
+            print("WARNING: the runs did not take the same actions, so their prompts do not carry the same "
+                  "information:\n" + "\n".join(f"  {agent}: {', '.join(map(str, done))}" for agent, done in actions.items()))
+        print_usage(named)
+    finally:
+        if keep:
+            print(f"runs kept in {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", nargs="?", type=Path, help="a recorded run (default: make a demo run)")
     parser.add_argument("--task", default="house-price", help="task of the demo run (default house-price)")
     parser.add_argument("--keep", action="store_true", help="keep the demo run's folder")
+    parser.add_argument("--compare", nargs="+", metavar="AGENT",
+                        help="demo runs of these agents on the task, their prompt and cached tokens side by side")
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if args.compare:
+        return compare(args.compare, args.task, args.keep)
     folder = None
     memory = None
     run_dir = args.run_dir
@@ -158,7 +272,11 @@ def main() -> int:
         print(f"demo run: {run_dir}")
     try:
         import litellm
+        from mlab.trace import read_trace
 
+        if declared_format(run_dir) == "tools":  # a conversation and a tools array: no parts to locate
+            print_usage({read_run_meta_agent(run_dir): step_usage(read_trace(run_dir / "trace.jsonl").records)})
+            return 0
         parts = PromptParts(run_dir)
         model = json.loads((run_dir / "models.json").read_text())["tiers"]["main"]["model"] \
             if (run_dir / "models.json").is_file() else "gpt-4"
