@@ -36,8 +36,8 @@ def exported_task(home: Path):
 
 
 def _without_read_only(task, workspace: Path, scratch: Path) -> Path:
-    """A copy of the workspace without the files the task keeps read-only: scoring uses the originals,
-    as a run of mlab, which refuses every change to them, would."""
+    """A copy of the workspace without the files the task keeps read-only: a timed metric's scoring
+    then uses the starter's originals, as a run of mlab, which refuses every change to them, would."""
     from mlab.actions.workspace import Workspace
     from mlab.scoring import fresh_copy
 
@@ -66,11 +66,14 @@ def verify(home: Path, workspace: Path) -> dict:
     else:
         scratch = Path(tempfile.mkdtemp(prefix="mlab-verify-"))
         try:
-            if view.metric.timed:
-                copy = _without_read_only(task, workspace, scratch)
-                outcome = score_timed(task, variant, copy, private, starter=home / "starter")
-            else:
+            if view.metric.kind == "tabular":  # reads one file, through the confined reader
                 outcome = score_workspace(task, variant, workspace, private)
+            else:
+                # Scripts run on a copy in a scratch folder: the scoring sandbox hides the workspace's
+                # parent, which for /workspace would be the whole file system.
+                copy = _without_read_only(task, workspace, scratch)
+                outcome = score_timed(task, variant, copy, private, starter=home / "starter") if view.metric.timed \
+                    else score_workspace(task, variant, copy, private)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         score, failure, detail = outcome.value, outcome.failure_mode, outcome.detail
