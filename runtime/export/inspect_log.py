@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlab.errors import StorageError, UsageError, first_line, install_hint
+from mlab.errors import RunError, StorageError, UsageError, first_line, install_hint
 from mlab.export.files import refuse_existing
 from mlab.export.turns import RunConversation, Turn, read_conversation
 from mlab.reports.runs import find_run_dirs
@@ -260,6 +260,8 @@ def _write(log_module, document, path: Path) -> None:
             raise UsageError(f"{path} already exists; give a new path (an export never overwrites)") from None
         except OSError as problem:
             raise StorageError(f"cannot write {path}: {problem.strerror or problem}") from None
+        except (ValueError, TypeError) as problem:  # Inspect could not serialise the log
+            raise RunError(f"Inspect could not write {path}: {first_line(problem)}") from None
 
 
 def write_inspect(paths: list[Path], output: Path | None) -> list[str]:
@@ -279,7 +281,13 @@ def write_inspect(paths: list[Path], output: Path | None) -> list[str]:
     else:
         refuse_existing(output)
         targets = {key: output / key.file_name() for key in groups}
-    documents = {key: eval_log(key, groups[key]) for key in groups}  # all built before anything is written
+    documents = {}
+    for key, members in groups.items():  # all built before anything is written
+        try:
+            documents[key] = eval_log(key, members)
+        except ValueError as problem:  # Inspect's models refused a value (pydantic's ValidationError)
+            raise RunError(f"cannot make the Inspect log of {key.task} / {key.agent} / {key.model} "
+                           f"({', '.join(c.run.id for c in members)}): {first_line(problem)}") from None
     if output.suffix != LOG_SUFFIX:
         try:
             output.mkdir()

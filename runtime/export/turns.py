@@ -258,12 +258,12 @@ def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Tur
             # a later call of the message the previous turn began: one turn, one more call
             turns[-1].records.append(record)
             turns[-1].calls.append(_native_call(record, tool_call))
-            turns[-1].model_calls += list(model.get("calls") or [])
+            turns[-1].model_calls += _calls(model)
             continue
         replied = bool(model) and any(model.get(key) for key in ("calls", "response", "message"))
         turn = Turn(records=[record], prompt=(model or {}).get("prompt"),
                     format=(model or {}).get("format") or ("tools" if isinstance(tool_call, dict) else None),
-                    model_calls=list((model or {}).get("calls") or []),
+                    model_calls=_calls(model or {}),
                     # a record with an action is the agent's (a scripted drive's has no model call)
                     from_model=replied or record.get("action") is not None)
         if model:
@@ -278,6 +278,11 @@ def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Tur
         turns.append(turn)
     _shown(turns)
     return turns
+
+
+def _calls(model: dict) -> list[dict]:
+    calls = model.get("calls")
+    return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
 
 
 def _message_call_ids(turn: Turn) -> list:

@@ -2,18 +2,37 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
-from agent_helpers import mlab, only_run
+from agent_helpers import FIT_PY, mlab, only_run, scripted
 
 
 def std_agent_names(tiny_task: Path) -> list[str]:
-    """Every agent the tiny task's build holds: the standard library's (whatever compiles now) and
-    the task file's own."""
+    """Every agent of the standard library that the tiny task's build holds (whatever compiles now),
+    not the task file's own."""
     from mlab.build import compile_into_cache
 
-    return sorted(compile_into_cache([tiny_task]).agent_names)
+    own = set(re.findall(r"^agent ([\w-]+)", Path(tiny_task).read_text(), re.M))
+    return sorted(set(compile_into_cache([tiny_task]).agent_names) - own)
+
+
+# A tree-search node's reply: a plan, then the whole script, which prints the validation score the
+# std tree agents read ("Validation score: N") and writes the better model's submission.
+TREE_REPLY = "Fit y = 2x + 1 (node NODE).\n\n```python\n" + FIT_PY + 'print("Validation score: 0.NODE")\n```\n'
+TREE_NODES = 4  # MCTS's fourth node improves one of its three drafts: a node with a parent
+
+
+def run_arguments(tiny_task: Path, agent: str, folder: Path) -> list:
+    """How a std agent's small run is made: mlab/demo plays list, run, submit in any reply format; a
+    tree-search agent gets scripted node replies (the tiny task has no demonstration variants)."""
+    from mlab.build import compile_into_cache
+
+    if compile_into_cache([tiny_task]).agent(agent).doc.get("search"):
+        replies = [TREE_REPLY.replace("NODE", str(n)) for n in range(1, TREE_NODES + 1)]
+        return ["--model", scripted(folder, replies, f"{agent}.json"), "--steps", TREE_NODES]
+    return ["--model", "mlab/demo"]
 
 
 def make_std_runs(tiny_task: Path, folder: Path) -> dict[str, Path | str]:
@@ -22,7 +41,7 @@ def make_std_runs(tiny_task: Path, folder: Path) -> dict[str, Path | str]:
     runs: dict[str, Path | str] = {}
     for agent in std_agent_names(tiny_task):
         try:
-            code, out, err = mlab("run", tiny_task, "--agent", agent, "--model", "mlab/demo",
+            code, out, err = mlab("run", tiny_task, "--agent", agent, *run_arguments(tiny_task, agent, folder),
                                   "--runs-dir", folder / agent)
         except Exception as problem:  # noqa: BLE001 (a crash is reported as that agent's failure)
             code, out, err = None, "", f"{type(problem).__name__}: {problem}"

@@ -40,8 +40,10 @@ def test_the_installed_atif_package_models_the_version_written():
 
 def test_every_std_agent_run_exports_a_valid_trajectory(std_runs, tmp_path):
     assert {"research", "react", "simple", "autogpt-style", "research-retrieval"} <= set(std_runs)
+    # and, as they arrive, the tool agents (native tool calls) and the tree-search agents
     failed = {agent: why for agent, why in std_runs.items() if isinstance(why, str)}
     assert failed == {}, "these std agents' runs failed, so their export is not checked"
+    parented = 0  # tree nodes made from a parent (MCTS's fourth node improves a draft)
     for agent, run_dir in std_runs.items():
         document = export(run_dir, tmp_path, f"{agent}.json")
         trace = records(run_dir)
@@ -50,10 +52,12 @@ def test_every_std_agent_run_exports_a_valid_trajectory(std_runs, tmp_path):
         assert document["session_id"] == run_dir.name and document["agent"]["name"] == agent
         steps = document["steps"]
         agent_steps = [s for s in steps if s["source"] == "agent"]
-        # one agent step per model reply: a message's calls are one step, however many records they ran in
-        replies = [r for r in trace if "tool_call" not in (r["model"] or {}) or "message" in r["model"]]
+        # one agent step per model reply: a message's calls are one step, however many records they ran in;
+        # a record with neither action nor reply (a tree search's closing record) is a system step
+        replies = [r for r in trace if (r["action"] is not None or (r["model"] or {}).get("calls"))
+                   and ("tool_call" not in (r["model"] or {}) or "message" in r["model"])]
         assert len(agent_steps) == len(replies), agent
-        assert sum(len(s["extra"]["trace_steps"]) for s in agent_steps) == len(trace)
+        assert sum(len(s["extra"]["trace_steps"]) for s in steps if "trace_steps" in s.get("extra", {})) == len(trace)
         assert [s["step_id"] for s in steps] == list(range(1, len(steps) + 1))
         assert document["final_metrics"]["total_steps"] == len(steps)
         prompt, completion, cached = trace_usage(run_dir)
@@ -65,8 +69,19 @@ def test_every_std_agent_run_exports_a_valid_trajectory(std_runs, tmp_path):
         for step in agent_steps:
             ids = [call["tool_call_id"] for call in step.get("tool_calls", [])]
             assert [r["source_call_id"] for r in step["observation"]["results"]] == ids
-        assert agent_steps[-1]["tool_calls"][0]["function_name"] == "final_answer"
+        if "node" in trace[0]:
+            assert [s["extra"]["tree"]["node"] for s in agent_steps] == [r["node"] for r in trace if "node" in r]
+            step_of = {s["extra"]["tree"]["node"]: s["step_id"] for s in agent_steps}
+            for step in agent_steps:
+                tree = step["extra"]["tree"]
+                assert tree["parent_step_id"] == (step_of[tree["parent"]] if tree["parent"] else None)
+                parented += tree["parent"] is not None
+            assert [s["tool_calls"][0]["function_name"] for s in agent_steps] == [r["operator"] for r in trace
+                                                                                   if "node" in r]
+        else:
+            assert agent_steps[-1]["tool_calls"][0]["function_name"] == "final_answer"
         assert document["extra"]["result"]["success"] == result["success"]
+    assert parented or not any(a.startswith("tree-") for a in std_runs)
 
 
 def test_a_text_agent_step_keeps_its_sections_by_role_its_snapshot_and_a_harness_made_call_id(std_runs, tmp_path):
@@ -204,3 +219,23 @@ def test_per_step_scores_and_an_unfinished_run(std_runs, tmp_path):
     assert document["extra"]["initial_score"]["score"] == 8.5
     agent_steps = [s for s in document["steps"] if s["source"] == "agent"]
     assert [s["extra"]["scores"][0]["score"] for s in agent_steps] == [7.5, 6.5, 5.5]
+
+
+def test_long_texts_stored_apart_come_back_whole_and_odd_strings_stay_valid_json(std_runs, tmp_path):
+    from mlab.snapshots import ObjectStore
+    from mlab.trace import store_long_texts
+
+    run_dir = copy_run(std_runs["research"], tmp_path / "long")
+    trace = records(run_dir)
+    long = "row " * 20_000 + "\udcff end"  # over the stored-apart size, with a lone surrogate (a non-UTF-8 name)
+    trace[0]["observation"] = long
+    trace[0] = store_long_texts(trace[0], ObjectStore(run_dir / "objects").put_bytes)
+    assert trace[0]["stored"]
+    write_records(run_dir, trace)
+    out = tmp_path / "long.json"
+    code, _, err = mlab("export", run_dir, "--to", "atif", "-o", out)
+    assert code == 0, err
+    document = json.loads(out.read_bytes().decode("utf-8"))  # valid UTF-8
+    atif.Trajectory.model_validate(document)
+    first = next(s for s in document["steps"] if s["source"] == "agent")
+    assert first["observation"]["results"][0]["content"] == long
