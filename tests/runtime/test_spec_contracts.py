@@ -16,6 +16,9 @@ from runtime_helpers import REPO
 SPEC = REPO / "spec"
 PRIMITIVES = json.loads((SPEC / "primitives.json").read_text())["primitives"]
 TEMPLATES = json.loads((SPEC / "template-context.json").read_text())["templates"]
+TOOLS_TEMPLATES = {name: keys for name, keys in
+                   json.loads((SPEC / "template-context.json").read_text())["tools_agent_templates"].items()
+                   if name != "description"}
 
 
 def agent_registry() -> primitives.PrimitiveRegistry:
@@ -87,6 +90,17 @@ def test_each_builder_returns_exactly_the_declared_keys(template, house_task):
     assert sorted(built) == sorted(TEMPLATES[template])
 
 
+def test_there_is_one_tool_agent_builder_per_tool_agent_template_of_the_spec():
+    assert sorted(context.TOOLS_BUILDERS) == sorted(TOOLS_TEMPLATES)
+
+
+@pytest.mark.parametrize("template", sorted(TOOLS_TEMPLATES))
+def test_each_tool_agent_builder_returns_exactly_the_declared_keys(template, house_task):
+    builder = context.TOOLS_BUILDERS[template]
+    built = builder(**sample_arguments(builder, house_task))
+    assert sorted(built) == sorted(TOOLS_TEMPLATES[template])
+
+
 def test_the_task_object_has_the_declared_fields(house_task):
     view = context.task_view(house_task)
     assert sorted(view) == ["direction", "metric", "name", "problem", "submission_columns", "submission_file",
@@ -99,8 +113,12 @@ def test_every_template_of_every_agent_renders_with_the_built_context(house_task
     for agent_name in build.agent_names:
         agent = build.agent(agent_name)
         env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+        if agent.doc.get("search"):
+            continue  # a tree-search agent's operator templates are rendered by mlab.search
+        builders = dict(context.BUILDERS, **context.TOOLS_BUILDERS) if agent.doc["reply"] and \
+            agent.doc["reply"]["format"] == "tools" else context.BUILDERS
         for template, text in agent.templates.items():
-            builder = context.BUILDERS[template]
+            builder = builders[template]
             rendered = env.from_string(text).render(**builder(**sample_arguments(builder, house_task)))
             assert isinstance(rendered, str), (agent_name, template)
 
