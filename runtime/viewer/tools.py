@@ -12,6 +12,7 @@ import json
 from html import escape
 
 ARGUMENTS_CHARS = 8000  # arguments longer than this are clipped (an Edit Script call can be long)
+PRETTY_OVER_CHARS = 100  # longer arguments are also shown indented, one field a line
 
 
 def is_tool_step(model: dict) -> bool:
@@ -85,7 +86,7 @@ def tool_call(model: dict, action: str | None) -> str:
         facts.append(f"<span class='meta'>call {call['index'] + 1} of the message of an earlier step</span>")
     body = (f"<h4>arguments as sent</h4><pre class='tool-arguments'>{escape(_clip(arguments, ARGUMENTS_CHARS))}"
             "</pre>")
-    pretty = _pretty(arguments)
+    pretty = _pretty(arguments) if len(arguments) > PRETTY_OVER_CHARS else ""
     if pretty and pretty != arguments:
         body += f"<details><summary>arguments, indented</summary><pre>{escape(_clip(pretty, ARGUMENTS_CHARS))}</pre></details>"
     others = [c for c in in_message if c.get("id") != call.get("id")]

@@ -118,3 +118,38 @@ def test_a_tool_step_shows_the_message_the_call_as_sent_and_the_result(run_of, t
     assert "<h3>Fact Check</h3><div class='text'>nothing is claimed" in fourth
     assert "<div class='action'><h3>Action</h3><code class='name'>List Files</code>" in fourth
     assert "Tool call" not in fourth
+
+
+def test_a_real_tool_run_is_shown_call_by_call(task_source, tmp_path):
+    """research-tools on the tiny task, played by the scripted model with tool calls: the page
+    shows what the agent loop recorded (the sections, each call as sent, the format error)."""
+    import json
+
+    from report_helpers import environment
+
+    text = ("Reflection: a first look.\nResearch Plan and Status: 1. run train.py. Status: started.\n"
+            "Fact Check: nothing is confirmed yet.\nThought: {}")
+    replies = [
+        {"content": text.format("list the files"), "tool_calls": [{"name": "list_files", "arguments": {"dir_path": "."}}]},
+        {"content": text.format("run it"), "tool_calls": [{"name": "execute_script", "arguments": {"script": 5}}]},
+        {"content": text.format("run it, spelled right"),
+         "tool_calls": [{"name": "execute_script", "arguments": {"script_name": "train.py"}}]},
+        {"content": text.format("submit"), "tool_calls": [{"name": "final_answer", "arguments": {"final_answer": "mean"}}]},
+    ]
+    (tmp_path / "replies.json").write_text(json.dumps(replies))
+    with environment(MLAB_CACHE=str(tmp_path / "cache"), SCIKIT_LEARN_DATA=str(tmp_path / "sklearn")):
+        code, out, err = mlab("run", task_source, "--agent", "research-tools", "--model",
+                              f"mlab/scripted:{tmp_path / 'replies.json'}", "--runs-dir", tmp_path / "runs", "--plain")
+    assert code in (0, 1), out + err
+    (run,) = (tmp_path / "runs").iterdir()
+    code, out, err = mlab("view", run, "-o", tmp_path / "page.html")
+    assert code == 0, err
+    html = (tmp_path / "page.html").read_text()
+    steps = [html.split(f"id='step-{n}'")[1].split("</article>")[0] for n in (1, 2, 3)]
+    assert all("<span class='format-badge' title='the declared reply format'>tools</span>" in s for s in steps)
+    assert "<h3>Fact Check</h3><div class='text'>nothing is confirmed yet.</div>" in steps[0]
+    assert "<code class='name'>list_files</code> <span class='meta'>→ action List Files</span>" in steps[0]
+    assert "<pre class='tool-arguments'>{&quot;dir_path&quot;: &quot;.&quot;}</pre>" in steps[0]
+    assert "format errors (1)" in steps[1] and "script_name" in steps[1]  # the bad call, answered and retried
+    assert "<code class='name'>execute_script</code>" in steps[1] and "train.py" in steps[1]
+    assert "<code class='name'>final_answer</code>" in steps[2]
