@@ -6,7 +6,9 @@ states::
 
     {"description": "draft: Fit a ridge regression on log(SalePrice) ...", "files": {"train.py": "..."}}
 
-- `draft:` a first solution (so is a variant whose description names no operator). Draft calls get the drafts in order, then again from the first.
+- `draft:` a first solution (so is a variant whose description names no operator). Draft calls get
+  the drafts in turn, skipping one whose plan the prompt's journal already shows (so a resumed
+  run goes on with the drafts not yet made), then again from the first.
 - `improve:` a change to a working solution. An improve (or crossover) call whose prompt shows the
   parent's code gets the improvements listed after that parent's variant first, in order, wrapping
   round; one whose parent it does not recognise gets the improvements in order.
@@ -22,8 +24,8 @@ prompt: the last "Validation score: N" line, a bug when there is none or the out
 traceback; asked through a chat call that offers one tool (submit_review), the review comes as a
 call of that tool.
 
-The choices depend on the calls made in this process: a resumed run starts the sequences again
-(its tree stays a valid tree, the earlier nodes are kept).
+Beyond what the prompts show, the choices depend on the calls made in this process: a resumed run
+starts the improvements' turns again (its tree stays a valid tree, the earlier nodes are kept).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ _ROLE = re.compile(r"\s*(draft|improve|debug)\s*:\s*", re.IGNORECASE)
 _SCORE = re.compile(r"Validation score:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 _TRACEBACK = "Traceback (most recent call last)"
 _RECOGNISED = 0.8  # share of a variant's lines a prompt must show for its code to count as shown
+_PLAN_HEAD = 60  # a draft whose plan begins the prompt's journal of nodes already made is skipped
 DEMO_NOTE = "(demonstration: a prepared variant of the task's solution, not a model's reply)"
 
 
@@ -67,9 +70,10 @@ class TreeDemo:
                                    "demonstration's variants is a draft (its description starts \"draft:\" "
                                    "or names no operator)")
         if purpose == "draft":
-            chosen = drafts[self.drafts_made % len(drafts)]
+            turn = drafts[self.drafts_made % len(drafts):] + drafts[:self.drafts_made % len(drafts)]
+            unseen = [i for i in turn if _plan(self.variants[i])[:_PLAN_HEAD] not in prompt]
             self.drafts_made += 1
-            return self._answer(self.variants[chosen])
+            return self._answer(self.variants[(unseen or turn)[0]])
         parent = self.shown(prompt)
         if purpose == "debug":
             return self._debug(parent)
@@ -120,7 +124,7 @@ class TreeDemo:
         return [i for i, own in enumerate(self.roles) if own == role]
 
     def _answer(self, variant: Variant) -> str:
-        return _reply(_ROLE.sub("", variant.description, count=1).strip(), _code(variant))
+        return _reply(_plan(variant), _code(variant))
 
 
 def review(prompt: str) -> str:
@@ -143,6 +147,10 @@ def review(prompt: str) -> str:
 def _role(variant: Variant) -> str:
     found = _ROLE.match(variant.description)
     return found.group(1).lower() if found else "draft"  # a variant that names no operator is a whole solution
+
+
+def _plan(variant: Variant) -> str:
+    return _ROLE.sub("", variant.description, count=1).strip()
 
 
 def _code(variant: Variant) -> str:

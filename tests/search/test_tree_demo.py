@@ -59,6 +59,15 @@ def test_drafts_come_in_turn_and_every_reply_is_one_plan_and_one_code_block(hous
     assert plan.startswith("Fit a ridge regression on log(SalePrice)") and "(demonstration:" in plan
 
 
+def test_a_resumed_run_drafts_what_the_journal_does_not_show_yet(house_demo):
+    model = demo_model(house_demo)  # a fresh model, as after `mlab run --resume`
+    made = [model.reply("main", "draft", "Draft.") for _ in range(2)]
+    journal = "Solutions tried so far:\n" + "\n".join(f"Node {i + 1} (draft): Plan: {parse_operator_reply(r)[0]}"
+                                                      for i, r in enumerate(made))
+    resumed = demo_model(house_demo)
+    assert code_of(resumed.reply("main", "draft", journal)) == variant_named(house_demo, "draft_boosting.py")
+
+
 def test_improve_and_debug_follow_the_parent_shown_in_the_prompt(house_demo):
     model = demo_model(house_demo)
     boosting, buggy, fixed, best = (variant_named(house_demo, name) for name in (
@@ -112,3 +121,4 @@ def test_variants_that_name_no_operator_are_drafts():
     codes = [code_of(model.reply("main", purpose, "x")) for purpose in ("draft", "draft", "improve", "debug")]
     assert codes[:2] == ["print('Validation score: 1')\n", "print('Validation score: 2')\n"]
     assert set(codes[2:]) <= set(codes[:2])
+
