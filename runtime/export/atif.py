@@ -36,13 +36,12 @@ def trajectory(run_dir: Path, version: str = ATIF_VERSION) -> dict:
 def _trajectory(conversation: RunConversation, version: str) -> dict:
     run, result = conversation.run, conversation.result
     steps: list[dict] = []
-    first = next((t for t in conversation.turns if t.prompt), None)
     node_steps: dict[int, int] = {}  # tree node → its ATIF step id
     scores = {row.get("step"): row for row in (run.scores or []) if isinstance(row, dict)}
     for turn in conversation.turns:
         for role, text in turn.shown:  # what the agent was shown before this reply, new here
             steps.append({"step_id": len(steps) + 1, "source": role, "message": text})
-        step = _step(turn, len(steps) + 1, first.prompt if first else None, scores, node_steps)
+        step = _step(turn, len(steps) + 1, scores, node_steps)
         if "node" in turn.first and isinstance(turn.first["node"], int):
             node_steps[turn.first["node"]] = step["step_id"]
         steps.append(step)
@@ -79,7 +78,7 @@ def _metrics(turn: Turn) -> dict:
     return metrics
 
 
-def _step(turn: Turn, step_id: int, shown: str | None, scores: dict, node_steps: dict) -> dict:
+def _step(turn: Turn, step_id: int, scores: dict, node_steps: dict) -> dict:
     record = turn.last
     extra: dict = {"trace_steps": turn.steps, "status": record.get("status"), "end_reason": record.get("end_reason"),
                    "snapshot": [r.get("snapshot") for r in turn.records], "started": turn.first.get("started"),
@@ -89,7 +88,7 @@ def _step(turn: Turn, step_id: int, shown: str | None, scores: dict, node_steps:
         extra["sections"] = turn.sections
     if turn.format:
         extra["format"] = turn.format
-    if turn.prompt and turn.prompt != shown and turn.format != "tools":  # re-rendered with the history
+    if turn.prompt and turn.format != "tools" and not turn.shown:  # a text agent's, re-rendered with the history
         extra["prompt"] = turn.prompt
     for name in ("format_errors", "summaries"):
         if model.get(name):

@@ -305,14 +305,17 @@ def conversation_blocks(text: str) -> list[tuple[str, str]]:
 
 
 def _shown(turns: list[Turn]) -> None:
-    """What each turn's reply answered that no earlier turn showed: a text agent's first prompt; a
-    tool agent's system message and first user messages, then each step's closing user message."""
+    """What each turn's reply answered that no earlier turn showed: a text agent's first prompt (later
+    ones repeat it with the history); a tool agent's system message and first user messages, then
+    each step's closing user message; every tree node's own prompt."""
     first = True
     for turn in turns:
         if not turn.prompt:
             continue
         blocks = conversation_blocks(turn.prompt) if turn.format == "tools" else []
-        if not blocks:
+        if "node" in turn.first:  # a tree node's prompt is an operator's, made for it alone
+            turn.shown = [("user", turn.prompt)]
+        elif not blocks:
             turn.shown = [("user", turn.prompt)] if first else []
         elif first:
             turn.shown = [(role, text) for role, text in blocks if role in ("system", "user")]

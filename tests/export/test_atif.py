@@ -167,6 +167,8 @@ def test_tree_nodes_keep_their_parents_as_atif_step_ids(std_runs, tmp_path):
     assert by_node[3]["extra"]["tree"]["parent_step_id"] == by_node[2]["step_id"]
     assert by_node[4]["extra"]["tree"]["parent_step_id"] == by_node[1]["step_id"]
     assert by_node[1]["extra"]["tree"]["parent_step_id"] is None
+    before = document["steps"][by_node[3]["step_id"] - 2]  # each node's own prompt, as a user step before it
+    assert (before["source"], before["message"]) == ("user", "operator debug prompt")
     assert (by_node[2]["extra"]["tree"]["buggy"], by_node[4]["extra"]["tree"]["validation"]) == (True, 0.3)
     assert by_node[4]["observation"]["results"][0]["content"] == "output of node 4"
     assert by_node[4]["reasoning_content"] == "plan: plan of node 4"  # the plan; the code is in the message
