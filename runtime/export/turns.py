@@ -273,11 +273,33 @@ def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Tur
             turn.sections = _sections(model, declared, "node" in record)
         if isinstance(tool_call, dict):
             turn.calls.append(_native_call(record, tool_call))
+            turn.calls += _calls_not_run(record)
         elif record.get("action") is not None:
             turn.calls.append(_text_call(record, tool_names))
         turns.append(turn)
     _shown(turns)
     return turns
+
+
+def _calls_not_run(record: dict) -> list[ToolCall]:
+    """The calls of the message the harness answered without running (one action per step): the
+    record lists their results as model.other_results."""
+    model = record["model"]
+    message = model.get("message") if isinstance(model.get("message"), dict) else {}
+    sent = {c.get("id"): c for c in message.get("tool_calls") or [] if isinstance(c, dict)}
+    found = []
+    for other in model.get("other_results") or []:
+        if not isinstance(other, dict) or other.get("tool_call_id") not in sent:
+            continue
+        function = sent[other["tool_call_id"]].get("function") or {}
+        arguments = function.get("arguments")
+        content = str(other.get("content", ""))
+        found.append(ToolCall(id=str(other["tool_call_id"]), name=str(function.get("name", "")),
+                              arguments=_parsed_arguments(arguments),
+                              arguments_text=arguments if isinstance(arguments, str) else None, action=None,
+                              harness_id=False, result=content, observation=content,
+                              is_error=bool(other.get("is_error", True)), step=record["step"]))
+    return found
 
 
 def _calls(model: dict) -> list[dict]:

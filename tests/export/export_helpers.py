@@ -105,12 +105,16 @@ def tool_agent_records(template: list[dict]) -> list[dict]:
                                        "is_error": False}}
     final = {"role": "assistant", "content": None,
              "tool_calls": [{"id": "call_C3", "type": "function",
-                             "function": {"name": "final_answer", "arguments": "{\"final_answer\": \"done\"}"}}]}
+                             "function": {"name": "final_answer", "arguments": "{\"final_answer\": \"done\"}"}},
+                            {"id": "call_D4", "type": "function",  # one call too many: answered, not run
+                             "function": {"name": "list_files", "arguments": "{\"dir_path\": \"data\"}"}}]}
     third["model"] = {"prompt": later, "format": "tools", "message": final,
                       "calls": [call("main", 1500, 20, cached=1200), call("fast", 300, 40, purpose="summary")],
                       "tool_call": {"id": "call_C3", "name": "final_answer",
                                     "arguments": "{\"final_answer\": \"done\"}", "index": 0},
-                      "tool_result": {"tool_call_id": "call_C3", "content": third["observation"], "is_error": False}}
+                      "tool_result": {"tool_call_id": "call_C3", "content": third["observation"], "is_error": False},
+                      "other_results": [{"tool_call_id": "call_D4", "content": "Not run: one action per step.",
+                                         "is_error": True}]}
     for record in (first, second, third):
         record["schema_version"] = 3
     return [first, second, third]

@@ -150,6 +150,9 @@ def test_a_tool_agents_message_is_one_step_with_its_calls_ids_and_results(std_ru
     assert first["metrics"] == {"prompt_tokens": 1200, "completion_tokens": 80, "cached_tokens": 1000,
                                 "cost_usd": 0.001, "extra": first["metrics"]["extra"]}
     assert last["message"] == "" and last["llm_call_count"] == 2
+    assert [c["tool_call_id"] for c in last["tool_calls"]] == ["call_C3", "call_D4"]  # D4 answered, not run
+    assert last["observation"]["results"][1] == {"source_call_id": "call_D4", "content": "Not run: one action per step.",
+                                                 "extra": {"is_error": True, "trace_step": 3}}
     final = document["final_metrics"]
     assert (final["total_prompt_tokens"], final["total_completion_tokens"], final["total_cached_tokens"],
             final["total_steps"], final["extra"]["trace_records"]) == (3000, 140, 2200, 6, 3)

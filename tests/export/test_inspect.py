@@ -75,7 +75,8 @@ def test_a_tool_agents_conversation_keeps_its_calls_results_and_reasoning(std_ru
     assert code == 0, err
     sample = inspect_log.read_eval_log(str(tmp_path / "tools.eval")).samples[0]
     assert [m.role for m in sample.messages] == ["system", "user", "user", "assistant", "tool", "tool", "user",
-                                                 "assistant", "tool"]
+                                                 "assistant", "tool", "tool"]
+    assert sample.messages[-1].error.message == "Not run: one action per step."  # answered, not run
     assistant = sample.messages[3]
     assert [(c.id, c.function, c.arguments) for c in assistant.tool_calls] == \
         [("call_A1", "list_files", {"dir_path": "."}), ("call_B2", "execute_script", {"script_name": "fit.py"})]
