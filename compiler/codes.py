@@ -78,4 +78,7 @@ CODES: dict[str, Code] = {
     "E707": Code("invalid tool name", "A tool name must be a letter or `_`, then at most 63 letters, digits, `_` or `-` (what providers accept). An action's tool name is its name in snake case unless the action declares `tool \"NAME\"`."),
     "E708": Code("duplicate tool name", "Two actions that a `respond tools` agent shows have the same tool name, so a tool call could not tell them apart."),
     "E709": Code("fallback prompt without tools", "A `respond tools` agent with a fallback format must render `{{ tools }}` in its prompt: the tools text is empty while tools are sent natively, but a model on the fallback format sees the tools only there."),
+    # tree search
+    "E801": Code("score pattern does not compile", "`score \"PATTERN\"` in a `search` block must be a valid Python regular expression: it is run over each node's output to read the validation score."),
+    "E802": Code("score pattern captures nothing", "The score pattern needs a capture group: its first group is the validation score, e.g. \"Validation score: ([-+0-9.eE]+)\"."),
 }

@@ -7,6 +7,7 @@ import re
 from .. import ast as A
 from .actions import TIERS, TOOL_NAME, input_schema, tool_entry, usage_text
 from ..resources import spec_json
+from .search import SEARCH_PROMPTS, lower_search, search_ir
 from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, baked_reply_format_template,
                         check_template, history_template, locate, reply_format_template, template_variables,
                         tools_mode_template, tools_reply_format_template, tools_template)
@@ -30,7 +31,7 @@ DEFAULTS = {"history": 3, "summarize_over": 5000, "retries": 5}
 
 def _known_prompts() -> set[str]:
     spec = spec_json("primitives.json")
-    names = {"summarize_observation", *TOOLS_ONLY_PROMPTS}
+    names = {"summarize_observation", *TOOLS_ONLY_PROMPTS, *SEARCH_PROMPTS}
     for table in (spec["primitives"], spec["hooks"]):
         for item in table.values():
             names.update(item.get("prompts", []))
@@ -40,7 +41,8 @@ def _known_prompts() -> set[str]:
 def empty_settings() -> dict:
     return {"action_set": None, "show": None, "unhide": [], "hide": [], "models": {}, "history": DEFAULTS["history"],
             "summarize_over": DEFAULTS["summarize_over"], "retries": DEFAULTS["retries"], "prompt": None,
-            "format_error": None, "reply": None, "prompts": {}, "hooks": {"before_step": [], "after_step": []}}
+            "format_error": None, "reply": None, "prompts": {}, "hooks": {"before_step": [], "after_step": []},
+            "search": None}
 
 
 def _with_nodes(names: list[str], value: A.Value) -> list[tuple[str, A.Value]]:
@@ -127,6 +129,9 @@ class AgentResolver:
                 self._prompts(entry, s, where)
             elif isinstance(entry, A.Hook):
                 self._hook(entry, s)
+            elif isinstance(entry, A.Search):
+                inherited = s["search"] if s["search"] and not s["search"].get("_broken") else None
+                s["search"] = lower_search(entry, inherited, report) or {"_broken": True}
         return s
 
     def _model(self, entry: A.Model, s: dict) -> None:
@@ -323,6 +328,10 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
                              value.span, did_you_mean(item, names, "actions"))
     shown = set(names) if settings["show"] is None else {n for n, _ in settings["show"]}
     shown -= {n for n, _ in settings["hide"]}
+    if settings["search"] is not None:
+        if settings["search"].get("_broken"):
+            return None
+        return _lower_search_agent(decl, settings, actions, shown, set_ref, report)
     reply = settings["reply"]
     if reply is None:
         report.error("E308", f"{where} declares no reply format", decl.name.span,
@@ -345,6 +354,10 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
     fe = settings["format_error"]
     templates["format_error"] = (_text(fe), fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
     for key, value in settings["prompts"].items():
+        if key in SEARCH_PROMPTS:
+            report.error("E605", f"{where} runs the linear loop, so it uses no `{key}` prompt", value.span,
+                         hint=f"a `{key}` prompt is an operator of a tree search: declare `search greedy {{ ... }}`")
+            continue
         if key in TOOLS_ONLY_PROMPTS and not tools_mode:
             report.error("E605", f"{where} does not reply with tools, so it uses no `{key}` prompt", value.span,
                          hint=f"a `{key}` prompt is part of a `respond tools` agent's conversation")
@@ -484,3 +497,68 @@ def _tools_reply(reply: dict, fallback: dict | None) -> dict:
             "parallel": settings["parallel"], "list_tools": settings["list_tools"] == "true",
             "fallback": None if fallback is None else {"format": fallback["format"],
                                                         "sections": _clean(fallback["sections"])}}
+
+
+DEFAULT_SEARCH_FORMAT_ERROR = (
+    "Your reply could not be used: {{ error }}\n"
+    "Reply again: first your plan in a few sentences of prose, then exactly one ```python code block "
+    "holding the whole of {{ code_file }}.\n"
+)
+
+
+def _lower_search_agent(decl: A.Agent, settings: dict, actions: list[dict], shown: set[str], set_ref: A.Ident,
+                        report: Reporter) -> tuple[dict, dict, dict[str, str]] | None:
+    """A tree-search agent: its policy, how a node is evaluated, and its operator prompts."""
+    name = decl.name.value
+    where = f"agent `{name}`"
+    search = settings["search"]
+    for entry in decl.entries:
+        if isinstance(entry, (A.Respond, A.Prompt, A.DropSection)):
+            report.error("E405", f"{where} searches a tree ({search['policy']}), so it runs no linear loop: "
+                         f"`{entry.keyword}` would not be used", entry.span,
+                         hint="a search agent's prompts are its operators: `prompts { draft ... improve ... "
+                              "debug ... }`")
+    if search["score"] is None:
+        if search.get("_score_reported"):
+            return None
+        report.error("E308", f"{where} does not say how a node's validation score is read", search["_span"],
+                     hint='add `score "Validation score: ([-+0-9.eE]+)"` (a pattern over the output) or `score review`')
+        return None
+    ir_search = search_ir(search)
+    templates: dict[str, tuple[str, A.Value | None]] = {}
+    fe = settings["format_error"]
+    templates["format_error"] = (_text(fe), fe) if fe is not None else (DEFAULT_SEARCH_FORMAT_ERROR, None)
+    needed = list(ir_search["operators"]) + (["review"] if ir_search["score"]["from"] == "review" else [])
+    own = {item.name.value for entry in decl.entries if isinstance(entry, A.Prompts) for item in entry.items}
+    for key, value in settings["prompts"].items():
+        if key in TOOLS_ONLY_PROMPTS:
+            report.error("E605", f"{where} searches a tree, so it uses no `{key}` prompt", value.span)
+            continue
+        if key == "crossover" and key not in needed:  # a review prompt may wait for a `score review` variant
+            if key not in own:  # inherited from an evolution agent: not this agent's mistake, just unused
+                continue
+            report.error("E605", f"{where} uses no `crossover` prompt: only the `evolution` policy crosses two "
+                         f"parents, not `{search['policy']}`", value.span)
+            continue
+        templates[key] = (_text(value), value)
+    for prompt in needed:
+        if prompt not in templates:
+            report.error("E604", f"{where} has no `{prompt}` prompt, needed by its `{search['policy']}` search",
+                         search["_span"],
+                         hint=f"add it to a `prompts {{ {prompt} \"\"\"...\"\"\" }}` block (or inherit it)")
+    texts: dict[str, str] = {}
+    for key, (text, value) in templates.items():
+        if isinstance(value, A.Str):
+            check_template(text, value, key, report, where, kind="search")
+        texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
+    table = {"agent": name, "action_set": set_ref.value, "actions": [
+        dict(_clean_action(a), shown=a["name"] in shown, usage=usage_text(a["inputs"]),
+             input_schema=input_schema(a["inputs"]), tool=tool_entry(a))
+        for a in actions]}
+    models = {tier: settings["models"].get(tier, {"default": None, "params": {}}) for tier in TIERS}
+    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": set_ref.value,
+          "shown": [a["name"] for a in actions if a["name"] in shown], "models": models,
+          "history_steps": settings["history"], "summarize_over_chars": settings["summarize_over"],
+          "format_retries": settings["retries"], "reply": None, "hooks": settings["hooks"],
+          "search": ir_search, "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
+    return ir, table, texts

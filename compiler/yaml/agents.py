@@ -23,7 +23,28 @@ def agent_handlers(r: YamlReader) -> dict:
         "prompts": lambda n, k, v, out: _prompts(r, k, v, out),
         "before_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
         "after_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
+        "search": lambda n, k, v, out: _search(r, k, v, out),
     }
+
+
+def _search(r, key, value, out):
+    """`search: {greedy: {drafts: 5, score: "...", select: holdout}}`."""
+    one = r.single(value, "`search`", "a mapping with one key, the policy (`greedy`, `mcts` or `evolution`)")
+    if one is None:
+        return
+    policy, policy_key, body = one
+    ident = r.key_ident(policy, policy_key, "a search policy")
+    items = []
+    if node_tag(body) != "null":
+        for name, item_key, item in r.mapping(body, f"`search {policy}`"):
+            if not r.present(item_key, item, f"`search {policy}`"):
+                continue
+            setting = r.key_ident(name, item_key, f"a parameter of `search {policy}`")
+            v = r.value(item, "name" if name in ("score", "select") else "auto")
+            if setting is not None and v is not None:
+                items.append(A.Limit(setting, v, r.entry_span(item_key, item)))
+    if ident is not None:
+        out.append(A.Search(r.entry_span(key, value), ident, tuple(items)))
 
 
 def _models(r, node, out):

@@ -237,6 +237,10 @@ class YamlBuilder(Commented):
             parts = [Item("sections", sections)] if e.sections else []
             parts += [self.item(item.key.value, v(item.value, "name"), item) for item in e.settings]
             return Map([Item("tools", Map(parts))])
+        if isinstance(e, A.Search):
+            params = [self.item(i.key.value, v(i.value, "name" if isinstance(i.value, A.Name) else "auto"), i)
+                      for i in e.items]
+            return Map([Item(e.policy.value, Map(params))])
         if isinstance(e, A.Prompts):
             return Map([self.item(p.name.value, v(p.value, "str"), p) for p in e.items])
         if isinstance(e, A.ExpTasksCategory):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..lower.actions import JSON_TYPES, TIERS, TOOL_NAME
 from ..lower.agent import FORMATS, KINDS, MODEL_PARAMS, ROLES, TOOLS_SETTINGS
+from ..lower.search import COMMON, POLICIES, SELECT
 from ..lower.task import CATEGORIES, LIMIT_KINDS, REQUIRED, SOURCE_KINDS, SPLITS, VARIANTS
 from ..resources import data_dir, spec_json
 from ..units import DURATION_PATTERN, SIZE_PATTERN
@@ -39,6 +40,13 @@ def _by_name(value: dict, description: str) -> dict:
 def _yaml_scalar(word: str):
     """A setting value as YAML writes it: true and false are booleans there."""
     return {"true": True, "false": False}.get(word, word)
+
+
+def _search_param(param) -> dict:
+    kinds = {"count": {"type": "integer", "minimum": 1},
+             "probability": {"anyOf": [{"type": "number", "minimum": 0, "maximum": 1}, _ref("percent")]},
+             "positive": {"type": "number", "exclusiveMinimum": 0}, "non-negative": {"type": "number", "minimum": 0}}
+    return {**kinds[param.type], "default": param.default, "description": param.meaning}
 
 
 def _described(schema: dict, description: str) -> dict:
@@ -150,6 +158,16 @@ def _defs() -> dict:
                             **{key: {"enum": [_yaml_scalar(a) for a in allowed]}
                                for key, allowed in TOOLS_SETTINGS.items()}})},
                         "additionalProperties": {"type": "object", "additionalProperties": _ref("section")}},
+            "search": {"type": "object", "minProperties": 1, "maxProperties": 1,
+                       "description": "a tree-search policy instead of the linear loop",
+                       "properties": {policy: {"anyOf": [{"type": "null"}, _object({
+                           **{key: _search_param(param) for key, param in table.items()},
+                           "parallel": {"type": "integer", "minimum": 1, "description": COMMON["parallel"][0]},
+                           "code_file": {"type": "string", "pattern": r"\.py$", "description": COMMON["code_file"][0]},
+                           "score": {"type": "string", "description": COMMON["score"][0]},
+                           "select": {"enum": list(SELECT), "description": COMMON["select"][0]}})]}
+                           for policy, table in POLICIES.items()},
+                       "additionalProperties": False},
             "drop": {"anyOf": [{"type": "string"}, _ref("strings")]},
             "prompts": {"type": "object", "propertyNames": _ref("name"), "additionalProperties": _ref("text")},
             **{time: {"anyOf": [{"enum": sorted(h for h, spec in primitives["hooks"].items() if spec["when"] == time)},

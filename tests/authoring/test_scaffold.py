@@ -19,7 +19,7 @@ def test_new_task_checks_clean_and_is_formatted(tmp_path, mlabc):
         "my-task/demo.json", "my-task/env/train.py", "my-task/lite/make_lite.py", "my-task.mlab",
         "my-task/lite/data.csv")]
     assert "fill in the TODOs" in err
-    assert mlabc("check", "tasks/my-task.mlab", cwd=tmp_path)[:2] == (0, "ok: 3 files, 1 task, 11 agents, 0 experiments\n")
+    assert mlabc("check", "tasks/my-task.mlab", cwd=tmp_path)[:2] == (0, "ok: 3 files, 1 task, 14 agents, 0 experiments\n")
     assert mlabc("fmt", "--check", "tasks", cwd=tmp_path)[0] == 0
     text = (tmp_path / "tasks" / "my-task.mlab").read_text()
     assert text.count("TODO") >= 4 and "task my-task {" in text

@@ -171,7 +171,7 @@ def test_a_project_may_mix_both_forms_and_use_across_them(tmp_path, mlabc):
     (tmp_path / "more.mlab.yaml").write_text('use: ["runs.mlab"]\nexperiments:\n  again: {agents: [brief, research]}\n')
     code, out, err = mlabc("check", ".", cwd=tmp_path)
     assert (code, err) == (0, "")
-    assert out == "ok: 5 files, 0 tasks, 12 agents, 2 experiments\n"
+    assert out == "ok: 5 files, 0 tasks, 15 agents, 2 experiments\n"
     code, out, _ = mlabc("compile", ".", "-o", "build", cwd=tmp_path)
     assert code == 0
     assert (tmp_path / "build" / "agents" / "brief" / "agent.json").is_file()
@@ -244,7 +244,7 @@ def test_the_example_of_docs_authoring_checks_clean(repo_copy, mlabc):
     (repo_copy / "tasks" / "example.mlab.yaml").write_text(example)
     code, out, err = mlabc("check", "tasks/example.mlab.yaml", cwd=repo_copy)
     assert (code, err) == (0, "")
-    assert out.startswith("ok: 3 files, 1 task, 13 agents, 1 experiment")
+    assert out.startswith("ok: 3 files, 1 task, 16 agents, 1 experiment")
 
 
 def test_metric_parameters_in_yaml_are_checked_like_mlab(tmp_path, mlabc):

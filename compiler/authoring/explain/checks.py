@@ -47,6 +47,11 @@ agent plain {
 
 _STD = 'use std "agents"\n\n'
 
+
+def _search_agent(pattern: str) -> str:
+    return (_STD + "agent my-tree extends tree-greedy {\n  search greedy {\n    drafts 3\n"
+            f"    score  {pattern}\n  }}\n}}\n")
+
 _TOOLS_PROMPT = '''  prompt """
     Solve the problem with the tools you are given.
 {tools}    {{{{ reply_format }}}}
@@ -353,6 +358,16 @@ EXPLANATIONS: dict[str, Explanation] = {
         "sent natively. Render it, or declare `fallback none` when the agent must not run without tools.",
         _agent(_TOOLS_PROMPT.format(tools="") + _TOOLS_RESPOND),
         _agent(_TOOLS_PROMPT.format(tools="    {{ tools }}\n") + _TOOLS_RESPOND)),
+    "E801": Explanation(
+        "`score \"PATTERN\"` in a `search` block is a Python regular expression that the runtime runs over "
+        "each node's output to read its validation score. This one does not compile.",
+        _search_agent('"Validation score: ([-+0-9.eE]+"'),
+        _search_agent('"Validation score: ([-+0-9.eE]+)"')),
+    "E802": Explanation(
+        "The score pattern's first capture group is the validation score, so the pattern needs one: put "
+        "the part that matches the number in parentheses.",
+        _search_agent('"Validation score: [-+0-9.eE]+"'),
+        _search_agent('"Validation score: ([-+0-9.eE]+)"')),
 }
 
 

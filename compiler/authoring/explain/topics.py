@@ -39,4 +39,61 @@ numbers; and load data formats that run no code (CSV, JSON, safetensors), never 
 the agent's.
 """
 
-TOPICS = {"evaluator": EVALUATOR}
+TOOLS = """\
+tools: agents whose actions are provider tool calls (`respond tools`)
+
+    respond tools {
+      section "Thought" role thought "What you will do now, and why."
+      sections_required true       # default false: a reply without them is still used
+      tool_choice       required   # required (default) | auto
+      parallel          off        # off (default): one call per step | ordered: run all, in order
+      fallback          sections   # sections (default) | json | none: the text format for models
+                                   # that cannot take tools
+      list_tools        false      # default false: {{ tools }} is empty while tools are sent natively
+    }
+
+The shown actions go to the model as tools: the name is the action's name in snake case
+(`Edit Script (AI)` is `edit_script_ai`) unless the action declares `tool "NAME"`; the
+parameters are the action's inputs as JSON Schema; the description is the action's
+description and its returns text. Names must match ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$ (E707) and
+differ among the shown actions (E708).
+
+The sections of the block are expected in the text of the message that carries the call.
+Action and action-input sections, if declared, are used only by the fallback; without them
+the fallback gets `Action` / `Action Input` (sections) or `action` / `action_input` (json).
+
+Templates. `prompt` is the system message, the same at every step: it receives task, tools,
+tool_names, reply_format and max_steps, not step, history or retrieved (E602 says where they
+go). `prompts { problem "..." }` is the first user message (default: the research problem);
+`prompts { turn "..." }` closes each step (default: "This is step N of at most M.", with
+what the research log retrieved). With a fallback the prompt must render {{ tools }} (E709).
+"""
+
+SEARCH = """\
+search: tree-search agents (`search POLICY { ... }`)
+
+    search greedy {                  # greedy | mcts | evolution
+      drafts            5            # greedy: AIDE's defaults (5, 0.5, 3)
+      debug_probability 0.5
+      max_debug_depth   3
+      parallel          1            # node evaluations at once (every policy)
+      code_file         "train.py"   # where a node's code is written
+      score             "Validation score: ([-+0-9.eE]+)"   # or: score review
+      select            validation   # or: holdout (a split the harness holds out)
+    }
+
+mcts takes exploration (1.414), children (3), max_debug_depth (3), steps (20); evolution takes
+population (4), islands (2), crossover_probability (0.5), migration_probability (0.1),
+temperature_start (1.0), temperature_end (0.1), generations (3). Counts are integers >= 1,
+probabilities lie in [0, 1], temperatures are above 0 and do not rise. A child agent's
+`search` block keeps its parent's shared settings (parallel, code_file, score, select).
+
+A search agent runs no linear loop: it needs no `respond` and no `prompt`. Its operators are
+prompts: `prompts { draft ... improve ... debug ... }`, plus `crossover` for evolution and
+`review` for `score review`. They receive task, parent (plan, code, output, validation,
+buggy; none for a draft), parents (crossover), journal, data_preview, code_file, node and
+max_nodes; review receives task, code, output and code_file. A reply is a plan in prose,
+then exactly one ```python block.
+"""
+
+TOPICS = {"evaluator": EVALUATOR, "tools": TOOLS, "search": SEARCH}
