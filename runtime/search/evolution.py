@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import random
 
+from mlab.search.mcts import checked_params
 from mlab.search.policy import Decision, Policy, register
 from mlab.search.tree import Node, Tree
 
@@ -45,13 +46,14 @@ class Evolution(Policy):
 
     def __init__(self, params: dict):
         super().__init__(params)
-        self.population = int(self.params["population"])
-        self.islands = int(self.params["islands"])
-        self.crossover_probability = float(self.params["crossover_probability"])
-        self.migration_probability = float(self.params["migration_probability"])
-        self.temperature_start = float(self.params["temperature_start"])
-        self.temperature_end = float(self.params["temperature_end"])
-        self.generations = int(self.params["generations"])
+        found = checked_params(self.name, self.params, {
+            "population": "count", "islands": "count", "crossover_probability": "probability",
+            "migration_probability": "probability", "temperature_start": "non-negative",
+            "temperature_end": "non-negative", "generations": "count"})
+        self.population, self.islands, self.generations = found["population"], found["islands"], found["generations"]
+        self.crossover_probability = float(found["crossover_probability"])
+        self.migration_probability = float(found["migration_probability"])
+        self.temperature_start, self.temperature_end = float(found["temperature_start"]), float(found["temperature_end"])
 
     def slot(self, k: int) -> tuple[int, int]:
         """(generation, island) of the k-th node made (0-based)."""

@@ -29,8 +29,33 @@ from __future__ import annotations
 import math
 import random
 
+from mlab.errors import BuildError
 from mlab.search.policy import Decision, Policy, register
 from mlab.search.tree import Node, Tree
+
+# what a parameter may be: a whole number >= 1, a number >= 0, a probability
+KINDS = {"count": "a whole number of at least 1", "non-negative": "a number of at least 0",
+         "probability": "a number from 0 to 1"}
+
+
+def checked_params(policy: str, params: dict, kinds: dict[str, str]) -> dict[str, int | float]:
+    """The policy's parameters, typed; a missing or ill-typed one (a build made by another mlabc, an
+    agent.json edited by hand) is a BuildError that names it, never a traceback mid-run."""
+    found = {}
+    for name, kind in kinds.items():
+        value = params.get(name)
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if number is not None and kind == "count":
+            number = int(number) if float(number).is_integer() and number >= 1 else None
+        elif number is not None and not (math.isfinite(number) and number >= 0
+                                         and (kind != "probability" or number <= 1)):
+            number = None
+        if number is None:
+            shown = "missing" if name not in params else f"{value!r}"
+            raise BuildError(f"search policy {policy}: parameter `{name}` must be {KINDS[kind]}, not {shown}; "
+                             "recompile the agent with this mlabc")
+        found[name] = number
+    return found
 
 
 def scaled_values(tree: Tree, upto: int | None = None) -> dict[int, float]:
@@ -69,10 +94,10 @@ class MCTS(Policy):
 
     def __init__(self, params: dict):
         super().__init__(params)
-        self.exploration = float(self.params["exploration"])
-        self.children = int(self.params["children"])
-        self.max_debug_depth = int(self.params["max_debug_depth"])
-        self.steps = int(self.params["steps"])
+        found = checked_params(self.name, self.params, {"exploration": "non-negative", "children": "count",
+                                                        "max_debug_depth": "count", "steps": "count"})
+        self.exploration = float(found["exploration"])
+        self.children, self.max_debug_depth, self.steps = found["children"], found["max_debug_depth"], found["steps"]
 
     def expansion(self, tree: Tree, node: Node) -> str | None:
         """The operator that expands the node now, or None when it cannot be expanded."""

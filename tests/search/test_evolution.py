@@ -206,3 +206,12 @@ def test_evolution_is_found_by_name_with_the_crossover_operator():
     assert policy_class("evolution") is Evolution and "crossover" in Evolution.operators
     policy = make_policy({"policy": "evolution", "params": PARAMS})
     assert (policy.islands, policy.population, policy.generations) == (2, 2, 3)
+
+
+def test_a_probability_out_of_range_is_a_build_error_naming_it():
+    from mlab.errors import BuildError
+
+    with pytest.raises(BuildError, match=r"search policy evolution: parameter `crossover_probability` must be "
+                                         r"a number from 0 to 1, not 1.5"):
+        Evolution({**PARAMS, "crossover_probability": 1.5})
+    assert Evolution({**PARAMS, "islands": 3.0}).islands == 3  # a count written 3.0 in JSON is 3

@@ -191,3 +191,15 @@ def test_mcts_is_found_by_name_with_the_compiled_parameters():
     assert policy_class("mcts") is MCTS
     policy = make_policy({"policy": "mcts", "params": PARAMS})
     assert (policy.exploration, policy.children, policy.max_debug_depth, policy.steps) == (1.414, 3, 3, 20)
+
+
+def test_a_missing_or_out_of_range_parameter_is_a_build_error_naming_it():
+    from mlab.errors import BuildError
+
+    with pytest.raises(BuildError, match=r"search policy mcts: parameter `children` must be a whole number "
+                                         r"of at least 1, not 0; recompile"):
+        MCTS({**PARAMS, "children": 0})
+    with pytest.raises(BuildError, match="parameter `steps` must be a whole number of at least 1, not missing"):
+        MCTS({k: v for k, v in PARAMS.items() if k != "steps"})
+    with pytest.raises(BuildError, match="parameter `exploration` must be a number of at least 0, not 'big'"):
+        MCTS({**PARAMS, "exploration": "big"})
