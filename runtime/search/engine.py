@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from mlab.agent.prompting import Templates
+from mlab.agent.replies import ReplyError
 from mlab.errors import MlabError, RunError
 from mlab.failure import FailureMode
 from mlab.models.client import ModelClient, ModelError, Usage
@@ -113,7 +114,7 @@ class SearchEngine:
                 "response") else ""
             try:
                 plan, code = parse_operator_reply(response) if response else ("", "")
-            except Exception:
+            except ReplyError:  # the model never gave usable code: a buggy node without any
                 plan, code = "", ""
             node = Node(record["node"], record.get("parent"), record["operator"], plan=plan, code=code,
                         output=full_text(record, ["observation"], objects), validation=record.get("validation"),
@@ -290,7 +291,6 @@ class SearchEngine:
                 node.facts["holdout_problem"] = evaluation.holdout_problem
             for note in evaluation.notes:
                 output += f"\n\nNote: {note}."
-        node.output = output
         node.validation = validation
         node.buggy = bool(problems)
         node.pending = False
@@ -303,13 +303,15 @@ class SearchEngine:
                    + (f" of node {node.parent}" if node.parent is not None else "") + "): "
                    + ("valid, " + SCORE_NAME + f" {validation:.6g}" if not node.buggy else
                       "buggy: " + "; ".join(problems)))
+        # the children's prompts show the output with its verdict, as a resumed run reads it back
+        node.output = utf8_safe(f"{output}\n\n{verdict}")
         record = {
             "step": len(self.run.records) + 1, "schema_version": TRACE_VERSION, "started": timestamp(pending.started),
             "ended": timestamp(), "duration_s": round(time.perf_counter() - pending.clock, 6),
             "elapsed_s": round(self.run.elapsed_s(), 6), "action": node.operator,
             "action_input": {"code_file": self.code_file, "parents": [p for p in (node.parent, node.second_parent)
                                                                       if p is not None]},
-            "resolved": None, "observation": utf8_safe(f"{output}\n\n{verdict}"),
+            "resolved": None, "observation": node.output,
             "status": "error" if node.buggy else "ok", "end_reason": None, "compute": compute,
             "snapshot": delta.to_json(), "edits": [], "research_log": "", "model": exchange, "hooks": None,
             "node": node.id, "parent": node.parent, "operator": node.operator, "validation": validation,

@@ -1,6 +1,8 @@
 """A tree search stopped in the middle (a kill leaves a torn last line) resumes into the same tree."""
 from __future__ import annotations
 
+import re
+
 from mlab.run.folder import Run
 from mlab.search.engine import SearchEngine
 from mlab.trace import read_trace
@@ -43,5 +45,11 @@ def test_resume_in_the_middle_of_a_tree_continues_with_the_same_decisions(
     resumed.close()
     records = read_trace(run.dir / "trace.jsonl").records
     assert shape(records) == shape(expected) and len(shape(records)) == 6
+    # the nodes made after the resume were asked what the uninterrupted run asked (but for the
+    # scripts' wall times in the outputs shown)
+    def prompts(trace):
+        return [re.sub(r"[0-9.]+ s wall", "T s wall", r["model"]["prompt"]) for r in trace if "node" in r]
+
+    assert prompts(records) == prompts(expected)
     assert outcome.search["submitted_node"] == 4 and outcome.search["submitted_validation"] == 600.0
     assert "d" in (run.dir / "workspace" / "train.py").read_text()
