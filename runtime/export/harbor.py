@@ -136,7 +136,9 @@ def build_wheel(into: Path) -> Path:
         elif path.is_file():
             source.mkdir(exist_ok=True)
             shutil.copyfile(path, source / name)
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
+    # With setuptools and bdist_wheel here, build with them (no index needed); else pip fetches them.
+    offline = ["--no-build-isolation"] if _can_build_here() else []
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", *offline,
                            "-q", "-w", str(into)], capture_output=True, text=True)
     wheels = sorted(into.glob("*.whl"))
     if done.returncode != 0 or not wheels:
@@ -157,6 +159,21 @@ def prepare(task, variant_name: str):
         raise ExportError(f"task {task.name}: its {variant_name} data cannot be prepared, so it cannot be "
                           f"exported: {error}") from None
     return prepared, _baseline(task, variant_name)
+
+
+def _can_build_here() -> bool:
+    """setuptools >= 69 (what pyproject.toml asks for) with bdist_wheel (the `wheel` package, or
+    setuptools >= 70.1) in this interpreter."""
+    import importlib.util
+
+    from packaging.version import Version
+
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    version = Version(setuptools.__version__)
+    return version >= Version("69") and (version >= Version("70.1") or importlib.util.find_spec("wheel") is not None)
 
 
 def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, baseline: dict | None) -> None:
