@@ -36,7 +36,8 @@ def variant_named(demonstration, script: str) -> str:
 
 @pytest.mark.parametrize("task, operators", [
     ("house-price", ["draft", "draft", "draft", "improve", "debug", "improve"]),
-    ("spaceship-titanic", ["draft", "draft", "improve", "improve", "debug"])])
+    ("spaceship-titanic", ["draft", "draft", "improve", "improve", "debug"]),
+    ("imdb", ["draft", "draft", "improve", "improve", "debug"])])
 def test_the_variants_are_the_generated_scripts_with_their_operators(task, operators):
     demonstration = load(REPO / "tasks" / task / "demo.json")
     scripts = {path.read_text(encoding="utf-8") for path in (REPO / "tasks" / task / "solution" / "tree").glob("*.py")}
