@@ -218,3 +218,49 @@ def test_bad_input_is_refused_and_leaves_nothing(cache, tmp_path):
     assert "task broken: its lite data cannot be prepared" in stderr and "the source is gone" in stderr
     assert "Traceback" not in stderr
     assert not out.parent.exists()  # no half-written export, no staging left, not even the folder it made
+
+
+TINY_TASK = """\
+use std "agents"
+
+task tiny {
+  title "A tiny task"
+  category canonical
+  problem "Predict y from x. Write submission.csv with the columns Id and y."
+  starter "env"
+  read_only ["train.csv", "test.csv"]
+  data lite { from csv "rows.csv" split random 0.2 seed 1 id "Id" answers ["y"]
+              public ["train.csv", "test.csv"] private ["answers.csv"] }
+  submission "submission.csv" columns ["Id", "y"]
+  metric mae on "y" lower_is_better
+  baseline run "train.py"
+  success improvement >= 10%
+  agent research
+  limits { steps 5  time 5m  script_timeout 1m }
+}
+"""
+
+TINY_TRAIN = """\
+import pandas as pd
+test = pd.read_csv("test.csv")
+test["y"] = pd.read_csv("train.csv")["y"].mean()
+test[["Id", "y"]].to_csv("submission.csv", index=False)
+"""
+
+
+def test_a_task_without_demonstration_or_recorded_baseline_gets_one_measured_and_no_solution(exported, tmp_path):
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "train.py").write_text(TINY_TRAIN)
+    (tmp_path / "rows.csv").write_text("\n".join(["Id,x,y"] + [f"{i},{i},{2 * i + 1}" for i in range(20)]) + "\n")
+    (tmp_path / "tiny.mlab").write_text(TINY_TASK)
+    wheel = next((exported / "house-price" / "tests").glob("*.whl"))
+    code, _, stderr = mlab("export-task", tmp_path / "tiny.mlab", "--to", "harbor", "-o", tmp_path / "out",
+                           "--wheel", wheel)
+    assert code == 0, stderr
+    folder = tmp_path / "out" / "tiny"
+    assert not (folder / "solution").exists()
+    baseline = json.loads((folder / "tests" / "mlab" / "export.json").read_text())["baseline"]
+    assert baseline["measured"] and baseline["script"] == "train.py" and baseline["value"] > 0
+    assert f"The starter scores {baseline['value']:.6g} (mae)" in (folder / "instruction.md").read_text()
+    dockerfile = (folder / "environment" / "Dockerfile").read_text()
+    assert "chmod 0444 /workspace/test.csv /workspace/train.csv" in dockerfile  # the read-only files
