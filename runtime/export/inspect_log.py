@@ -76,21 +76,48 @@ def group_runs(paths: list[Path]) -> dict[GroupKey, list[RunConversation]]:
     return groups
 
 
-def _messages(conversation: RunConversation, model, tool) -> list:
-    """The conversation in Inspect's chat messages: what the agent was first shown, then each turn's
-    assistant message (reasoning, text, tool calls) and the tool results."""
-    messages = []
+def _conversation(conversation: RunConversation, model, tool) -> tuple[list, list]:
+    """The run in Inspect's chat messages and events.
+
+    Messages: what the agent was first shown, then each turn's assistant message (reasoning, text,
+    tool calls) and the tool results. Events (the transcript `inspect view` shows): per turn a model
+    event with the input that call was sent (a text agent's or a tree node's prompt; a tool agent's
+    conversation so far) and its output, then a tool event per call."""
+    import inspect_ai.event as event
+
+    messages, events = [], []
     kinds = {"system": model.ChatMessageSystem, "user": model.ChatMessageUser}
     for turn in conversation.turns:
         messages += [kinds[role](content=text) for role, text in turn.shown]
         if not turn.from_model:
             continue  # the run's end is in the sample's metadata
-        messages.append(_assistant(turn, model, tool))
+        assistant = _assistant(turn, model, tool)
+        if turn.model_calls:
+            sent = list(messages) if turn.format == "tools" else [model.ChatMessageUser(content=turn.prompt or "")]
+            usage = turn.usage()
+            output = model.ModelOutput(
+                model=turn.main_model or "unknown", choices=[model.ChatCompletionChoice(
+                    message=assistant, stop_reason="tool_calls" if turn.calls else "stop")],
+                usage=model.ModelUsage(input_tokens=usage["prompt"], output_tokens=usage["completion"],
+                                       total_tokens=usage["prompt"] + usage["completion"],
+                                       input_tokens_cache_read=usage["cached"], total_cost=usage["cost"]))
+            events.append(event.ModelEvent(model=turn.main_model or "unknown", input=sent, tools=[],
+                                           tool_choice="auto" if turn.format == "tools" else "none",
+                                           config=model.GenerateConfig(), output=output,
+                                           timestamp=turn.first.get("started")))
+        messages.append(assistant)
         for call in turn.calls:
             error = tool.ToolCallError("unknown", call.result) if call.is_error else None
             messages.append(model.ChatMessageTool(content=call.result, tool_call_id=call.id, function=call.name,
                                                   error=error, metadata={"trace_step": call.step}))
-    return messages
+            events.append(event.ToolEvent(id=call.id, function=call.name, arguments=call.arguments,
+                                          result=call.result, error=error,
+                                          timestamp=_record_of(conversation, call.step).get("ended")))
+    return messages, events
+
+
+def _record_of(conversation: RunConversation, step: int) -> dict:
+    return next((r for r in conversation.records if r.get("step") == step), {})
 
 
 def _assistant(turn: Turn, model, tool):
@@ -170,7 +197,7 @@ def _target(conversation: RunConversation) -> str:
 
 def _sample(conversation: RunConversation, epoch: int, log, model, scorer, tool):
     run, result = conversation.run, conversation.result
-    messages = _messages(conversation, model, tool)
+    messages, events = _conversation(conversation, model, tool)
     last = next((m for m in reversed(messages) if m.role == "assistant"), None)
     output = model.ModelOutput(model=model_name(conversation),
                                choices=[model.ChatCompletionChoice(message=last, stop_reason="stop")] if last else [])
@@ -179,7 +206,7 @@ def _sample(conversation: RunConversation, epoch: int, log, model, scorer, tool)
                 "agent": run.agent, "models": run.tiers, "demo": run.demo, "finished": run.finished,
                 "steps": len(records), "result": result}
     sample = {"id": run.variant, "epoch": epoch, "input": run.problem or (messages[0].text if messages else ""),
-              "target": _target(conversation), "messages": messages, "output": output,
+              "target": _target(conversation), "messages": messages, "events": events, "output": output,
               "scores": _scores(conversation, scorer), "metadata": metadata, "model_usage": _usage(conversation, model),
               "started_at": run.meta.get("created"), "uuid": run.id}
     if records:

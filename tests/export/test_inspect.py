@@ -29,7 +29,7 @@ def test_runs_are_grouped_into_one_log_per_task_agent_and_model(std_runs, second
     names = sorted(p.name for p in out.iterdir())
     assert names == ["tiny_research_mlab-demo.eval", "tiny_simple_mlab-demo.eval"]
     assert f"wrote {out / names[0]}: Inspect log of tiny / research / mlab/demo, 2 sample(s)" in stdout
-    log = inspect_log.read_eval_log(str(out / "tiny_research_mlab-demo.eval"))
+    log = inspect_log.read_eval_log(str(out / "tiny_research_mlab-demo.eval"), resolve_attachments=True)
     assert (log.status, log.eval.task, log.eval.model, log.eval.solver) == ("success", "tiny", "mlab/demo", "research")
     assert log.eval.config.epochs == 2
     assert [(s.id, s.epoch, s.metadata["seed"]) for s in log.samples] == [("lite", 1, 0), ("lite", 2, 1)]
@@ -45,6 +45,11 @@ def test_runs_are_grouped_into_one_log_per_task_agent_and_model(std_runs, second
         assert [r.tool_call_id for r in results] == [c.id for c in calls] == ["mlab-step-1", "mlab-step-2",
                                                                               "mlab-step-3"]
         assert [r.text for r in results] == [r["observation"] for r in trace]
+        # the transcript: each model call with the prompt it was sent, then the tool it ran
+        assert [e.event for e in sample.events] == ["model", "tool"] * len(trace)
+        assert sample.events[2].input[0].text == trace[1]["model"]["prompt"]
+        assert sample.events[2].output.usage.input_tokens == trace[1]["model"]["calls"][0]["prompt_tokens"]
+        assert (sample.events[3].function, sample.events[3].result) == ("execute_script", trace[1]["observation"])
         assert sample.scores["success"].value == "I"  # the demo model submits the starter's output
         assert sample.scores["score"].value == sample.metadata["result"]["score"]
         assert sample.scores["success"].answer == "The demo model ran the starter script unchanged."
@@ -77,6 +82,8 @@ def test_a_tool_agents_conversation_keeps_its_calls_results_and_reasoning(std_ru
     assert [m.role for m in sample.messages] == ["system", "user", "user", "assistant", "tool", "tool", "user",
                                                  "assistant", "tool", "tool"]
     assert sample.messages[-1].error.message == "Not run: one action per step."  # answered, not run
+    assert [e.event for e in sample.events] == ["model", "tool", "tool", "model", "tool", "tool"]
+    assert [m.role for m in sample.events[3].input] == [m.role for m in sample.messages[:7]]  # the conversation so far
     assistant = sample.messages[3]
     assert [(c.id, c.function, c.arguments) for c in assistant.tool_calls] == \
         [("call_A1", "list_files", {"dir_path": "."}), ("call_B2", "execute_script", {"script_name": "fit.py"})]
