@@ -156,9 +156,11 @@ def agent_dockerfile(task, base: str, workspace: Path) -> str:
         "RUN pip install --no-cache-dir -r /opt/mlab/requirements.txt",
         f"COPY --chown={AGENT_USER}:{AGENT_USER} workspace/ {WORKSPACE}/",
     ]
-    if read_only:
+    locked = ""
+    if read_only:  # the task's read-only files: the agent's user may read them, not change them
         files = " ".join(shlex.quote(str(p)) for p in read_only)
-        lines.append(f"RUN chown root:root {files} && chmod 0444 {files}")
+        locked = f" && chown root:root {files} && chmod 0444 {files}"
+    lines.append(f"RUN chown {AGENT_USER}:{AGENT_USER} {WORKSPACE}{locked}")
     lines.append(f"WORKDIR {WORKSPACE}")
     return "\n".join(lines) + "\n"
 
