@@ -1,6 +1,9 @@
 """`mlab/demo` plays tree-search agents from the task's demonstration variants (runtime/models/tree_demo.py)."""
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,33 @@ def test_variants_that_name_no_operator_are_drafts():
     assert codes[:2] == ["print('Validation score: 1')\n", "print('Validation score: 2')\n"]
     assert set(codes[2:]) <= set(codes[:2])
 
+
+def test_mlab_run_plays_tree_greedy_from_the_demonstration_and_submits_the_best_valid_node(tmp_path):
+    """`mlab run house-price --agent tree-greedy --model mlab/demo`, no keys: five drafts (three
+    distinct), an improvement of the best that fails, the best valid draft submitted and scored."""
+    from mlab.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["run", "house-price", "--agent", "tree-greedy", "--model", "mlab/demo", "--steps", "6",
+                     "--runs-dir", str(tmp_path)])
+    assert code == 0, err.getvalue()
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    result = json.loads((run_dir / "result.json").read_text())
+    records = [json.loads(line) for line in (run_dir / "trace.jsonl").read_text().splitlines()]
+    nodes = [r for r in records if "node" in r]
+    assert [(r["node"], r["parent"], r["operator"], r["buggy"]) for r in nodes] == [
+        (1, None, "draft", False), (2, None, "draft", False), (3, None, "draft", False),
+        (4, None, "draft", False), (5, None, "draft", False), (6, 3, "improve", True)]
+    assert len({r["validation"] for r in nodes if r["operator"] == "draft"}) == 3
+    best = min((r for r in nodes if not r["buggy"]), key=lambda r: r["validation"])
+    assert result["search"] == {"policy": "greedy", "nodes": 6, "valid_nodes": 5, "buggy_nodes": 1,
+                                "submitted_node": best["node"], "submitted_validation": best["validation"],
+                                "selected_by": "validation"}
+    assert "KeyError: 'TotalBsmtSf'" in nodes[5]["observation"]
+    assert result["demo"] is True and result["failure_mode"] is None and result["end_reason"] == "steps_limit"
+    assert 0 < result["score"] < result["baseline"]["value"] and result["success"] is True
+    # the run's final workspace is the submitted node's: the gradient-boosting draft
+    assert (run_dir / "workspace" / "train.py").read_text() == \
+        (HOUSE / "solution" / "tree" / "draft_boosting.py").read_text(encoding="utf-8")
+    assert "DEMONSTRATION by the keyless demo model — not an agent result" in out.getvalue()
