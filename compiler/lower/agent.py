@@ -217,6 +217,12 @@ class AgentResolver:
                                   did_you_mean(word, allowed))
             else:
                 settings[key] = word
+                settings.setdefault("_spans", {})[key] = item.span
+        if fmt == "tools" and settings["sections_required"] == "true" and \
+                not any((s.kind is None or s.kind.value == "text") for s in entry.sections):
+            self.report.error("E405", "`sections_required true` needs text sections, and this block declares none",
+                              settings["_spans"]["sections_required"],
+                              hint='add e.g. `section "Thought" role thought "..."`, or remove the setting')
         return settings
 
     def _drop(self, entry: A.DropSection, s: dict, where: str) -> None:

@@ -40,3 +40,18 @@ def test_mlabc_explain_lists_codes_and_refuses_unknown_ones(mlabc):
     assert code == 0 and len(out.splitlines()) == len(CODES) and "E401  wrong value type" in out
     code, _, err = mlabc("explain", "E999")
     assert code == 2 and "no diagnostic code 'E999'" in err
+
+
+def test_mlabc_explain_has_topics_for_tool_calling_and_tree_search(mlabc):
+    from mlabc.lower.agent import TOOLS_SETTINGS
+    from mlabc.lower.search import POLICIES
+
+    code, out, _ = mlabc("explain", "tools")
+    assert code == 0 and out.startswith("tools: agents whose actions are provider tool calls")
+    for key, allowed in TOOLS_SETTINGS.items():
+        assert f"{key} " in out and allowed[0] in out, key
+    code, out, _ = mlabc("explain", "search")
+    assert code == 0 and out.startswith("search: tree-search agents")
+    for table in POLICIES.values():
+        for name, param in table.items():
+            assert name in out and f"{param.default:g}" in out, name
