@@ -100,8 +100,9 @@ def _submission_text(task, variant: dict) -> str:
     direction = "lower is better" if metric.direction == "lower_is_better" else "higher is better"
     if metric.kind == "timed":
         output = metric.columns[0] if metric.columns else "its output"
-        return (f"Your submission is the script `{submission.file}` in {WORKSPACE}. It must write `{output}` "
-                f"exactly as the starter's `{view.baseline.get('script', submission.file)}` does; it is scored by "
+        return (f"Your submission is the script `{submission.file}` in {WORKSPACE}. It must write the `{output}` "
+                f"the starter's `{view.baseline.get('script', submission.file)}` writes (arrays equal within a small "
+                "tolerance, text identical); it is scored by "
                 f"its median wall time ({metric.name}, {direction}), timed side by side with the starter in "
                 "alternating rounds. An output that differs scores nothing.")
     if metric.kind == "evaluator":
