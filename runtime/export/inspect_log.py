@@ -87,6 +87,7 @@ def _conversation(conversation: RunConversation, model, tool) -> tuple[list, lis
 
     messages, events = [], []
     kinds = {"system": model.ChatMessageSystem, "user": model.ChatMessageUser}
+    ended = {record.get("step"): record.get("ended") for record in conversation.records}
     for turn in conversation.turns:
         messages += [kinds[role](content=text) for role, text in turn.shown]
         if not turn.from_model:
@@ -112,12 +113,8 @@ def _conversation(conversation: RunConversation, model, tool) -> tuple[list, lis
                                                   error=error, metadata={"trace_step": call.step}))
             events.append(event.ToolEvent(id=call.id, function=call.name, arguments=call.arguments,
                                           result=call.result, error=error,
-                                          timestamp=_record_of(conversation, call.step).get("ended")))
+                                          timestamp=ended.get(call.step)))
     return messages, events
-
-
-def _record_of(conversation: RunConversation, step: int) -> dict:
-    return next((r for r in conversation.records if r.get("step") == step), {})
 
 
 def _assistant(turn: Turn, model, tool):
