@@ -112,3 +112,4 @@ def test_tool_calling_settings_are_keywords(tokens):
     for word in ("tool_choice", "parallel", "fallback", "sections_required"):
         assert scopes_of(agents, word, word)[-1] == "keyword.other.entry.mlab", word
     assert scopes_of(agents, "tools", "respond tools")[-1] != "variable.other.jinja"
+    assert scopes_of(agents, "search", "search greedy")[-1] == "keyword.other.entry.mlab"
