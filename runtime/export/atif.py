@@ -51,7 +51,10 @@ def _trajectory(conversation: RunConversation, version: str) -> dict:
                        "models": run.tiers}}
     if run.main_model:
         agent["model_name"] = run.main_model
-    if conversation.tools:
+    search = (run.agent_doc or {}).get("search")
+    if search:  # a tree search calls operators, not the action table's tools
+        agent["extra"]["search"] = search
+    elif conversation.tools:
         agent["tool_definitions"] = conversation.tools
     document = {"schema_version": version, "session_id": run.id, "agent": agent, "steps": steps,
                 "final_metrics": _final_metrics(conversation.turns, len(steps), result),

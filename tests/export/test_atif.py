@@ -71,6 +71,8 @@ def test_every_std_agent_run_exports_a_valid_trajectory(std_runs, tmp_path):
             assert [r["source_call_id"] for r in step["observation"]["results"]] == ids
         if "node" in trace[0]:
             assert [s["extra"]["tree"]["node"] for s in agent_steps] == [r["node"] for r in trace if "node" in r]
+            assert document["agent"]["extra"]["search"]["policy"] in ("greedy", "mcts", "evolution")
+            assert "tool_definitions" not in document["agent"]
             step_of = {s["extra"]["tree"]["node"]: s["step_id"] for s in agent_steps}
             for step in agent_steps:
                 tree = step["extra"]["tree"]
