@@ -1,8 +1,8 @@
 """Benchmark of the tree-search engine: nodes per minute against the ideal, for 1 and 2 parallel evaluations.
 
-A synthetic task (60 rows, a CSV split, MAE) and a greedy tree-search agent whose scripted replies
-are node scripts that each sleep a fixed time, write a valid submission and print a validation
-score. Every node's evaluation then takes the same known time S, so the ideal rate with P
+A synthetic task (60 rows, a CSV split, MAE) and the std tree-greedy agent (2 drafts, then
+improvements; `parallel` 1 or 2) whose scripted replies are node scripts that each sleep a fixed
+time, write a valid submission and print a validation score. Every node's evaluation then takes the same known time S, so the ideal rate with P
 evaluations at once is P * 60 / S nodes per minute; what the engine adds (model call, copying the
 parent's workspace, the sandbox, reading the score, checking the submission, the snapshot and
 the trace record) shows as the ratio ideal / measured. Target: within 1.15x. Part of that is the
@@ -27,21 +27,11 @@ import sys
 import tempfile
 import textwrap
 import time
-from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 60
 TARGET = 1.15
-
-TEMPLATES = {
-    "draft": "Draft node {{ node }} of at most {{ max_nodes }} for {{ task.title }}.\n{{ data_preview }}\n"
-             "Best so far:\n{{ journal }}\nWrite {{ code_file }}.\n",
-    "improve": "Improve node {{ node }}: {{ parent.plan }} ({{ parent.validation }})\n{{ parent.code }}\n",
-    "debug": "Debug node {{ node }}: {{ parent.output }}\n{{ parent.code }}\n",
-    "format_error": "{{ error }} {{ reply_format }}\n",
-}
-
 
 def make_task(folder: Path) -> Path:
     """A task whose lite data is a 60-row CSV split 80/20, scored by MAE on y."""
@@ -70,6 +60,10 @@ def make_task(folder: Path) -> Path:
           baseline 1.0 because "a benchmark task: only the engine's speed is measured"
           limits { steps 100000 time 100h script_timeout 5m }
         }
+
+        # std tree-greedy (its prompts, its score pattern) with P evaluations at once
+        agent bench-tree-1 extends tree-greedy { search greedy { drafts 2 parallel 1 } }
+        agent bench-tree-2 extends tree-greedy { search greedy { drafts 2 parallel 2 } }
         """))
     return source
 
@@ -88,17 +82,6 @@ def node_script(index: int, sleep_s: float) -> str:
         """)
 
 
-def search_agent(task, parallel: int):
-    """The research agent's actions and models with a greedy search block (contract section 4)."""
-    research = task.build.agent("research")
-    search = {"policy": "greedy", "params": {"drafts": 2, "debug_probability": 0.5, "max_debug_depth": 3},
-              "parallel": parallel, "code_file": "train.py",
-              "score": {"from": "pattern", "pattern": r"Validation score: ([0-9.]+)", "group": 1},
-              "select": "validation", "operators": ["draft", "improve", "debug"]}
-    return replace(research, doc=dict(research.doc, search=search),
-                   templates={**research.templates, **TEMPLATES})
-
-
 def measure(task, where: Path, nodes: int, sleep_s: float, parallel: int) -> dict:
     from mlab.models.client import ModelClient, TierConfig
     from mlab.models.offline import OfflineModels
@@ -106,7 +89,7 @@ def measure(task, where: Path, nodes: int, sleep_s: float, parallel: int) -> dic
     from mlab.search.engine import SearchEngine
     from mlab.trace import read_trace
 
-    agent = search_agent(task, parallel)
+    agent = task.build.agent(f"bench-tree-{parallel}")
     replies = where / f"replies-{parallel}.json"
     replies.write_text(json.dumps([f"Node {i}: sleep, then submit a constant.\n\n```python\n"
                                    f"{node_script(i, sleep_s)}```\n" for i in range(1, nodes + 1)]))
@@ -163,7 +146,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=8, help="nodes per measurement")
     parser.add_argument("--sleep", type=float, default=3.0, help="seconds each node's script takes")
-    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2], choices=[1, 2])
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     where = Path(tempfile.mkdtemp(prefix="mlab-bench-tree-"))
