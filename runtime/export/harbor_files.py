@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 SCHEMA_VERSION = "1.4"  # Harbor's task.toml format version these texts follow
 WORKSPACE = "/workspace"
@@ -210,7 +210,8 @@ def solution_files(task) -> tuple[str, dict[str, bytes]] | None:
     names = list(dict.fromkeys(demonstration.steps[i].input.get("file_name") for i in written))
     files = {}
     for name in names:
-        if not isinstance(name, str):
+        parts = PurePosixPath(name).parts if isinstance(name, str) else ("..",)
+        if not parts or parts[0] == "/" or ".." in parts:  # only files inside the workspace
             continue
         reference = folder / name
         content = reference.read_bytes() if reference.is_file() else (demonstration.written(name) or "").encode()
