@@ -71,3 +71,9 @@ def test_the_token_limit_ends_the_search_and_the_best_node_is_still_submitted(
     run.close()
     assert outcome.end_reason == "tokens_limit" and outcome.failure_mode is None
     assert outcome.search["nodes"] == 1 and outcome.search["submitted_node"] == 1
+    # killed after the closing record, before result.json: a resume finds the same submission
+    resumed = Run.resume(run.dir)
+    again = SearchEngine(resumed, scripted([]), agent=agent).run_until_done()
+    resumed.close()
+    assert (again.end_reason, again.search) == (outcome.end_reason, outcome.search)
+    assert "validation mae: 3.0" in (run.dir / "workspace" / "train.py").read_text()
