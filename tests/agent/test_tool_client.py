@@ -108,3 +108,24 @@ def test_a_bad_request_that_is_not_about_tools_stays_a_model_error(server_key):
         with pytest.raises(ModelError) as raised:
             client.chat("main", CONVERSATION, tools=TOOLS)
     assert not isinstance(raised.value, ToolsRefused)
+
+
+def test_the_anthropic_request_litellm_makes_caches_the_system_block_and_the_tools():
+    """What litellm sends Anthropic for a tool agent's conversation: the system block and the
+    last tool carry the cache mark, the changing turn does not, one call per reply."""
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    call = {"id": "c1", "type": "function", "function": {"name": "list_files", "arguments": '{"dir_path": "."}'}}
+    messages = CONVERSATION + [{"role": "assistant", "content": "Thought: look", "tool_calls": [call]},
+                               {"role": "tool", "tool_call_id": "c1", "content": "train.csv"},
+                               {"role": "user", "content": "This is step 2."}]
+    marked, tools = mark_cache(messages, TOOLS, "anthropic/claude-sonnet-4-5")
+    config = AnthropicConfig()
+    params = config.map_openai_params({"tools": tools, "tool_choice": "required", "parallel_tool_calls": False}, {},
+                                      "claude-sonnet-4-5", False)
+    request = config.transform_request("claude-sonnet-4-5", marked, params, {}, {})
+    assert request["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert [t.get("cache_control") for t in request["tools"]] == [None, {"type": "ephemeral"}]
+    assert request["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
+    assert "cache_control" not in json.dumps(request["messages"])
+    assert request["messages"][-1]["content"][0] == {"type": "tool_result", "tool_use_id": "c1", "content": "train.csv"}
