@@ -48,7 +48,8 @@ def _inspect():
 
 def model_name(conversation: RunConversation) -> str:
     """The model a run is grouped by: the main tier's, without an offline model's file argument."""
-    model = conversation.run.main_model or "unknown"
+    model = conversation.run.main_model or \
+        ("none (scripted drive)" if (conversation.result or {}).get("driven") else "unknown")
     for prefix in ("mlab/scripted:", "mlab/replay:"):
         if model.startswith(prefix):
             return prefix[:-1]

@@ -246,3 +246,23 @@ def test_long_texts_stored_apart_come_back_whole_and_odd_strings_stay_valid_json
     atif.Trajectory.model_validate(document)
     first = next(s for s in document["steps"] if s["source"] == "agent")
     assert first["observation"]["results"][0]["content"] == long
+
+
+def test_a_scripted_drive_exports_its_actions_as_calls_without_model_calls(tiny_task, tmp_path):
+    actions = tmp_path / "actions.json"
+    actions.write_text(json.dumps([{"action": "List Files", "input": {"dir_path": "."}},
+                                   {"action": "Jump", "input": {}},
+                                   {"action": "Final Answer", "input": {"final_answer": "x"}}]))
+    code, out, err = mlab("drive", tiny_task, "--actions", actions, "--runs-dir", tmp_path / "runs", "--quiet")
+    assert code == 0, err + out
+    from agent_helpers import only_run
+
+    run_dir = only_run(tmp_path / "runs")
+    document = export(run_dir, tmp_path)
+    steps = document["steps"]
+    assert [(s["source"], s["llm_call_count"], s["tool_calls"][0]["function_name"], s["extra"]["status"])
+            for s in steps] == [("agent", 0, "list_files", "ok"), ("agent", 0, "Jump", "error"),
+                                ("agent", 0, "final_answer", "final")]
+    assert not any("metrics" in s or "reasoning_content" in s for s in steps)
+    assert [s["observation"]["results"][0]["content"] for s in steps] == [r["observation"] for r in records(run_dir)]
+    assert steps[1]["tool_calls"][0]["extra"]["action"] == "Jump"  # the unknown action, as it was given
