@@ -165,6 +165,7 @@ class Human(OfflineModel):
     `call NAME {JSON arguments}` makes a tool call; the other lines are the message's text."""
 
     shown = 0  # how many messages of the conversation were shown already
+    _first: list = []  # the conversation's first message when they were shown (a new conversation shows all)
 
     def reply(self, tier: str, purpose: str, prompt: str) -> str:
         print(f"\n===== prompt for the {tier} model ({purpose}) =====\n{prompt}\n"
@@ -197,8 +198,6 @@ class Human(OfflineModel):
             else:
                 text.append(line)
         return {"content": "".join(text).strip() or None, "tool_calls": calls}
-
-    _first: list = []
 
     def _read(self) -> str:
         lines = []
