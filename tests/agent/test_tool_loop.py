@@ -168,3 +168,19 @@ def test_the_research_log_hooks_work_for_a_tool_agent(monkeypatch, tiny_task, tm
     assert second["model"]["prompt"].rstrip().endswith("This is step 2 of at most 30.\nFrom your log:\n"
                                                        "fit.py is the model to submit")
     assert "Step 1 ran fit.py" in (run_dir / "research_log.md").read_text()
+
+
+def test_a_long_write_is_stored_apart_and_echoed_back_shortened(key, monkeypatch, tiny_task, tmp_path):
+    content = "# filler\n" * 30_000  # 270,000 characters
+    replies = [tool_call("write_file", {"file_name": "notes.py", "content": content}, "call_w"),
+               tool_call("execute_script", {"script_name": "fit.py"}, "call_e"),
+               tool_call("final_answer", {"final_answer": "done"}, "call_f")]
+    code, err, requests, run_dir = serve(monkeypatch, tiny_task, tmp_path, replies)
+    assert code == 0, err
+    assert (run_dir / "workspace" / "notes.py").read_text() == content
+    echoed = requests[1]["messages"][2]["tool_calls"][0]["function"]["arguments"]
+    arguments = json.loads(echoed)
+    assert arguments["file_name"] == "notes.py" and len(echoed) < 10_000
+    assert "characters not shown here" in arguments["content"]
+    assert len(json.dumps(requests[1])) < 40_000
+    assert trace_problems(run_dir) == []
