@@ -296,6 +296,7 @@ def _files_changed(record: dict, changes: tuple[list[FileChange], int]) -> str:
     extra = f"<p class='meta'>… and {more} more file(s)</p>" if more else ""
     title = "Files changed"
     if isinstance(record.get("node"), int):
+        shown = sorted(shown, key=lambda change: change.is_data)  # the node's code before its outputs
         parent = record.get("parent")
         title = "Code and files against the initial workspace" if parent is None else \
             f"Code and files against node {parent}"

@@ -93,7 +93,9 @@ def _layout(nodes: list[TreeNode]) -> tuple[dict[int, tuple[float, int]], int, i
 def _score(value: float | None) -> str:
     if value is None:
         return "no score"
-    return f"{value:,.0f}" if abs(value) >= 100000 else f"{value:.4g}"
+    if 1000 <= abs(value) < 1e7:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
 
 
 def tree_svg(nodes: list[TreeNode], submitted: int | None, lower_is_better: bool | None) -> str:

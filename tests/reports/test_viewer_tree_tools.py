@@ -153,3 +153,40 @@ def test_a_real_tool_run_is_shown_call_by_call(task_source, tmp_path):
     assert "format errors (1)" in steps[1] and "script_name" in steps[1]  # the bad call, answered and retried
     assert "<code class='name'>execute_script</code>" in steps[1] and "train.py" in steps[1]
     assert "<code class='name'>final_answer</code>" in steps[2]
+
+
+def test_a_real_tree_search_is_drawn_and_reported(task_source, tmp_path):
+    """tree-greedy on the tiny task, three drafts played by the scripted model (one crashes): the
+    page draws what the engine recorded, and the report's tree figures come from it."""
+    import json
+
+    from report_helpers import environment
+    from scenarios import blend_script
+    from mlab.reports.runs import load_run
+    from mlab.reports.search import curve_rows, search_summary
+
+    def draft(weight, crash=False):
+        code = blend_script(weight) + ("raise SystemExit('broken')\n" if crash else "") + \
+            f"print('Validation score:', {round(1 - weight, 3)})\n"
+        return f"Blend the mean with 2x at weight {weight}.\n\n```python\n{code}```\n"
+
+    (tmp_path / "replies.json").write_text(json.dumps([draft(0.3), draft(0.9, crash=True), draft(0.6)]))
+    with environment(MLAB_CACHE=str(tmp_path / "cache"), SCIKIT_LEARN_DATA=str(tmp_path / "sklearn")):
+        code, out, err = mlab("run", task_source, "--agent", "tree-greedy", "--model",
+                              f"mlab/scripted:{tmp_path / 'replies.json'}", "--steps", "3",
+                              "--runs-dir", tmp_path / "runs", "--plain")
+    assert code in (0, 1), out + err
+    (folder,) = (tmp_path / "runs").iterdir()
+    result = json.loads((folder / "result.json").read_text())
+    assert result["search"]["submitted_node"] == 3, result["search"]
+    mlab("view", folder, "-o", tmp_path / "page.html")
+    html = (tmp_path / "page.html").read_text()
+    boxes = re.findall(r'<g class="tree-node ([a-z ]+)" data-node="(\d)" data-operator="(\w+)">', html)
+    assert [(n, op, "buggy" in c, "submitted" in c) for c, n, op in boxes] == [
+        ("1", "draft", False, False), ("2", "draft", True, False), ("3", "draft", False, True)]
+    three = _node(html, 3)
+    assert "<h3>Plan</h3><div class='text'>Blend the mean with 2x at weight 0.6." in three
+    assert "<span class='add'>+W = 0.6</span>" in three and "validation 0.4" in three
+    run = load_run(folder)
+    assert curve_rows([run]).best_validation.tolist() == [0.7, 0.7, 0.4]
+    assert search_summary([run]).iloc[0][["nodes_per_run", "valid_share"]].tolist() == [3, 2 / 3]
