@@ -146,3 +146,18 @@ def test_an_unfinished_run_is_a_sample_with_an_error_and_no_scores(std_runs, tmp
     sample = log.samples[0]
     assert sample.scores is None and "has no result.json" in sample.error.message
     assert log.results.completed_samples == 0
+
+
+def test_a_version_1_run_exports(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    v1 = Path(__file__).parent.parent / "agent" / "data" / "runs-v1" / "20261201T182227-d6c232"
+    run_dir = shutil.copytree(v1, tmp_path / "run", ignore=shutil.ignore_patterns("workspace"))
+    code, _, err = mlab("export", run_dir, "--to", "inspect", "-o", tmp_path / "v1.eval")
+    assert code == 0, err
+    log = inspect_log.read_eval_log(str(tmp_path / "v1.eval"))
+    sample = log.samples[0]
+    assert (log.eval.model, sample.id, sample.epoch, sample.metadata["seed"]) == ("mlab/demo", "lite", 1, 3)
+    assert [m.role for m in sample.messages] == ["user"] + ["assistant", "tool"] * 3
+    assert sample.scores["success"].value == "I" and sample.scores["score"].value == 8.5
