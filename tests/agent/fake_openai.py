@@ -16,12 +16,14 @@ class FakeOpenAI:
     A reply is a text (the message's content) or an assistant message sent as it is (a dict with
     content and tool_calls in OpenAI form; `tool_call(...)` makes one call). With
     `refuse_tools` every request that has a `tools` field is refused with a 400, worded as
-    servers without tool support word it."""
+    servers without tool support word it; with `refuse_parallel`, every request with the
+    `parallel_tool_calls` field."""
 
     def __init__(self, replies: list, faults: list | None = None, usage=(11, 7), cached: int = 0,
-                 refuse_tools: bool = False):
+                 refuse_tools: bool = False, refuse_parallel: bool = False):
         self.replies = list(replies)
         self.refuse_tools = refuse_tools
+        self.refuse_parallel = refuse_parallel  # refuse the parallel_tool_calls field (tools are taken)
         self.faults = list(faults or [])
         self.usage = usage
         self.cached = cached  # prompt tokens the server says it served from its prompt cache
@@ -46,6 +48,9 @@ class FakeOpenAI:
                     return self._send(200, {"id": "chatcmpl-0", "object": "chat.completion", "created": 0,
                                             "model": body.get("model"), "choices": [],
                                             "usage": {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1}})
+                if server.refuse_parallel and "parallel_tool_calls" in body:
+                    return self._send(400, {"error": {"message": "parallel_tool_calls is not supported",
+                                                      "type": "invalid_request_error", "param": "parallel_tool_calls"}})
                 if server.refuse_tools and "tools" in body:
                     return self._send(400, {"error": {"message": "tools are not supported by this server: "
                                                                  "start it with a tool-call parser",

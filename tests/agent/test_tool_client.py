@@ -129,3 +129,14 @@ def test_the_anthropic_request_litellm_makes_caches_the_system_block_and_the_too
     assert request["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
     assert "cache_control" not in json.dumps(request["messages"])
     assert request["messages"][-1]["content"][0] == {"type": "tool_result", "tool_use_id": "c1", "content": "train.csv"}
+
+
+def test_a_server_that_refuses_the_parallel_switch_is_asked_again_without_it(server_key):
+    replies = [tool_call("list_files", {"dir_path": "."}, "call_1"), tool_call("list_files", {"dir_path": "."}, "c2")]
+    with FakeOpenAI(replies, refuse_parallel=True) as server:
+        client = ModelClient({"main": TierConfig("openai/gpt-4o")}, api_base=server.base, backoff_s=0)
+        first = client.chat("main", CONVERSATION, tools=TOOLS, parallel_tool_calls=False)
+        second = client.chat("main", CONVERSATION, tools=TOOLS, parallel_tool_calls=False)
+    assert [c["id"] for c in (first.message["tool_calls"] + second.message["tool_calls"])] == ["call_1", "c2"]
+    assert ["parallel_tool_calls" in r for r in server.requests] == [True, False, False]
+    assert all("tools" in r for r in server.requests)
