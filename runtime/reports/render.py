@@ -19,7 +19,7 @@ from mlab.reports.eval import evaluate_runs
 from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
 from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
                            per_task, runs_frame)
-from mlab.reports.tables import Table, percent, signed_percent, text, to_markdown, with_interval, write_table
+from mlab.reports.tables import Table, number, percent, signed_percent, text, to_markdown, with_interval, write_table
 from mlab.reports.plots import NO_VALID_SUBMISSION
 from mlab.reports.search import curve_rows, reply_formats, search_summary
 from mlab.reports.taxonomy import HALLUCINATED_CLAIM, LABELS
@@ -104,7 +104,7 @@ def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None,
 def _number(column: str, digits: int = 4):
     def shown(row) -> str:
         value = row[column]
-        return "–" if value is None or pd.isna(value) else f"{value:.{digits}g}"
+        return "–" if value is None or pd.isna(value) else number(float(value), digits)
     return shown
 
 
@@ -114,7 +114,7 @@ def _search_tables(extra: dict) -> list[Table]:
     summary = extra.get("search_summary")
     if summary is not None and not summary.empty:
         tables.append(Table("tree_search", "Tree search: nodes and the chosen node", summary, _group_columns(True) + [
-            ("policy", text("policy")), ("runs", text("runs")), ("nodes per run", _number("nodes_per_run", 3)),
+            ("policy", text("policy")), ("runs", text("runs")), ("nodes per run", _number("nodes_per_run", 1)),
             ("valid nodes", lambda r: percent(r["valid_share"])), ("buggy nodes", lambda r: percent(r["buggy_share"])),
             ("best validation", _number("best_validation")), ("chosen node's validation", _number("chosen_validation")),
             ("chosen node's test score", _number("chosen_score")),
