@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.errors import RunError
+from mlab.models.offline import tool_name
 from mlab.reports.runs import LoadedRun, load_run
 from mlab.trace import TRACE, full_record, read_trace
 
@@ -135,11 +136,10 @@ def _action_table(run: LoadedRun) -> list[dict]:
 
 
 def _tool_name(entry: dict) -> str:
-    """The tool name of an action table entry (snake case of its name when the table has none)."""
+    """The tool name of an action table entry (its default, as tool agents get it, when the table
+    has none: a build from before tool calling)."""
     name = entry.get("tool_name")
-    if isinstance(name, str) and name:
-        return name
-    return "_".join("".join(c if c.isalnum() else " " for c in str(entry.get("name", ""))).lower().split())
+    return name if isinstance(name, str) and name else tool_name(str(entry.get("name", "")))
 
 
 def _tool_definitions(actions: list[dict]) -> list[dict]:
