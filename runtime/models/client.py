@@ -387,7 +387,7 @@ class ModelClient:
         self.sleep = sleep
         self.on_retry = on_retry if on_retry is not None else _say_on_stderr  # one line per retry
         self._previous: dict = {}  # per kind and tier, what the last offline call sent (its simulated cache)
-        self.parallel_refused: set[str] = set()  # tiers whose server refused parallel_tool_calls
+        self.refused: dict[str, set] = {}  # per tier, the tool settings its server refused
 
     def complete(self, tier: str, prompt: str, *, purpose: str, stable_prefix: str | None = None) -> ModelCall:
         """One completion of `prompt` (a user message) by the tier's model."""
@@ -422,20 +422,28 @@ class ModelClient:
             extra["tools"] = sent_tools
             if tool_choice is not None:
                 extra["tool_choice"] = tool_choice
-            if parallel_tool_calls is not None and tier not in self.parallel_refused:
+            if parallel_tool_calls is not None and "parallel_tool_calls" not in self.refused.get(tier, ()):
                 extra["parallel_tool_calls"] = parallel_tool_calls
-        try:
-            response, message, attempts, latency = self._send(litellm, tier, purpose, sent, extra, reply_message,
-                                                              tools=bool(sent_tools))
-        except ToolsRefused as refused:
-            if "parallel_tool_calls" not in extra or "parallel" not in str(refused).lower():
-                raise
-            # a server that takes tools but not the parallel-calls switch: ask without it from now on
-            # (the agent loop still runs one call per step)
-            self.parallel_refused.add(tier)
-            del extra["parallel_tool_calls"]
-            response, message, attempts, latency = self._send(litellm, tier, purpose, sent, extra, reply_message,
-                                                              tools=True)
+            if tool_choice is not None and "tool_choice" in self.refused.get(tier, ()):
+                extra["tool_choice"] = "auto"
+        while True:
+            try:
+                response, message, attempts, latency = self._send(litellm, tier, purpose, sent, extra, reply_message,
+                                                                  tools=bool(sent_tools))
+                break
+            except ToolsRefused as refused:
+                # a server that takes tools but not one of the settings (the parallel-calls switch, a
+                # tool_choice other than auto, as llama.cpp's function-calling handler): ask without
+                # it from now on; the agent loop still checks that each reply makes one usable call
+                said = str(refused).lower()
+                if "parallel_tool_calls" in extra and "parallel" in said:
+                    del extra["parallel_tool_calls"]
+                    self.refused.setdefault(tier, set()).add("parallel_tool_calls")
+                elif extra.get("tool_choice") not in (None, "auto") and "tool_choice" in said:
+                    extra["tool_choice"] = "auto"
+                    self.refused.setdefault(tier, set()).add("tool_choice")
+                else:
+                    raise
         text = message.get("content") or ""
         call = ModelCall(tier=tier, model=config.model, purpose=purpose, latency_s=round(latency, 4),
                          attempts=attempts, response=text, message=message)

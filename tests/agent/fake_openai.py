@@ -17,13 +17,14 @@ class FakeOpenAI:
     content and tool_calls in OpenAI form; `tool_call(...)` makes one call). With
     `refuse_tools` every request that has a `tools` field is refused with a 400, worded as
     servers without tool support word it; with `refuse_parallel`, every request with the
-    `parallel_tool_calls` field."""
+    `parallel_tool_calls` field; with `auto_only`, a `tool_choice` other than "auto"."""
 
     def __init__(self, replies: list, faults: list | None = None, usage=(11, 7), cached: int = 0,
-                 refuse_tools: bool = False, refuse_parallel: bool = False):
+                 refuse_tools: bool = False, refuse_parallel: bool = False, auto_only: bool = False):
         self.replies = list(replies)
         self.refuse_tools = refuse_tools
         self.refuse_parallel = refuse_parallel  # refuse the parallel_tool_calls field (tools are taken)
+        self.auto_only = auto_only  # refuse a tool_choice other than "auto" (as llama.cpp's handler)
         self.faults = list(faults or [])
         self.usage = usage
         self.cached = cached  # prompt tokens the server says it served from its prompt cache
@@ -51,6 +52,9 @@ class FakeOpenAI:
                 if server.refuse_parallel and "parallel_tool_calls" in body:
                     return self._send(400, {"error": {"message": "parallel_tool_calls is not supported",
                                                       "type": "invalid_request_error", "param": "parallel_tool_calls"}})
+                if server.auto_only and body.get("tool_choice") not in (None, "auto"):
+                    return self._send(400, {"error": {"message": f"tool_choice {body['tool_choice']!r} is not "
+                                                                 "supported; only 'auto'", "type": "invalid_request_error"}})
                 if server.refuse_tools and "tools" in body:
                     return self._send(400, {"error": {"message": "tools are not supported by this server: "
                                                                  "start it with a tool-call parser",

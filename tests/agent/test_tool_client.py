@@ -131,6 +131,15 @@ def test_the_anthropic_request_litellm_makes_caches_the_system_block_and_the_too
     assert request["messages"][-1]["content"][0] == {"type": "tool_result", "tool_use_id": "c1", "content": "train.csv"}
 
 
+def test_a_server_that_takes_only_tool_choice_auto_is_asked_again_with_auto(server_key):
+    replies = [tool_call("list_files", {"dir_path": "."}, "call_1"), tool_call("list_files", {"dir_path": "."}, "c2")]
+    with FakeOpenAI(replies, auto_only=True) as server:
+        client = ModelClient({"main": TierConfig("openai/gpt-4o")}, api_base=server.base, backoff_s=0)
+        for _ in range(2):
+            assert client.chat("main", CONVERSATION, tools=TOOLS, tool_choice="required").message["tool_calls"]
+    assert [r["tool_choice"] for r in server.requests] == ["required", "auto", "auto"]
+
+
 def test_a_server_that_refuses_the_parallel_switch_is_asked_again_without_it(server_key):
     replies = [tool_call("list_files", {"dir_path": "."}, "call_1"), tool_call("list_files", {"dir_path": "."}, "c2")]
     with FakeOpenAI(replies, refuse_parallel=True) as server:
