@@ -10,8 +10,9 @@ states::
   the drafts in turn, skipping one whose plan the prompt's journal already shows (so a resumed
   run goes on with the drafts not yet made), then again from the first.
 - `improve:` a change to a working solution. An improve (or crossover) call whose prompt shows the
-  parent's code gets the improvements listed after that parent's variant first, in order, wrapping
-  round; one whose parent it does not recognise gets the improvements in order.
+  parent's code gets the improvements listed after that parent's variant, in turn, and once they
+  are used up the parent's code unchanged (nothing more is prepared for it); one whose parent it
+  does not recognise gets the improvements in turn, round and round.
 - `debug:` the fix of the variant listed just before it. A debug call whose prompt shows that
   variant's code gets its fix; any other debug call gets the best working variant the demonstration
   has (the task's reference solution when it has one).
@@ -42,6 +43,8 @@ _SCORE = re.compile(r"Validation score:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\
 _TRACEBACK = "Traceback (most recent call last)"
 _RECOGNISED = 0.8  # share of a variant's lines a prompt must show for its code to count as shown
 _PLAN_HEAD = 60  # a draft whose plan begins the prompt's journal of nodes already made is skipped
+UNCHANGED_PLAN = ("The demonstration has no further change prepared for this solution, so it is run again "
+                  "as it is.")
 DEMO_NOTE = "(demonstration: a prepared variant of the task's solution, not a model's reply)"
 
 
@@ -99,15 +102,15 @@ class TreeDemo:
         return best
 
     def _improve(self, parent: int | None) -> str:
-        improvements = self._indices("improve")
-        if not improvements:  # nothing to improve with: the drafts stand in
-            improvements = self._indices("draft")
-        if parent is not None:  # those listed after the parent first
-            improvements = sorted(improvements, key=lambda i: (i <= parent, i))
-            improvements = [i for i in improvements if i != parent] or improvements
+        improvements = self._indices("improve") or self._indices("draft")
         given = self.improved.get(parent, 0)
         self.improved[parent] = given + 1
-        return self._answer(self.variants[improvements[given % len(improvements)]])
+        if parent is None:
+            return self._answer(self.variants[improvements[given % len(improvements)]])
+        later = [i for i in improvements if i > parent]
+        if given < len(later):
+            return self._answer(self.variants[later[given]])
+        return _reply(UNCHANGED_PLAN, _code(self.variants[parent]))
 
     def _debug(self, parent: int | None) -> str:
         if parent is not None and parent + 1 < len(self.variants) and self.roles[parent + 1] == "debug":

@@ -81,6 +81,9 @@ def test_improve_and_debug_follow_the_parent_shown_in_the_prompt(house_demo):
     assert code_of(model.reply("main", "debug", debug_prompt)) == fixed
     assert code_of(model.reply("main", "improve", f"Improve:\n{fixed}")) == best
     assert code_of(model.reply("main", "improve", f"Improve this one again:\n{boosting}")) == best
+    # nothing is listed after the best improvement: it is run again unchanged, said so in the plan
+    plan, code = parse_operator_reply(model.reply("main", "improve", f"Improve:\n{best}"))
+    assert code == best and plan.startswith("The demonstration has no further change prepared")
     # a debug of code the demonstration does not know falls back to the reference solution
     assert code_of(model.reply("main", "debug", "print(undefined_name)")) == \
         (HOUSE / "solution" / "train_improved.py").read_text(encoding="utf-8")
