@@ -1,0 +1,69 @@
+"""`mlab run --agent tree-greedy` through the CLI: the engine runs instead of the loop, Ctrl-C leaves
+a resumable tree, --resume finishes it, result.json names the submitted node, checkout gives it."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from mlab.trace import read_trace
+
+from search_helpers import reply
+
+
+def scored(price: float, claimed: float) -> str:
+    """tree-greedy reads `Validation score: N`; the script submits one constant price."""
+    return ("import csv\n"
+            "ids = [row['Id'] for row in csv.DictReader(open('test.csv'))]\n"
+            "with open('submission.csv', 'w') as out:\n"
+            f"    out.write('Id,SalePrice\\n' + ''.join(f'{{i}},{price}\\n' for i in ids))\n"
+            f"print('Validation score: {claimed}')\n")
+
+
+def mlab(*args) -> tuple[int, str, str]:
+    from mlab.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_tree_greedy_runs_in_the_engine_stops_resumes_and_submits_its_best_node(
+        house_build, house_task, tmp_path, monkeypatch):
+    from mlab.cli import run as run_command
+
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([reply("Median price.", scored(160000.0, 40000.0)),
+                                   reply("A better guess.", scored(170000.0, 35000.0)),
+                                   reply("Worse.", scored(90000.0, 90000.0))]))
+    shown = run_command.Display.step
+
+    def stop_after_the_first_node(self, record, observation, usage):
+        shown(self, record, observation, usage)
+        if record["step"] == 1:
+            raise KeyboardInterrupt  # a second Ctrl-C, at once
+
+    with monkeypatch.context() as patch:
+        patch.setattr(run_command.Display, "step", stop_after_the_first_node)
+        code, out, err = mlab("run", "house-price", "--build", house_build, "--agent", "tree-greedy",
+                              "--model", f"mlab/scripted:{replies}", "--steps", "3", "--runs-dir", tmp_path / "runs",
+                              "--plain")
+    assert code == 130, err
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert f"mlab run --resume {run_dir}" in err and not (run_dir / "result.json").exists()
+
+    code, out, err = mlab("run", "--resume", run_dir, "--plain")
+    assert code == 0, err
+    records = read_trace(run_dir / "trace.jsonl").records
+    assert [(r.get("node"), r.get("operator"), r.get("validation")) for r in records] == [
+        (1, "draft", 40000.0), (2, "draft", 35000.0), (3, "draft", 90000.0), (None, None, None)]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["search"] == {"policy": "greedy", "nodes": 3, "valid_nodes": 3, "buggy_nodes": 0,
+                                "submitted_node": 2, "submitted_validation": 35000.0, "selected_by": "validation"}
+    assert result["agent"] == "tree-greedy" and result["steps"] == 3 and result["score"] is not None
+    assert "Traceback" not in err
+
+    code, out, err = mlab("checkout", run_dir, tmp_path / "final")
+    assert code == 0 and "the final workspace" in out
+    assert "170000.0" in (tmp_path / "final" / "train.py").read_text()
