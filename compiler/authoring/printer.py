@@ -157,7 +157,7 @@ class MlabPrinter:
 
     @staticmethod
     def keyword(unit) -> str:
-        if isinstance(unit, (A.Limit, A.HardwareEntry)):
+        if isinstance(unit, (A.Limit, A.HardwareEntry, A.RespondSetting)):
             return unit.key.value
         if isinstance(unit, A.NamedPrompt):
             return unit.name.value
