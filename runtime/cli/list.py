@@ -22,7 +22,10 @@ def _listing() -> dict:
     agents = []
     for name in build.agent_names:
         doc = build.agent(name).doc
-        agents.append({"name": name, "reply_format": doc["reply"]["format"], "actions_shown": len(doc["shown"]),
+        # a tree-search agent has no reply format of its own (reply is null): its policy says what it is
+        form = doc["reply"]["format"] if doc.get("reply") else \
+            f"search {(doc.get('search') or {}).get('policy', '')}".strip()
+        agents.append({"name": name, "reply_format": form, "actions_shown": len(doc["shown"]),
                        "main_model": doc["models"]["main"]["default"]})
     # Experiments are found by name, as `mlab sweep` finds them: some (paper-table) live in the
     # standard library, which the tasks' build holds only when a task file uses it.

@@ -33,6 +33,8 @@ def test_list_json():
     tasks = {t["name"]: t for t in listing["tasks"]}
     assert len(tasks) == 13 and all(task["demonstration"] is True for task in tasks.values())
     assert {a["name"] for a in listing["agents"]} >= {"research", "react"}
+    forms = {a["name"]: a["reply_format"] for a in listing["agents"]}
+    assert forms["research-tools"] == "tools" and forms["tree-greedy"] == "search greedy"  # no reply format
 
 
 def test_sweep_plan_shows_an_estimated_cost_and_honours_filters(tmp_path):
