@@ -171,3 +171,13 @@ def test_the_printer_knows_every_entry_of_the_language():
 
     missing = sorted(c.__name__ for c in subclasses(A.Entry) if c not in ENTRY_LAYOUT)
     assert missing == [], "add them to mlabc.authoring.printer.ENTRY_LAYOUT and to the YAML form"
+
+
+def test_respond_tools_settings_and_search_parameters_align_in_a_column():
+    source = ('agent a {\n  respond tools {\n    section "Thought" role thought "Why."\n'
+              '    tool_choice auto\n    parallel ordered\n  # the fallback\n    fallback none\n  }\n'
+              '  search greedy { drafts 3 debug_probability 0.5 }\n}\n')
+    assert format_text(source, "x.mlab") == (
+        'agent a {\n  respond tools {\n    section "Thought" role thought "Why."\n'
+        '    tool_choice auto\n    parallel    ordered\n    # the fallback\n    fallback    none\n  }\n'
+        '  search greedy {\n    drafts            3\n    debug_probability 0.5\n  }\n}\n')
