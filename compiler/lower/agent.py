@@ -359,7 +359,11 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
     templates["prompt"] = (_text(settings["prompt"]), settings["prompt"])
     fe = settings["format_error"]
     templates["format_error"] = (_text(fe), fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
+    own = {item.name.value for entry in decl.entries if isinstance(entry, A.Prompts) for item in entry.items}
     for key, value in settings["prompts"].items():
+        if key in SEARCH_PROMPTS or (key in TOOLS_ONLY_PROMPTS and not tools_mode):
+            if key not in own:  # inherited from an agent of another kind: unused here, not a mistake here
+                continue
         if key in SEARCH_PROMPTS:
             report.error("E605", f"{where} runs the linear loop, so it uses no `{key}` prompt", value.span,
                          hint=f"a `{key}` prompt is an operator of a tree search: declare `search greedy {{ ... }}`")
