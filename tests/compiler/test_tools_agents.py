@@ -112,3 +112,18 @@ def test_basic_tools_has_no_text_sections(std):
 def test_the_research_versus_tools_experiment_pairs_the_two_agents(std):
     ir, _ = std.experiments["research-vs-tools"]
     assert ir["agents"] == ["research", "research-tools"] and ir["runs"] == 8 and ir["tasks"] == {"all": True}
+
+
+def test_a_text_agent_may_extend_a_tools_agent_and_back(tmp_path):
+    source = tmp_path / "mine.mlab"
+    source.write_text('use std "agents"\n'
+                      'agent plain extends research-tools {\n'
+                      '  prompt "{{ tools }} {{ reply_format }} {{ history }} step {{ step }}"\n'
+                      '  respond sections {\n    section "Action" action "a"\n    section "Action Input" json "b"\n  }\n}\n'
+                      'agent lean-tools extends research-tools {\n  drop section "Fact Check"\n}\n', encoding="utf-8")
+    compiled = check_program(load_program([source]))
+    assert compiled.ok, [d.message for d in compiled.diagnostics]
+    plain, lean = compiled.agents["plain"], compiled.agents["lean-tools"]
+    assert plain.ir["reply"]["format"] == "sections" and "turn" not in plain.ir["templates"]
+    assert [s["name"] for s in lean.ir["reply"]["sections"]] == ["Reflection", "Research Plan and Status", "Thought"]
+    assert lean.ir["reply"]["sections_required"] is True
