@@ -90,9 +90,14 @@ def tool_call(model: dict, action: str | None) -> str:
     if pretty and pretty != arguments:
         body += f"<details><summary>arguments, indented</summary><pre>{escape(_clip(pretty, ARGUMENTS_CHARS))}</pre></details>"
     others = [c for c in in_message if c.get("id") != call.get("id")]
+    # with parallel off, the calls not run were answered at once (one action per step)
+    answered = {str(o.get("tool_call_id")): str(o.get("content") or "") for o in model.get("other_results") or []
+                if isinstance(o, dict)}
     if others:
         listed = "".join(f"<li><code>{escape(str((c.get('function') or {}).get('name')))}</code> "
-                         f"<span class='meta'>id {escape(str(c.get('id')))}</span></li>" for c in others)
+                         f"<span class='meta'>id {escape(str(c.get('id')))}"
+                         + (f"; not run, answered: “{escape(_clip(answered[str(c.get('id'))], 300))}”"
+                            if str(c.get("id")) in answered else "") + "</span></li>" for c in others)
         body += f"<p class='meta'>the message's other call(s):</p><ul class='other-calls'>{listed}</ul>"
     return f"<div class='tool-call'><h3>Tool call</h3><p>{' '.join(facts)}</p>{body}</div>"
 

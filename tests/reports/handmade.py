@@ -157,12 +157,16 @@ def tool_run(source: Path, target: Path) -> Path:
                          is_error=True, action="Execute Script",
                          message={"role": "assistant", "content": None, "tool_calls": [
                              {"id": "call_c3", "type": "function",
-                              "function": {"name": "execute_script", "arguments": '{"script": 5}'}}]}),
+                              "function": {"name": "execute_script", "arguments": '{"script": 5}'}},
+                             {"id": "call_d4", "type": "function",
+                              "function": {"name": "list_files", "arguments": '{"dir_path": "."}'}}]}),
         base_record(4, action="List Files", action_input={"dir_path": "."}, observation="train.py\n",
                     model={"format": "sections", "reply": {"Fact Check": "nothing is claimed",
                                                            "Action": "List Files", "Action Input": "{}"},
                            "response": "Fact Check: nothing is claimed\nAction: List Files\nAction Input: {}"}),
     ]
+    records[2]["model"]["other_results"] = [{"tool_call_id": "call_d4",
+                                             "content": "One action per step: this call was not run."}]
     records[-1]["end_reason"] = "steps_limit"
     result = json.loads((source / "result.json").read_text())
     result.update({"schema_version": 3, "steps": 4,

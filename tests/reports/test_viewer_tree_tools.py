@@ -107,6 +107,8 @@ def test_a_tool_step_shows_the_message_the_call_as_sent_and_the_result(run_of, t
     assert "<code class='call-id'>call_a1</code>" in first and "call 1 of 2 in the message" in first
     assert "<pre class='tool-arguments'>{&quot;dir_path&quot;:  &quot;.&quot;}</pre>" in first  # spacing kept
     assert "<code>read_file</code> <span class='meta'>id call_b2</span>" in first  # the message's other call
+    third = html.split("id='step-3'")[1].split("</article>")[0]
+    assert "<code>list_files</code> <span class='meta'>id call_d4; not run, answered: “One action per step" in third
     assert "<span class='status ok'>sent as a result</span>" in first and "content is the observation below" in first
     second = html.split("id='step-2'")[1].split("</article>")[0]
     assert "call 2 of the message of an earlier step" in second
