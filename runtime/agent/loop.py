@@ -78,9 +78,15 @@ class AgentLoop:
         window = self.view.history_steps
         records = self.run.records[-window:] if window else []
         views = []
+        # a tool call's step in text: its action and input under the fallback's section names
+        named = [(s["name"], s["kind"]) for s in (self.reply_format.get("fallback") or {}).get("sections") or []
+                 if s["kind"] in ("action", "json")]
         for record in records:
             view = C.history_step_view(record)
             view["observation"] = self.observation_for_history(record, pending_calls)
+            if (record.get("model") or {}).get("tool_call"):
+                for name, kind in named:
+                    view["reply"].setdefault(name, view["action"] if kind == "action" else view["action_input"])
             views.append(view)
         return self.templates.render("history", **C.history_context(steps=views))
 

@@ -248,10 +248,10 @@ class ToolSteps:
         fallback format the history is the history template's text, before the turn."""
         head = [{"role": "system", "content": self.system}, {"role": "user", "content": self.problem}]
         turn = self._turn(retrieved)
+        history = self.loop.history_text(calls) if self.templates.has("history") else ""
+        self.loop.run.services.history_text = history  # what the Reflection action shows its model
         if self.mode == "tools":
             return head + self.history_messages(calls) + [{"role": "user", "content": turn}]
-        history = self.loop.history_text(calls)
-        self.loop.run.services.history_text = history  # what the Reflection action shows its model
         return head + [{"role": "user", "content": f"{history.rstrip()}\n\n{turn}" if history.strip() else turn}]
 
     # -- reading a reply -----------------------------------------------------------------

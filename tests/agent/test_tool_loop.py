@@ -184,3 +184,13 @@ def test_a_long_write_is_stored_apart_and_echoed_back_shortened(key, monkeypatch
     assert "characters not shown here" in arguments["content"]
     assert len(json.dumps(requests[1])) < 40_000
     assert trace_problems(run_dir) == []
+
+
+def test_the_reflection_action_of_a_tool_agent_sees_the_recent_steps(monkeypatch, tiny_task, tmp_path):
+    replies = [FIT, call("reflection", {"things_to_reflect_on": "what worked"}), "fit.py worked", SUBMIT]
+    code, _, err, run_dir = run_tools(monkeypatch, tiny_task, tmp_path, replies)
+    assert code == 0, err
+    second = trace(run_dir)[1]
+    assert second["action"] == "Reflection" and second["observation"] == "fit.py worked"
+    [asked] = [c for c in second["model"]["calls"] if c["purpose"] == "reflection"]
+    assert "Action: Execute Script\nAction Input: {\"script_name\": \"fit.py\"}" in asked["prompt"]
