@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from mlab.agent.replies import ReplyError, parse_json_lenient
+from mlab.agent.replies import MAX_REPLY_CHARS, ReplyError, parse_json_lenient
 from mlab.models.client import ModelClient
 from mlab.observation import bound_text
 from mlab.trace import PREVIEW_CHARS
@@ -21,7 +21,7 @@ OPERATOR_FORMAT = ("Reply with a plan in prose (a few sentences), then exactly o
                    "holding the whole script.")
 REVIEW_FORMAT = ('Reply with one JSON object: {"is_bug": true or false, "metric": the validation score as a '
                  'number or null, "summary": "a few sentences on what the output shows"}.')
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
+_OPENING = re.compile(r"[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[^`\n]*$")
 PYTHON_LABELS = ("python", "py", "python3")
 
 
@@ -39,22 +39,42 @@ class Exchange:
                 "calls": self.calls, "format_errors": self.format_errors}
 
 
+def fenced_blocks(text: str) -> list[tuple[str, str, int]]:
+    """(label, body, offset of the opening fence) of every closed ``` block, in one pass over the lines
+    (so a reply full of unclosed fences costs no more than its length)."""
+    blocks, offset, opened = [], 0, None
+    for line in text.splitlines(keepends=True):
+        bare = line.strip()
+        if opened is None:
+            match = _OPENING.match(line)
+            if match:
+                opened = (match.group(1), offset + len(line), offset)
+        elif bare == "```":
+            label, start, fence = opened
+            blocks.append((label, text[start:offset], fence))
+            opened = None
+        offset += len(line)
+    return blocks
+
+
 def parse_operator_reply(text: str) -> tuple[str, str]:
     """(plan, code) of a reply: the prose before the code block, and the one Python block."""
-    blocks = list(_FENCE.finditer(text))
-    python = [m for m in blocks if m.group(1).lower() in PYTHON_LABELS]
-    if not python and len(blocks) == 1 and not blocks[0].group(1):
+    if len(text) > MAX_REPLY_CHARS:
+        raise ReplyError(f"the reply is {len(text):,} characters long, more than the {MAX_REPLY_CHARS:,} "
+                         "a reply may hold")
+    blocks = fenced_blocks(text)
+    python = [block for block in blocks if block[0].lower() in PYTHON_LABELS]
+    if not python and len(blocks) == 1 and not blocks[0][0]:
         python = blocks  # one unlabelled block: taken as the script
     if not python:
         raise ReplyError("the reply has no ```python code block; give the whole script in one")
     if len(python) > 1:
         raise ReplyError(f"the reply has {len(python)} ```python code blocks; give exactly one, "
                          "holding the whole script")
-    code = python[0].group(2)
+    _, code, fence = python[0]
     if not code.strip():
         raise ReplyError("the reply's ```python code block is empty")
-    plan = text[:python[0].start()].strip()
-    return plan, code if code.endswith("\n") else code + "\n"
+    return text[:fence].strip(), code if code.endswith("\n") else code + "\n"
 
 
 def parse_review(text: str) -> dict:

@@ -32,3 +32,12 @@ def test_reviews_are_checked_field_by_field():
                           ("no json", "not a JSON object")]:
         with pytest.raises(ReplyError, match=problem):
             parse_review(text)
+
+
+def test_a_reply_full_of_unclosed_fences_is_refused_quickly():
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ReplyError, match="no ```python code block"):
+        parse_operator_reply("```python\n" + "```py fence\n" * 200_000)
+    assert time.monotonic() - started < 2
