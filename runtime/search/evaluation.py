@@ -96,7 +96,10 @@ class NodeEvaluator:
                 evaluation.holdout, evaluation.holdout_problem = self.holdout_score(folder)
             return evaluation
         finally:
-            remove_tree(folder)
+            try:
+                remove_tree(folder)
+            except OSError:  # a folder the script made unreadable: left behind, the node is recorded anyway
+                pass
 
     def _run_script(self, number: int, workspace: Workspace, timeout_s: float):
         settings = self.run.scripts
