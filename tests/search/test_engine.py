@@ -77,3 +77,19 @@ def test_the_token_limit_ends_the_search_and_the_best_node_is_still_submitted(
     resumed.close()
     assert (again.end_reason, again.search) == (outcome.end_reason, outcome.search)
     assert "validation mae: 3.0" in (run.dir / "workspace" / "train.py").read_text()
+
+
+def test_the_time_limit_is_wall_time_and_bounds_a_running_script(house_task, search_agent, scripted,
+                                                                 stand_in_sandbox, tmp_path):
+    import time
+
+    agent = search_agent()
+    run = Run.create(house_task, agent, tmp_path / "runs", limits={"steps": 5, "time": 2.0})
+    started = time.monotonic()
+    outcome = SearchEngine(run, scripted([reply("Slow.", "import time\ntime.sleep(60)\n")]),
+                           agent=agent).run_until_done()
+    run.close()
+    assert time.monotonic() - started < 20
+    assert outcome.end_reason == "time_limit" and outcome.failure_mode == "no valid node"
+    node = next(r for r in run.records if "node" in r)
+    assert node["compute"]["timed_out"] and "the script did not run to the end" in node["search"]["problems"]
