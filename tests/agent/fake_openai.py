@@ -16,11 +16,11 @@ class FakeOpenAI:
     A reply is a text (the message's content) or an assistant message sent as it is (a dict with
     content and tool_calls in OpenAI form; `tool_call(...)` makes one call). With
     `refuse_tools` every request that has a `tools` field is refused with a 400, worded as
-    servers without tool support word it; with `refuse_parallel`, every request with the
+    servers without tool support word it (a number N: every one after the first N requests); with `refuse_parallel`, every request with the
     `parallel_tool_calls` field; with `auto_only`, a `tool_choice` other than "auto"."""
 
     def __init__(self, replies: list, faults: list | None = None, usage=(11, 7), cached: int = 0,
-                 refuse_tools: bool = False, refuse_parallel: bool = False, auto_only: bool = False):
+                 refuse_tools: bool | int = False, refuse_parallel: bool = False, auto_only: bool = False):
         self.replies = list(replies)
         self.refuse_tools = refuse_tools
         self.refuse_parallel = refuse_parallel  # refuse the parallel_tool_calls field (tools are taken)
@@ -55,7 +55,9 @@ class FakeOpenAI:
                 if server.auto_only and body.get("tool_choice") not in (None, "auto"):
                     return self._send(400, {"error": {"message": f"tool_choice {body['tool_choice']!r} is not "
                                                                  "supported; only 'auto'", "type": "invalid_request_error"}})
-                if server.refuse_tools and "tools" in body:
+                refusing = server.refuse_tools is True or (type(server.refuse_tools) is int
+                                                           and len(server.requests) > server.refuse_tools)
+                if refusing and "tools" in body:
                     return self._send(400, {"error": {"message": "tools are not supported by this server: "
                                                                  "start it with a tool-call parser",
                                                       "type": "invalid_request_error", "param": "tools"}})

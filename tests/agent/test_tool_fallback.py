@@ -79,3 +79,22 @@ def test_a_text_agent_records_its_format_as_declared_and_ran(tiny_task, tmp_path
     assert code == 0, err
     assert result(only_run(tmp_path / "runs"))["reply_format"] == {"declared": "sections", "ran": "sections",
                                                                    "reason": None}
+
+
+def test_a_refusal_in_mid_run_continues_in_the_fallback_with_the_tool_steps_as_text(key, monkeypatch, tiny_task,
+                                                                                   tmp_path):
+    from fake_openai import tool_call
+
+    use_tools_agent(monkeypatch)
+    replies = [tool_call("execute_script", {"script_name": "fit.py"}, "call_1"),
+               research_reply("Final Answer", {"final_answer": "fitted"})]
+    with FakeOpenAI(replies, refuse_tools=1) as server:
+        code, _, err = mlab("run", tiny_task, "--model", MODEL, "--api-base", server.base,
+                            "--runs-dir", tmp_path / "runs")
+    assert code == 0, err
+    run_dir = only_run(tmp_path / "runs")
+    assert [r["model"]["format"] for r in trace(run_dir)] == ["tools", "sections"]
+    last = server.requests[-1]["messages"]
+    assert "Action: Execute Script\nAction Input: {\"script_name\": \"fit.py\"}" in last[-1]["content"]
+    reply_format = result(run_dir)["reply_format"]
+    assert (reply_format["ran"], reply_format["reason"][:26]) == ("sections", "the server refused tools: ")
