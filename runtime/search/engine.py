@@ -120,7 +120,11 @@ class SearchEngine:
                         output=full_text(record, ["observation"], objects), validation=record.get("validation"),
                         buggy=bool(record.get("buggy", True)), holdout=record.get("holdout"),
                         second_parent=facts.get("second_parent"), facts=facts)
-            self.tree.add(node)
+            try:
+                self.tree.add(node)
+            except ValueError as problem:
+                raise RunError(f"the trace of run {self.run.id} does not hold a tree ({problem}); "
+                               "it cannot be continued as a search") from None
             base = self.manifests[node.parent] if node.parent is not None else self.initial
             manifest = dict(base)
             apply_delta(manifest, record.get("snapshot") or {})
