@@ -156,8 +156,16 @@ class SearchEngine:
 
     # -- the search ----------------------------------------------------------------------
     def run_until_done(self) -> SearchOutcome:
-        if self.run.ended:  # killed after the closing record, before result.json
-            return self._outcome_of_ended()
+        """Grow the tree until the policy is done, a limit is reached, the model fails or a stop is
+        asked; then (unless stopped) submit the chosen node. The engine's trace writer is closed after."""
+        try:
+            if self.run.ended:  # killed after the closing record, before result.json
+                return self._outcome_of_ended()
+            return self._search()
+        finally:
+            self.close()
+
+    def _search(self) -> SearchOutcome:
         running: dict[Future, Pending] = {}
         failure: tuple[str, str] | None = None
         reason = None
