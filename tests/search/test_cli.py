@@ -1,10 +1,16 @@
-"""`mlab run --agent tree-greedy` through the CLI: the engine runs instead of the loop, Ctrl-C leaves
-a resumable tree, --resume finishes it, result.json names the submitted node, checkout gives it."""
+"""`mlab run --agent tree-greedy` through the CLI: the engine runs instead of the loop, `kill -9` in
+the middle of a node leaves a resumable tree, --resume finishes it into the tree an uninterrupted
+run makes, result.json names the submitted node, checkout gives it."""
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 from mlab.trace import read_trace
 
@@ -29,29 +35,29 @@ def mlab(*args) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_tree_greedy_runs_in_the_engine_stops_resumes_and_submits_its_best_node(
-        house_build, house_task, tmp_path, monkeypatch):
-    from mlab.cli import run as run_command
-
+def test_tree_greedy_runs_in_the_engine_is_killed_resumes_and_submits_its_best_node(house_build, house_task,
+                                                                                   tmp_path):
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps([reply("Median price.", scored(160000.0, 40000.0)),
-                                   reply("A better guess.", scored(170000.0, 35000.0)),
+    slow = "import time\ntime.sleep(2)\n" + scored(170000.0, 35000.0)  # node 2 is running when the kill comes
+    replies.write_text(json.dumps([reply("Median price.", scored(160000.0, 40000.0)), reply("A better guess.", slow),
                                    reply("Worse.", scored(90000.0, 90000.0))]))
-    shown = run_command.Display.step
+    runs = tmp_path / "runs"
+    with open(tmp_path / "out.txt", "w") as out:
+        process = subprocess.Popen([sys.executable, "-m", "mlab.cli", "run", "house-price", "--build", str(house_build),
+                                    "--agent", "tree-greedy", "--model", f"mlab/scripted:{replies}", "--steps", "3",
+                                    "--runs-dir", str(runs), "--plain"], stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=dict(os.environ), start_new_session=True)
+    def first_node_recorded() -> bool:
+        return any(b'"node":1,' in trace.read_bytes() for trace in runs.glob("*/trace.jsonl"))
 
-    def stop_after_the_first_node(self, record, observation, usage):
-        shown(self, record, observation, usage)
-        if record["step"] == 1:
-            raise KeyboardInterrupt  # a second Ctrl-C, at once
-
-    with monkeypatch.context() as patch:
-        patch.setattr(run_command.Display, "step", stop_after_the_first_node)
-        code, out, err = mlab("run", "house-price", "--build", house_build, "--agent", "tree-greedy",
-                              "--model", f"mlab/scripted:{replies}", "--steps", "3", "--runs-dir", tmp_path / "runs",
-                              "--plain")
-    assert code == 130, err
-    run_dir = next((tmp_path / "runs").iterdir())
-    assert f"mlab run --resume {run_dir}" in err and not (run_dir / "result.json").exists()
+    deadline = time.monotonic() + 120
+    while not first_node_recorded():
+        assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "out.txt").read_text()
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    run_dir = next(runs.iterdir())
+    assert [r.get("node") for r in read_trace(run_dir / "trace.jsonl").records] == [1]
 
     code, out, err = mlab("run", "--resume", run_dir, "--plain")
     assert code == 0, err
