@@ -89,6 +89,10 @@ def echoed(message: dict, inputs: dict | None = None) -> dict:
                       "function": {"name": function.get("name") or "", "arguments": arguments}})
     if calls:
         out["tool_calls"] = calls
+        # a message of calls alone is echoed with empty text, not null: llama.cpp's server (and
+        # other OpenAI-compatible ones) refuse a null content, and litellm drops the empty text
+        # for providers that refuse empty text blocks (Anthropic)
+        out["content"] = out["content"] or ""
     elif not out["content"]:
         out["content"] = "(no text)"
     for name in ECHOED_FIELDS:

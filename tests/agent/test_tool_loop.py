@@ -78,6 +78,8 @@ def test_the_conversation_is_system_problem_history_turn_with_the_tools(key, mon
     assert third[2]["tool_calls"][0]["id"] == "call_a" and third[2]["content"] == "Thought: look"
     assert third[2]["reasoning_content"] == "the provider's reasoning, to be echoed back"
     assert third[3] == {"role": "tool", "tool_call_id": "call_a", "content": trace(run_dir)[0]["observation"]}
+    # a message of calls alone goes back with empty text, not null (llama.cpp's server refuses null)
+    assert third[4]["tool_calls"][0]["id"] == "call_b" and third[4]["content"] == ""
     assert third[-1]["content"] == "This is step 3 of at most 30."
     assert_calls_answered(third)
     for request in requests:
