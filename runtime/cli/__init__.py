@@ -145,8 +145,9 @@ def _add_reading(verbs) -> None:
     report = verbs.add_parser("report", help="tables and plots over a folder of runs (Markdown, CSV, LaTeX, PNG)")
     report.add_argument("runs_dir", metavar="RUNS_DIR", help="folder holding run folders")
     report.add_argument("-o", "--output", metavar="DIR", help="where the report goes (default RUNS_DIR/report)")
-    report.add_argument("--compare", metavar="F:A,F:B",
-                        help="paired comparison, e.g. agent:research,agent:react or model:A,model:B")
+    report.add_argument("--compare", metavar="F:A,F:B[,F:C...]",
+                        help="paired comparison, e.g. agent:research,agent:react or model:A,model:B; with more "
+                             "sides the first is compared with each other one")
     report.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default 0)")
 
     view = verbs.add_parser("view", help="a self-contained HTML page of a run, or an index of a folder of runs")

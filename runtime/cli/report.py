@@ -10,10 +10,10 @@ def main(args) -> int:
     from mlab.reports.render import write_report
     from mlab.reports.compare import parse_compare
 
-    comparison = parse_compare(args.compare) if args.compare else None
+    comparisons = parse_compare(args.compare) if args.compare else []
     runs_dir = Path(args.runs_dir)
     out_dir = Path(args.output) if args.output else runs_dir / "report"
-    report = write_report(runs_dir, out_dir, comparison, seed=args.seed)
+    report = write_report(runs_dir, out_dir, comparisons, seed=args.seed)
     print(f"report written to {report.folder / 'report.md'} ({len(report.files)} files)")
     for note in report.notes:
         print(f"note: {note}")

@@ -33,12 +33,15 @@ class Comparison:
         return f"{self.factor} {self.first} − {self.factor} {self.second}"
 
 
-def parse_compare(text: str) -> Comparison:
-    """'agent:research,agent:react' or 'model:A,model:B' (model names may hold ':')."""
-    usage = ("--compare takes FACTOR:A,FACTOR:B with FACTOR agent or model, "
+def parse_compare(text: str) -> list[Comparison]:
+    """'agent:research,agent:react' or 'model:A,model:B' (model names may hold ':'): one pair.
+    With more sides, 'agent:A,agent:B,agent:C,...', the first is the reference and each other
+    side is compared with it (A against B, A against C, ...), as an experiment of several agents
+    on the same tasks and seeds (linear-vs-tree) is read."""
+    usage = ("--compare takes FACTOR:A,FACTOR:B[,FACTOR:C...] with FACTOR agent or model, "
              "e.g. agent:research,agent:react or model:openai/gpt-4o,model:mlab/demo")
     sides = text.split(",")
-    if len(sides) != 2:
+    if len(sides) < 2:
         raise UsageError(f"{usage}; got {text!r}")
     parsed = []
     for side in sides:
@@ -46,11 +49,13 @@ def parse_compare(text: str) -> Comparison:
         if not sep or factor not in FACTORS or not value:
             raise UsageError(f"{usage}; got {side.strip()!r}")
         parsed.append((factor, value))
-    if parsed[0][0] != parsed[1][0]:
-        raise UsageError(f"compare like with like: both sides must be agents or both models; got {text!r}")
-    if parsed[0][1] == parsed[1][1]:
-        raise UsageError(f"--compare needs two different {parsed[0][0]}s; got {parsed[0][1]!r} twice")
-    return Comparison(parsed[0][0], parsed[0][1], parsed[1][1])
+    if len({factor for factor, _ in parsed}) > 1:
+        raise UsageError(f"compare like with like: every side must be an agent or every side a model; got {text!r}")
+    values = [value for _, value in parsed]
+    repeated = sorted({value for value in values if values.count(value) > 1})
+    if repeated:
+        raise UsageError(f"--compare needs different {parsed[0][0]}s; got {repeated[0]!r} more than once")
+    return [Comparison(parsed[0][0], values[0], other) for other in values[1:]]
 
 
 def _matches(column: pd.Series, value: str) -> pd.Series:
@@ -90,4 +95,7 @@ def compare(frame: pd.DataFrame, comparison: Comparison, seed: int = 0) -> tuple
                         f"{name}_difference_low": low, f"{name}_difference_high": high,
                         f"{name}_pairs": int(both.sum())})
         rows.append(row)
-    return pd.DataFrame(rows), info
+    columns = ["data_variant", "task", "pairs"] + [
+        f"{name}_{part}" for name in MEASURES.values()
+        for part in ("a", "b", "difference", "difference_low", "difference_high", "pairs")]
+    return pd.DataFrame(rows, columns=columns), info  # the columns even when nothing pairs

@@ -41,7 +41,7 @@ def _group_columns(task: bool = False) -> list:
     return columns + [("agent", text("agent")), ("model", text("model"))]
 
 
-def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None,
+def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison],
             extra: dict | None = None) -> tuple[list[Table], dict]:
     tasks, overall = per_task(frame, seed), over_tasks(frame, seed)
     tables = [
@@ -73,10 +73,11 @@ def _tables(frame: pd.DataFrame, seed: int, comparison: Comparison | None,
         "A run can carry several labels. Labels are computed from the trace and result "
         "(see mlab.reports.taxonomy for the exact rules)."))
     extra = {**(extra or {}), "per_task": tasks, "over_tasks": overall}
-    if comparison is not None:
+    for index, comparison in enumerate(comparisons):
         compared, info = compare(frame, comparison, seed)
-        extra["comparison_info"] = info
-        tables.append(Table("comparison", f"Paired comparison: {comparison.title}", compared, [
+        extra.setdefault("comparison_info", []).append(info)
+        name = "comparison" if index == 0 else f"comparison_{index + 1}"  # the first keeps its old file name
+        tables.append(Table(name, f"Paired comparison: {comparison.title}", compared, [
             ("variant", text("data_variant")), ("task", text("task")), ("pairs", text("pairs")),
             (f"success {comparison.first}", lambda r: percent(r["success_a"])),
             (f"success {comparison.second}", lambda r: percent(r["success_b"])),
@@ -177,8 +178,10 @@ def _summary(frame: pd.DataFrame, unfinished: int, runs_dir: Path, seed: int) ->
     return lines
 
 
-def write_report(runs_dir: Path, out_dir: Path, comparison: Comparison | None = None, seed: int = 0) -> Report:
-    """Compute every table and plot from the runs under `runs_dir` into `out_dir`."""
+def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | Comparison | None = None,
+                 seed: int = 0) -> Report:
+    """Compute every table and plot from the runs under `runs_dir` into `out_dir`, with one paired
+    comparison table per comparison."""
     from mlab.reports import plots
 
     runs = load_runs([runs_dir])
@@ -197,7 +200,9 @@ def write_report(runs_dir: Path, out_dir: Path, comparison: Comparison | None = 
     frame.drop(columns=["success_value", "improvement_valid", "task_error"]).to_csv(out_dir / "runs.csv", index=False)
     report.files.append(out_dir / "runs.csv")
     tree_curves = curve_rows(finished)
-    tables, extra = _tables(frame, seed, comparison, {"search_summary": search_summary(finished),
+    if isinstance(comparisons, Comparison):
+        comparisons = [comparisons]
+    tables, extra = _tables(frame, seed, list(comparisons or []), {"search_summary": search_summary(finished),
                                                       "reply_formats": reply_formats(finished)})
     lines = ["# mlab report", "", *_summary(frame, len(runs) - len(finished), runs_dir, seed), ""]
     plots_made = {

@@ -181,8 +181,24 @@ def test_comparing_two_models(runs_dir, tmp_path):
     assert overall.pairs.tolist() == [1]  # the demo run pairs with research-0 (same task, seed and agent)
 
 
+def test_comparing_one_agent_with_several(runs_dir, report, tmp_path):
+    """An experiment of several agents (linear-vs-tree) is read as the first against each other one."""
+    code, _, stderr = mlab("report", runs_dir, "-o", tmp_path, "--compare",
+                           "agent:research,agent:react,agent:autogpt-style")
+    assert code == 0, stderr
+    # the first pair is the table a two-sided --compare writes, under the same name
+    assert (tmp_path / "comparison.csv").read_text() == (report / "comparison.csv").read_text()
+    second = pd.read_csv(tmp_path / "comparison_2.csv")  # autogpt-style ran with another seed: no pair
+    assert {"success_a", "success_b", "success_difference"} <= set(second.columns) and second.empty
+    text = (tmp_path / "report.md").read_text()
+    assert "0 pairs (same data variant, task, seed and model)" in text
+    assert "## Paired comparison: agent research − agent react" in text
+    assert "## Paired comparison: agent research − agent autogpt-style" in text
+
+
 @pytest.mark.parametrize("argument, message", [
     ("agent:research", "--compare takes FACTOR:A,FACTOR:B"),
+    ("agent:research,agent:react,agent:research", "got 'research' more than once"),
     ("team:a,team:b", "--compare takes FACTOR:A,FACTOR:B"),
     ("agent:research,model:mlab/demo", "compare like with like"),
     ("agent:research,agent:nobody", "no runs with agent 'nobody'; the runs have agents: autogpt-style, react, research"),
