@@ -199,6 +199,12 @@ def _open_run(args):
     check_keys({tier: t["model"] for tier, t in tiers.items()}, args.api_base)
     _check_offline_models([t["model"] for t in tiers.values()])
     _check_demonstration(task, agent, [t["model"] for t in tiers.values()])
+    if agent.doc.get("search"):
+        from mlab.search.engine import selection_problem
+
+        problem = selection_problem(task, agent, args.data or "lite")
+        if problem:  # refused before a run folder is made
+            raise UsageError(problem)
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     seed = 0 if args.seed is None else args.seed
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,

@@ -65,6 +65,17 @@ def search_spec(agent) -> dict | None:
     return (agent.doc or {}).get("search")
 
 
+def selection_problem(task, agent, variant: str) -> str | None:
+    """Why the agent's final selection cannot work on this data variant (None when it can): a
+    holdout needs the variant to hold out a validation split. `mlab run` asks before it makes
+    the run folder, the engine again on resume."""
+    if (agent.doc.get("search") or {}).get("select") != "holdout" or task.variant(variant).get("validation") is not None:
+        return None
+    return (f"agent {agent.name} chooses its final node on a holdout, but data variant {variant!r} of task "
+            f"{task.name} holds out no validation split; declare one (`validation 0.1` in the variant) or "
+            "use `select validation`")
+
+
 class SearchEngine:
     """Runs one tree-search Run with one ModelClient until the search ends."""
 
@@ -89,10 +100,9 @@ class SearchEngine:
             if needed not in agent.templates:
                 raise MlabError(f"agent {agent.name} has no {needed} template, which its search needs; "
                                 "recompile it with this mlabc")
-        if self.select == "holdout" and run.task.variant(run.meta["data"]["variant"]).get("validation") is None:
-            raise MlabError(f"agent {agent.name} chooses its final node on a holdout, but data variant "
-                            f"{run.meta['data']['variant']!r} of task {run.task.name} holds out no validation "
-                            "split; declare one (`validation 0.1` in the variant) or use `select validation`")
+        problem = selection_problem(run.task, agent, run.meta["data"]["variant"])
+        if problem:
+            raise MlabError(problem)
         self.evaluator = NodeEvaluator(run, self.code_file, holdout=self.select == "holdout")
         self.tree = Tree(lower_is_better=run.task.view.metric.direction == "lower_is_better")
         self.seed = run.meta.get("seed", 0)

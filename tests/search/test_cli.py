@@ -73,3 +73,19 @@ def test_tree_greedy_runs_in_the_engine_is_killed_resumes_and_submits_its_best_n
     code, out, err = mlab("checkout", run_dir, tmp_path / "final")
     assert code == 0 and "the final workspace" in out
     assert "170000.0" in (tmp_path / "final" / "train.py").read_text()
+
+
+def test_holdout_selection_without_a_validation_split_is_refused_before_a_run_folder_is_made(tmp_path):
+    from pathlib import Path
+
+    from mlabc.api import compile_paths
+
+    repo = Path(__file__).resolve().parents[2]
+    source = tmp_path / "holdout.mlab"
+    source.write_text('use std "agents"\nagent tree-holdout extends tree-greedy {\n  search greedy { select holdout }\n}\n')
+    compiled, manifest = compile_paths([str(repo / "tasks" / "house-price.mlab"), str(source)], tmp_path / "build")
+    assert manifest is not None, compiled.diagnostics
+    code, _, err = mlab("run", "house-price", "--build", tmp_path / "build", "--agent", "tree-holdout",
+                        "--model", "mlab/demo", "--runs-dir", tmp_path / "runs")
+    assert code == 2 and "holds out no validation split; declare one" in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()
