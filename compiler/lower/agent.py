@@ -428,17 +428,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         texts["reply_format.j2"] = reply_format_template(clean_reply)
         texts["history.j2"] = history_template(clean_reply)
 
-    table = {"agent": name, "action_set": set_ref.value, "actions": [
-        dict(_clean_action(a), shown=a["name"] in shown, usage=usage_text(a["inputs"]),
-             input_schema=input_schema(a["inputs"]), tool=tool_entry(a))
-        for a in actions]}
-    models = {tier: settings["models"].get(tier, {"default": None, "params": {}}) for tier in TIERS}
-    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": set_ref.value,
-          "shown": [a["name"] for a in actions if a["name"] in shown], "models": models,
-          "history_steps": settings["history"], "summarize_over_chars": settings["summarize_over"],
-          "format_retries": settings["retries"], "reply": clean_reply, "hooks": settings["hooks"],
-          "search": None, "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
-    return ir, table, texts
+    return _artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=clean_reply, search=None)
 
 
 def _clean(sections: list[dict]) -> list[dict]:
@@ -561,14 +551,21 @@ def _lower_search_agent(decl: A.Agent, settings: dict, actions: list[dict], show
         if isinstance(value, A.Str):
             check_template(text, value, key, report, where, kind="search")
         texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
-    table = {"agent": name, "action_set": set_ref.value, "actions": [
+    return _artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=None, search=ir_search)
+
+
+def _artifacts(decl: A.Agent, settings: dict, action_set: str, actions: list[dict], shown: set[str],
+               texts: dict[str, str], *, reply: dict | None, search: dict | None) -> tuple[dict, dict, dict[str, str]]:
+    """The agent IR and action table of a linear agent (a reply format) or a search agent (a policy)."""
+    name = decl.name.value
+    table = {"agent": name, "action_set": action_set, "actions": [
         dict(_clean_action(a), shown=a["name"] in shown, usage=usage_text(a["inputs"]),
              input_schema=input_schema(a["inputs"]), tool=tool_entry(a))
         for a in actions]}
     models = {tier: settings["models"].get(tier, {"default": None, "params": {}}) for tier in TIERS}
-    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": set_ref.value,
+    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": action_set,
           "shown": [a["name"] for a in actions if a["name"] in shown], "models": models,
           "history_steps": settings["history"], "summarize_over_chars": settings["summarize_over"],
-          "format_retries": settings["retries"], "reply": None, "hooks": settings["hooks"],
-          "search": ir_search, "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
+          "format_retries": settings["retries"], "reply": reply, "hooks": settings["hooks"],
+          "search": search, "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
     return ir, table, texts
