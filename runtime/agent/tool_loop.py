@@ -25,7 +25,7 @@ from mlab.agent.replies import ReplyError, parse_json_lenient, parse_reply, pars
 from mlab.failure import FailureMode
 from mlab.models.client import ECHOED_FIELDS, ModelError
 from mlab.models.errors import ToolsRefused
-from mlab.models.offline import tool_name
+from mlab.models.offline import tool_definition
 from mlab.observation import bound_text
 from mlab.trace import PREVIEW_CHARS
 
@@ -60,12 +60,8 @@ class ToolReplyError(Exception):
 
 
 def tool_of(action: dict) -> dict:
-    """The tool an action is sent as: the table's, or one made from the action's name and schema."""
-    if isinstance(action.get("tool"), dict):
-        return action["tool"]
-    description = action["description"] + (f"\nReturns: {action['returns']}" if action.get("returns") else "")
-    return {"type": "function", "function": {"name": action.get("tool_name") or tool_name(action["name"]),
-                                             "description": description, "parameters": action["input_schema"]}}
+    """The tool an action is sent as (see mlab.models.offline.tool_definition)."""
+    return tool_definition(action)
 
 
 def echoed(message: dict, inputs: dict | None = None) -> dict:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.errors import RunError
-from mlab.models.offline import tool_name
+from mlab.models.offline import tool_definition, tool_name
 from mlab.reports.runs import LoadedRun, load_run
 from mlab.trace import TRACE, full_record, read_trace
 
@@ -143,20 +143,7 @@ def _tool_name(entry: dict) -> str:
 
 
 def _tool_definitions(actions: list[dict]) -> list[dict]:
-    tools = []
-    for entry in actions:
-        if not entry.get("shown", True):
-            continue
-        if isinstance(entry.get("tool"), dict):
-            tools.append(entry["tool"])
-            continue
-        description = str(entry.get("description") or "")
-        if entry.get("returns"):
-            description += f" Returns {entry['returns']}."
-        tools.append({"type": "function", "function": {
-            "name": _tool_name(entry), "description": description.strip(),
-            "parameters": entry.get("input_schema") or {"type": "object", "properties": {}}}})
-    return tools
+    return [tool_definition(entry) for entry in actions if entry.get("shown", True)]
 
 
 def _object(value) -> dict:

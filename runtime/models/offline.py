@@ -265,6 +265,23 @@ def tool_name(action: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", action.lower()).strip("_") or "action"
 
 
+def tool_definition(entry: dict) -> dict:
+    """The provider tool of an action table entry: the table's own (mlabc writes it), or, for a
+    build from before tool calling or a damaged entry, one made as mlabc makes it — the default
+    tool name, the description with the returns text, the input schema."""
+    if isinstance(entry.get("tool"), dict):
+        return entry["tool"]
+    description = str(entry.get("description") or "").strip()
+    returns = str(entry.get("returns") or "").strip()
+    if returns:
+        description = f"{description}\n\nReturns: {returns}".strip()
+    name = entry.get("tool_name")
+    return {"type": "function", "function": {
+        "name": name if isinstance(name, str) and name else tool_name(str(entry.get("name", ""))),
+        "description": description,
+        "parameters": entry.get("input_schema") or {"type": "object", "properties": {}}}}
+
+
 # The research agent's reply format: what a demonstration is rendered in when no agent's is known.
 RESEARCH_REPLY = {"format": "sections", "sections": [
     {"name": "Reflection", "kind": "text", "role": "reflection"},

@@ -41,7 +41,7 @@ def _group_columns(task: bool = False) -> list:
     return columns + [("agent", text("agent")), ("model", text("model"))]
 
 
-def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison],
+def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None,
             extra: dict | None = None) -> tuple[list[Table], dict]:
     tasks, overall = per_task(frame, seed), over_tasks(frame, seed)
     tables = [
@@ -73,7 +73,7 @@ def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison],
         "A run can carry several labels. Labels are computed from the trace and result "
         "(see mlab.reports.taxonomy for the exact rules)."))
     extra = {**(extra or {}), "per_task": tasks, "over_tasks": overall}
-    for index, comparison in enumerate(comparisons):
+    for index, comparison in enumerate(comparisons or []):
         compared, info = compare(frame, comparison, seed)
         extra.setdefault("comparison_info", []).append(info)
         name = "comparison" if index == 0 else f"comparison_{index + 1}"  # the first keeps its old file name

@@ -35,7 +35,7 @@ def test_an_unknown_experiment_names_the_known_ones(capsys, tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     code, err = _fails(capsys, "no-such-experiment", "--plan")
     assert code == 2
-    assert "mlab: no experiment named 'no-such-experiment' in " in err and "known: paper-table, smoke" in err
+    assert "mlab: no experiment named 'no-such-experiment' in " in err and "known: linear-vs-tree, paper-table, research-vs-tools, smoke" in err
 
 
 def test_an_experiment_file_outside_a_build_is_refused(capsys, tmp_path):
