@@ -79,7 +79,14 @@ def test_every_step_renders_to_a_valid_reply_of_every_std_text_agent(agent):
                 assert parsed.sections[section["name"]] == expected, (agent, section["name"])
 
 
-@pytest.mark.parametrize("agent", [a for a in TEXT_AGENTS if a != "research"])  # research: the test above
+# End to end, one agent per kind of reply besides research (the test above): another section
+# layout with its own prompt, the JSON format, LangChain's loop. Every other std text agent's
+# replies are checked step by step by test_every_step_renders_to_a_valid_reply_of_every_std_text_agent,
+# and the two section-dropping ablations change nothing a run would do differently.
+END_TO_END = ["simple", "autogpt-style", "zero-shot-react"]
+
+
+@pytest.mark.parametrize("agent", END_TO_END)
 def test_the_same_house_price_demonstration_wins_under_each_std_text_agent(agent, tmp_path):
     code, out, err = mlab("run", "house-price", "--model", "mlab/demo", "--agent", agent, "--runs-dir", tmp_path)
     assert code == 0, err
