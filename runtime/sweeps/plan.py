@@ -24,6 +24,16 @@ CLI_LIMITS = {"steps": "--steps", "time": "--time", "tokens": "--tokens", "cost"
 HELPER_CALL_FACTOR = 0.25
 
 
+def calls_per_step(agent_doc: dict) -> float:
+    """Model calls one step may make: a linear agent's main call and its share of helper calls; a
+    tree-search node's operator call, and the fast model's review where the score comes from one
+    (format retries are not counted, as for linear agents)."""
+    search = agent_doc.get("search")
+    if search:
+        return 1.0 + (1.0 if (search.get("score") or {}).get("from") == "review" else 0.0)
+    return 1.0 + HELPER_CALL_FACTOR
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """One run the experiment asks for, and what it needs."""
@@ -37,6 +47,7 @@ class RunSpec:
     steps_limit: int | None = None  # the run's resolved step limit, for the estimate
     time_limit: float | None = None
     hardware: dict = field(default_factory=dict, compare=False, hash=False)
+    calls_per_step: float = field(default=1.0 + HELPER_CALL_FACTOR, compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -68,11 +79,12 @@ class RunSpec:
         return args
 
     def estimated_calls(self, steps_done: int = 0) -> int | None:
-        """Model calls the run may still make: remaining steps × (1 + helper factor)."""
+        """Model calls the run may still make: remaining steps (a tree search's nodes) × the agent's
+        calls per step (calls_per_step)."""
         if self.steps_limit is None:
             return None
         remaining = max(self.steps_limit - steps_done, 0)
-        return int(round(remaining * (1 + HELPER_CALL_FACTOR)))
+        return int(round(remaining * self.calls_per_step))
 
 
 def _number(value: float) -> str:
@@ -239,11 +251,13 @@ def expand(experiment: Experiment) -> list[RunSpec]:
         limits = {k: v for k, v in {**doc["limits"], **override.get("limits", {})}.items() if v is not None}
         resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
         for agent in agents:
+            per_step = calls_per_step(build.agent(agent).doc)
             for models in _model_combinations({**doc["models"], **override.get("models", {})}):
                 for seed in range(runs):
                     specs.append(RunSpec(task=name, agent=agent, data=data, seed=seed, models=models,
                                          limits=tuple(sorted(limits.items())), steps_limit=resolved.steps,
-                                         time_limit=resolved.time, hardware=dict(task.view.hardware)))
+                                         time_limit=resolved.time, hardware=dict(task.view.hardware),
+                                         calls_per_step=per_step))
     return specs
 
 

@@ -75,3 +75,29 @@ def test_a_second_sweep_of_the_same_folder_is_refused(capsys, gpu_experiment, tm
     finally:
         holder.unlock()
     assert code == 1 and "another `mlab sweep` is working in" in err
+
+
+def test_the_plan_counts_a_tree_searchs_calls_per_node(capsys, tmp_path, sweep_env):
+    """A node is one operator call (two with a review of the fast model), not a linear step's
+    main call plus its share of helper calls."""
+    import json
+
+    write_tiny_task(tmp_path)
+    (tmp_path / "exp.mlab").write_text(textwrap.dedent("""\
+        use "tiny.mlab"
+        agent tree-reviewed extends tree-greedy {
+          search greedy { score review }
+          prompts { review "Review {{ code_file }}: {{ output }}" }
+        }
+        experiment calls {
+          tasks [tiny]
+          agents [research, tree-greedy, tree-reviewed]
+          models ["mlab/demo"]
+          limits { steps 8 }
+        }
+        """))
+    experiment = compile_build(tmp_path / "exp.mlab", tmp_path / "build") / "experiments" / "calls.yaml"
+    assert main(["sweep", str(experiment), "--plan", "--json", "--runs-dir", str(tmp_path / "runs")]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    calls = {run["agent"]: run["estimated_calls"] for run in plan["runs"]}
+    assert calls == {"research": 10, "tree-greedy": 8, "tree-reviewed": 16}
