@@ -25,7 +25,10 @@ def _listing() -> dict:
         # a tree-search agent has no reply format of its own (reply is null): its policy says what it is
         form = doc["reply"]["format"] if doc.get("reply") else \
             f"search {(doc.get('search') or {}).get('policy', '')}".strip()
-        agents.append({"name": name, "reply_format": form, "actions_shown": len(doc["shown"]),
+        search = doc.get("search")
+        agents.append({"name": name, "reply_format": form,
+                       "actions_shown": None if search else len(doc["shown"]),  # a search calls no actions
+                       "nodes_at_once": search.get("parallel", 1) if search else None,
                        "main_model": doc["models"]["main"]["default"]})
     # Experiments are found by name, as `mlab sweep` finds them: some (paper-table) live in the
     # standard library, which the tasks' build holds only when a task file uses it.
@@ -50,8 +53,9 @@ def main(args) -> int:
               + ("; demonstration (mlab/demo)" if task["demonstration"] else ""))
     print("agents:")
     for agent in listing["agents"]:
-        print(f"  {agent['name']:<22} {agent['reply_format']:<9} shows {agent['actions_shown']} actions; "
-              f"main model {agent['main_model']}")
+        what = f"shows {agent['actions_shown']} actions" if agent["actions_shown"] is not None else \
+            f"evaluates {agent['nodes_at_once']} node{'s' if agent['nodes_at_once'] != 1 else ''} at once"
+        print(f"  {agent['name']:<22} {agent['reply_format']:<16} {what}; main model {agent['main_model']}")
     print("experiments:")
     for name in listing["experiments"]:
         print(f"  {name}")

@@ -141,4 +141,5 @@ def test_mlab_list_shows_tasks_agents_and_experiments():
     assert "tasks:" in out and "agents:" in out and "experiments:" in out
     house = next(line for line in out.splitlines() if line.strip().startswith("house-price"))
     assert "mae" in house and "lite" in house and "2 cpu" in house
-    assert "autogpt-style          json" in out and "research-retrieval     sections  shows 11 actions" in out
+    assert "autogpt-style          json" in out and "research-retrieval     sections         shows 11 actions" in out
+    assert "tree-greedy            search greedy    evaluates 1 node at once" in out  # a search calls no actions

@@ -35,6 +35,8 @@ def test_list_json():
     assert {a["name"] for a in listing["agents"]} >= {"research", "react"}
     forms = {a["name"]: a["reply_format"] for a in listing["agents"]}
     assert forms["research-tools"] == "tools" and forms["tree-greedy"] == "search greedy"  # no reply format
+    shown = {a["name"]: (a["actions_shown"], a["nodes_at_once"]) for a in listing["agents"]}
+    assert shown["research"] == (9, None) and shown["tree-greedy"] == (None, 1)
 
 
 def test_sweep_plan_shows_an_estimated_cost_and_honours_filters(tmp_path):
