@@ -77,26 +77,17 @@ def compute_record(result) -> dict:
             "killed_reason": result.killed_reason, "sandboxed": bool(result.sandboxed)}
 
 
-def execute_script(ctx, inputs, params) -> Observation:
-    ws = ctx.workspace
-    real = ws.readable_file(inputs["script_name"], "script_name")
-    rel = ws.relative(real)
-    if real.suffix != ".py":
-        raise ActionFailed(f"{rel} is not a Python script; only .py files of the workspace can be executed")
-    runner = script_runner()
-    run_script, describe_result = runner.run_script, runner.describe_result
-
-    settings: ScriptSettings = ctx.scripts
-    timeout = float(settings.timeout_s)
-    if settings.remaining_s is not None:
-        timeout = min(timeout, max(settings.remaining_s(), 1.0))
-    max_output = int(params.get("max_output_chars") or 10000)
-    policy = settings.policy(ws.root, read_only=tuple(ws.read_only_files()), timeout_s=timeout,
-                             max_output_chars=max_output)
+def run_logged(settings: "ScriptSettings", workspace, script: str, log_name: str, *, timeout_s: float,
+               **policy_options):
+    """Run a workspace script with the run's interpreter in the sandbox (the workspace's read-only
+    files kept read-only), its output streamed into settings.output_dir/log_name while it runs when
+    the run keeps live output. ValueError when it cannot be started."""
+    policy = settings.policy(workspace.root, read_only=tuple(workspace.read_only_files()), timeout_s=timeout_s,
+                             **policy_options)
     live = None
     if settings.output_dir is not None:
         settings.output_dir.mkdir(parents=True, exist_ok=True)
-        live = open(settings.output_dir / f"step-{ctx.step:04d}.log", "w", encoding="utf-8")
+        live = open(settings.output_dir / log_name, "w", encoding="utf-8")
 
     def stream(chunk: str) -> None:
         if live is not None:
@@ -104,15 +95,40 @@ def execute_script(ctx, inputs, params) -> Observation:
             live.flush()
 
     try:
-        result = run_script([settings.python, rel], policy, on_output=stream)
-    except ValueError as problem:  # e.g. the configured interpreter does not exist
-        raise ActionFailed(f"the script could not be started: {problem}") from None
+        return script_runner().run_script([settings.python, script], policy, on_output=stream)
     finally:
         if live is not None:
             live.close()
+
+
+def result_text(result) -> str:
+    """What a script run shows: its output (or that it printed nothing) and how it ended."""
     output = result.output.rstrip("\n")
-    body = output if output.strip() else "(the script printed nothing)"
-    text = f"{body}\n\n{describe_result(result)}"
-    failed = result.exit_code != 0 or result.timed_out or result.out_of_memory or bool(result.killed_reason)
+    return f"{output if output.strip() else '(the script printed nothing)'}\n\n{script_runner().describe_result(result)}"
+
+
+def ran_to_the_end(result) -> bool:
+    """Exit status 0, and not stopped for time, memory or any other reason."""
+    return result.exit_code == 0 and not (result.timed_out or result.out_of_memory or result.killed_reason)
+
+
+def execute_script(ctx, inputs, params) -> Observation:
+    ws = ctx.workspace
+    real = ws.readable_file(inputs["script_name"], "script_name")
+    rel = ws.relative(real)
+    if real.suffix != ".py":
+        raise ActionFailed(f"{rel} is not a Python script; only .py files of the workspace can be executed")
+    settings: ScriptSettings = ctx.scripts
+    timeout = float(settings.timeout_s)
+    if settings.remaining_s is not None:
+        timeout = min(timeout, max(settings.remaining_s(), 1.0))
+    max_output = int(params.get("max_output_chars") or 10000)
+    try:
+        result = run_logged(settings, ws, rel, f"step-{ctx.step:04d}.log", timeout_s=timeout,
+                            max_output_chars=max_output)
+    except ValueError as problem:  # e.g. the configured interpreter does not exist
+        raise ActionFailed(f"the script could not be started: {problem}") from None
+    text = result_text(result)
+    failed = not ran_to_the_end(result)
     return Observation(text, status="ok", compute=compute_record(result),
                        details={"script": rel, "failed": failed})

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlab.actions.scripts import compute_record, script_runner
+from mlab.actions.scripts import compute_record, ran_to_the_end, result_text, run_logged
 from mlab.actions.workspace import Workspace
 from mlab.confined import Refused
 from mlab.errors import MlabError
@@ -86,12 +86,8 @@ class NodeEvaluator:
             delta = snapshotter.scan()
             notes = self._keep_read_only(workspace, parent_manifest, delta, snapshotter.manifest)
             notes += [f"left out of the node's snapshot: {why}" for why in snapshotter.refused.values()]
-            output = result.output.rstrip("\n")
-            text = f"{output if output.strip() else '(the script printed nothing)'}\n\n" \
-                   f"{script_runner().describe_result(result)}"
-            ran = result.exit_code == 0 and not (result.timed_out or result.out_of_memory or result.killed_reason)
-            evaluation = Evaluation(text, compute_record(result), ran, delta, dict(snapshotter.manifest),
-                                    self.check_submission(folder), notes=notes)
+            evaluation = Evaluation(result_text(result), compute_record(result), ran_to_the_end(result), delta,
+                                    dict(snapshotter.manifest), self.check_submission(folder), notes=notes)
             if self.holdout:
                 evaluation.holdout, evaluation.holdout_problem = self.holdout_score(folder)
             return evaluation
@@ -102,26 +98,11 @@ class NodeEvaluator:
                 pass
 
     def _run_script(self, number: int, workspace: Workspace, timeout_s: float):
-        settings = self.run.scripts
-        policy = settings.policy(workspace.root, read_only=tuple(workspace.read_only_files()),
-                                 timeout_s=max(timeout_s, 1.0))
-        log = None
-        if settings.output_dir is not None:
-            settings.output_dir.mkdir(parents=True, exist_ok=True)
-            log = open(settings.output_dir / f"node-{number:04d}.log", "w", encoding="utf-8")
-
-        def stream(chunk: str) -> None:
-            if log is not None:
-                log.write(chunk)
-                log.flush()
-
         try:
-            return script_runner().run_script([settings.python, self.code_file], policy, on_output=stream)
+            return run_logged(self.run.scripts, workspace, self.code_file, f"node-{number:04d}.log",
+                              timeout_s=max(timeout_s, 1.0))
         except ValueError as problem:  # e.g. the configured interpreter does not exist
             raise MlabError(f"node {number}'s script could not be started: {problem}") from None
-        finally:
-            if log is not None:
-                log.close()
 
     def _keep_read_only(self, workspace: Workspace, parent: dict, delta: Delta, manifest: dict) -> list[str]:
         """Read-only files a script changed keep the parent's contents (as a linear run puts them back)."""
