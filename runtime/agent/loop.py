@@ -7,7 +7,6 @@ knowledge of any particular agent.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from mlab.agent import context as C
@@ -18,19 +17,11 @@ from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
 from mlab.observation import bound_text
 from mlab.agent.prompting import Templates, stable_prefix
 from mlab.agent.replies import ParsedReply, ReplyError, parse_reply
+from mlab.agent.outcome import LoopOutcome
 from mlab.agent.tool_loop import ToolSteps
 from mlab.trace import PREVIEW_CHARS
 
 SUMMARY_CHUNK_CHARS = 10000
-
-
-@dataclass
-class LoopOutcome:
-    """How the loop ended: the run's end reason, and a failure mode where it failed."""
-
-    end_reason: str
-    failure_mode: str | None = None
-    detail: str | None = None
 
 
 class AgentLoop:
@@ -199,8 +190,7 @@ class AgentLoop:
 
     def step(self) -> LoopOutcome | None:
         if self.tool_steps is not None:
-            ended = self.tool_steps.step()
-            return LoopOutcome(*ended) if ended is not None else None
+            return self.tool_steps.step()
         calls: list[dict] = []
         self.run.services.calls = calls  # model-backed actions add their calls to this step's record
         known = set(self.summaries)
@@ -222,6 +212,11 @@ class AgentLoop:
         exchange = self._exchange(parsed, response, calls, errors, prompt, summaries, prefix)
         observation = self.run.step(parsed.action, parsed.action_input, model=exchange,
                                      hooks={"retrieved": retrieved} if retrieved else None)
+        return self.after_step(observation, calls)
+
+    def after_step(self, observation, calls: list[dict]) -> LoopOutcome | None:
+        """Count a recorded step's model calls, end the run if a model-backed action's model failed,
+        and report the step; the outcome when the run ended."""
         self.account(calls)
         failure, self.run.services.model_failure = self.run.services.model_failure, None
         if failure is not None:

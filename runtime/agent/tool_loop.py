@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from mlab.actions.table import ActionRejected
 from mlab.agent import context as C
+from mlab.agent.outcome import LoopOutcome
 from mlab.agent.replies import ReplyError, parse_json_lenient, parse_reply, parse_text_sections
 from mlab.failure import FailureMode
 from mlab.models.client import ECHOED_FIELDS, ModelError
@@ -348,7 +349,7 @@ class ToolSteps:
             loop.account(calls)
             run.finish(problem.failure_mode, detail=str(problem),
                        model=self._exchange({}, "", calls, [], prompt, None))
-            return ("failed", problem.failure_mode, str(problem))
+            return LoopOutcome("failed", problem.failure_mode, str(problem))
         summaries = {str(k): v for k, v in loop.summaries.items() if k not in known}
         message, sections, planned, others, errors = asked
         response = (message or {}).get("content") or ""
@@ -357,10 +358,10 @@ class ToolSteps:
             loop.account(calls)
             detail = f"no usable reply after {len(errors)} attempt(s); last problem: {errors[-1]}"
             run.finish(FailureMode.RESPONSE_FORMAT_ERROR, detail=detail, model=exchange)
-            return ("failed", FailureMode.RESPONSE_FORMAT_ERROR, detail)
+            return LoopOutcome("failed", FailureMode.RESPONSE_FORMAT_ERROR, detail)
         if self.mode != "tools":
             action, action_input = planned
-            return self._finish_step(run.step(action, action_input, model=exchange,
+            return self.loop.after_step(run.step(action, action_input, model=exchange,
                                               hooks={"retrieved": retrieved} if retrieved else None), calls)
         exchange["message"] = message
         if others:
@@ -369,33 +370,17 @@ class ToolSteps:
 
     def _run_calls(self, planned: list[PlannedCall], exchange: dict, calls: list[dict], retrieved: str = ""):
         """Run the calls of one message in order, one record each, until the run ends."""
-        loop, run = self.loop, self.loop.run
+        run = self.loop.run
         for position, call in enumerate(planned):
             if run.ended:
                 break
             if position:  # the next record of the same message: the hooks' calls of this record only
-                calls = []
-                run.services.calls = calls
-                if "append_summary" in loop.view.after_step and run.records:
-                    loop.append_summary_of(run.records[-1], calls)
-                exchange = {"format": "tools", "response": "", "reply": {}, "calls": calls, "format_errors": [],
-                            "summaries": {}, "stable_prefix_chars": 0}
+                exchange, calls = self._continuation()
             exchange["tool_call"] = call.to_json()
             hooks = {"retrieved": retrieved} if retrieved and not position else None
-            outcome = self._finish_step(run.step(call.action, call.inputs, model=exchange, hooks=hooks), calls)
+            outcome = self.loop.after_step(run.step(call.action, call.inputs, model=exchange, hooks=hooks), calls)
             if outcome is not None:
                 return outcome
-        return None
-
-    def _finish_step(self, observation, calls: list[dict]):
-        loop, run = self.loop, self.loop.run
-        loop.account(calls)
-        failure, run.services.model_failure = run.services.model_failure, None
-        if failure is not None:
-            run.finish(failure.failure_mode, detail=str(failure))
-            return ("failed", failure.failure_mode, str(failure))
-        if loop.on_step:
-            loop.on_step(run.records[-1], observation, loop.usage)
         return None
 
     def pending(self):
@@ -416,13 +401,20 @@ class ToolSteps:
         left = [call for call in planned if call.id not in done]
         if not left:
             return None
+        exchange, calls = self._continuation()
+        return left, exchange, calls
+
+    def _continuation(self) -> tuple[dict, list[dict]]:
+        """The exchange of a further record of a message already answered: no model call of its own,
+        only the research-log entry of the record before it (the after-step hook)."""
+        loop = self.loop
         calls: list[dict] = []
-        self.loop.run.services.calls = calls
+        loop.run.services.calls = calls
+        if "append_summary" in loop.view.after_step and loop.run.records:
+            loop.append_summary_of(loop.run.records[-1], calls)
         exchange = {"format": "tools", "response": "", "reply": {}, "calls": calls, "format_errors": [],
                     "summaries": {}, "stable_prefix_chars": 0}
-        if "append_summary" in self.loop.view.after_step:
-            self.loop.append_summary_of(run.records[-1], calls)
-        return left, exchange, calls
+        return exchange, calls
 
     def _exchange(self, sections, response, calls, errors, prompt, summaries) -> dict:
         exchange = {"format": self.mode, "response": response, "reply": dict(sections or {}), "calls": calls,
