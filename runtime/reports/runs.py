@@ -185,24 +185,23 @@ def record_workspaces(initial: dict[str, str], records: list[dict]):
     record without a node (the search's closing record) is a delta from every delta applied in
     order, as a resumed run replays them, so that it leaves the submitted node's workspace.
     """
+    from mlab.run.checkout import node_manifests
     from mlab.snapshots import apply_delta
 
-    by_node: dict[int, dict[str, str]] = {}
+    nodes = node_manifests(initial, records)
     linear = dict(initial)
     for record in records:
         delta = record.get("snapshot") or {}
         number = record.get("node")
         if isinstance(number, int) and not isinstance(number, bool):
             parent = record.get("parent")
-            before = by_node.get(parent, initial) if isinstance(parent, int) else initial
+            yield (nodes.get(parent, initial) if isinstance(parent, int) else initial), nodes[number]
         else:
             before = dict(linear)
-        after = dict(before)
-        apply_delta(after, delta)
-        if isinstance(number, int) and not isinstance(number, bool):
-            by_node[number] = after
+            after = dict(before)
+            apply_delta(after, delta)
+            yield before, after
         apply_delta(linear, delta)
-        yield before, after
 
 
 def read_scores(run_dir: Path) -> list[dict] | None:

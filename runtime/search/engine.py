@@ -33,6 +33,7 @@ from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
 from mlab.search.operators import OPERATOR_FORMAT, Asker, ask_review, parse_operator_reply
 from mlab.search.policy import Decision, Policy, make_policy
 from mlab.search.tree import Node, Tree
+from mlab.run.checkout import node_manifests
 from mlab.snapshots import Delta, apply_delta
 from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, store_long_texts, timestamp
 
@@ -135,11 +136,8 @@ class SearchEngine:
             except ValueError as problem:
                 raise RunError(f"the trace of run {self.run.id} does not hold a tree ({problem}); "
                                "it cannot be continued as a search") from None
-            base = self.manifests[node.parent] if node.parent is not None else self.initial
-            manifest = dict(base)
-            apply_delta(manifest, record.get("snapshot") or {})
-            self.manifests[node.id] = manifest
             self.policy.observe(self.tree, node)
+        self.manifests = node_manifests(self.initial, self.run.records)
 
     # -- limits --------------------------------------------------------------------------
     @property
