@@ -39,7 +39,10 @@ def reply_format(run) -> dict | None:
     return {"declared": declared, "ran": ran, "reason": reason}
 
 
-def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False) -> dict:
+def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False,
+                 extra: dict | None = None) -> dict:
+    """Score the run's final workspace and write result.json; `extra` adds fields of the run's kind
+    (a tree search's summary), checked against the schema with the rest."""
     from mlabc.api import problems
 
     from mlab.scoring.evaluate import evaluate
@@ -68,6 +71,7 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
         result["driven"] = True
     else:
         result["reply_format"] = reply_format(run)
+    result.update(extra or {})
     found = problems("result", result)
     if found:
         raise MlabError("internal error: the result does not match spec/result.schema.json: " + "; ".join(found))

@@ -446,20 +446,6 @@ class SearchEngine:
 def write_search_result(run, outcome: SearchOutcome, tiers: dict, config: dict, demo: bool) -> dict:
     """result.json as for any run (the final workspace, the submitted node's, scored by the task's
     evaluator), with the search's summary added under `search`."""
-    import json
-    import os
+    from mlab.scoring.result import write_result
 
-    from mlabc.api import problems
-
-    from mlab.scoring.result import RESULT, write_result
-
-    result = write_result(run, outcome, tiers, config, demo)
-    result["search"] = outcome.search or None
-    found = problems("result", result)
-    if found:
-        raise MlabError("internal error: the result does not match spec/result.schema.json: " + "; ".join(found))
-    path = run.dir / RESULT
-    temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
-    return result
+    return write_result(run, outcome, tiers, config, demo, extra={"search": outcome.search or None})
