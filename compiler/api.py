@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "data_dir",
     "default_paths", "parse_command", "problems", "quote", "render_all", "std_dir", "tasks_dir",
-    "SIZE_UNITS", "DURATION_UNITS", "cache_root", "lazy_exports",
+    "SIZE_UNITS", "DURATION_UNITS", "cache_root", "lazy_exports", "snake_case",
 ]
 
 # name → the module (relative to mlabc) that defines it; imported when the name is first read.
@@ -47,6 +47,7 @@ _EXPORTS = {
     "DURATION_UNITS": ".units",
     "cache_root": ".resources",
     "quote": ".authoring.printer",
+    "snake_case": ".lower.actions",
 }
 
 

@@ -22,7 +22,6 @@ or the JSON text as a model would send it.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -261,8 +260,11 @@ class Demo(OfflineModel):
 
 
 def tool_name(action: str) -> str:
-    """An action's default tool name: its name in snake case (List Files -> list_files)."""
-    return re.sub(r"[^a-z0-9]+", "_", action.lower()).strip("_") or "action"
+    """An action's default tool name, by mlabc's rule (List Files -> list_files), for tables made
+    before tool calling; a name with no letter or digit becomes "action"."""
+    from mlabc.api import snake_case
+
+    return snake_case(action) or "action"
 
 
 def tool_definition(entry: dict) -> dict:
