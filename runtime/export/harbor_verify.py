@@ -51,8 +51,8 @@ def verify(home: Path, workspace: Path) -> dict:
     """mlab's result core for the submission in workspace (raises MlabError for a task's own fault)."""
     from mlab.failure import FailureMode
     from mlab.scoring import score_workspace
-    from mlab.scoring.evaluate import metric_display
-    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
+    from mlab.scoring.evaluate import judged
+    from mlab.scoring.outcome import Score
     from mlab.scoring.timed import score_timed
 
     task = exported_task(home)
@@ -60,9 +60,7 @@ def verify(home: Path, workspace: Path) -> dict:
     variant, view = export["variant"], task.view
     private = home / "private"
     if not workspace.is_dir():
-        score = None
-        failure, detail = FailureMode.SUBMISSION_FORMAT_ERROR, f"no workspace: {workspace} does not exist"
-        baseline = export.get("baseline")
+        outcome = Score(None, False, FailureMode.SUBMISSION_FORMAT_ERROR, f"no workspace: {workspace} does not exist")
     else:
         scratch = Path(tempfile.mkdtemp(prefix="mlab-verify-"))
         try:
@@ -76,20 +74,10 @@ def verify(home: Path, workspace: Path) -> dict:
                     else score_workspace(task, variant, copy, private)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        score, failure, detail = outcome.value, outcome.failure_mode, outcome.detail
-        baseline = outcome.baseline or export.get("baseline")
-    threshold = view.success_threshold
-    gain = None
-    if score is not None and baseline and baseline.get("value") is not None:
-        gain = improvement(score, baseline["value"], view.metric.direction)
-    success = gain is not None and is_success(gain, threshold) \
-        and timed_rounds_succeed((baseline or {}).get("paired_speedups"), threshold)
-    if failure is None and not success and gain is not None:
-        failure, detail = FailureMode.SMALL_IMPROVEMENT, f"improvement {gain:.1%} is below the threshold"
-    return {"task": task.name, "variant": variant, "metric": view.metric.name, **metric_display(view.metric),
-            "direction": view.metric.direction, "score": score, "baseline": baseline, "improvement": gain,
-            "threshold": threshold, "success": bool(success),
-            "failure_mode": str(failure) if failure else None, "detail": detail}
+    baseline = outcome.baseline or export.get("baseline") or {"value": None}
+    result = judged(view, outcome, baseline)
+    result["failure_mode"] = str(result["failure_mode"]) if result["failure_mode"] else None
+    return {"task": task.name, "variant": variant, **result}
 
 
 def reward(result: dict) -> dict:

@@ -23,8 +23,6 @@ def metric_display(metric) -> dict:
 
 def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None = None) -> dict:
     """Score the run's final workspace and compare with the baseline (the core of result.json)."""
-    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
-
     view = run.task.view
     try:
         score = score_run(run)
@@ -39,6 +37,15 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
                 "improvement": None, "threshold": view.success_threshold, "success": False, "submitted": False,
                 "failure_mode": FailureMode.TASK_ERROR, "detail": f"the task could not be scored: {problem}",
                 "submission_problem": None}
+    return judged(view, score, baseline, outcome_failure, outcome_detail)
+
+
+def judged(view, score, baseline: dict, outcome_failure: str | None = None, outcome_detail: str | None = None) -> dict:
+    """A score against its baseline: improvement, success, and the failure mode and detail of a run
+    that did not succeed (the run's own failure first, then the submission's, then noise, a missing
+    baseline, a small improvement). The core of result.json, also of an exported task's verifier."""
+    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
+
     direction = view.metric.direction
     threshold = view.success_threshold
     gain = None
