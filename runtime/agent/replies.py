@@ -8,6 +8,9 @@ import json
 import re
 from dataclasses import dataclass
 
+from mlab.models.decode import MAX_JSON_DEPTH, MAX_REPLY_CHARS
+from mlab.models.decode import balanced as _balanced
+
 
 class ReplyError(Exception):
     """The reply cannot be used; the message goes to the model in the format-error prompt."""
@@ -20,16 +23,13 @@ class ParsedReply:
     action_input: dict
 
 
-# Bounds on what a reply may hold. A reply past them is a format error the model is told about:
-# nesting deeper than MAX_JSON_DEPTH would overflow the recursive JSON decoder (and every JSON
-# schema check and encoder after it), and a reply longer than MAX_REPLY_CHARS is not parsed at all.
-# The size bound leaves room for a Write File of a few tens of megabytes; Python literals (single
+# Bounds on what a reply may hold (mlab.models.decode, shared with every other decode of model
+# output). A reply past them is a format error the model is told about: nesting deeper than
+# MAX_JSON_DEPTH would overflow the recursive JSON decoder (and every JSON schema check and encoder
+# after it), and a reply longer than MAX_REPLY_CHARS is not parsed at all. Python literals (single
 # quotes, True/None) are tried only on inputs up to LITERAL_EVAL_CHARS, since parsing Python
 # costs far more memory per character than parsing JSON.
-MAX_JSON_DEPTH = 100
-MAX_REPLY_CHARS = 64 << 20
 LITERAL_EVAL_CHARS = 1 << 20
-_STRUCTURE = re.compile(r"\\.|[\"'{}\[\]]", re.S)  # escapes, quotes and brackets: all the scan looks at
 
 
 def parse_json_lenient(text: str) -> object:
@@ -70,30 +70,6 @@ def _strip_fences(text: str) -> str:
 def _first_bracket(text: str) -> int | None:
     match = re.search(r"[{\[]", text)
     return match.start() if match else None
-
-
-def _balanced(text: str, start: int) -> tuple[str | None, int]:
-    """The bracketed value starting at `start` (None if it is not closed), skipping brackets inside
-    strings, and the deepest nesting seen. Only escapes, quotes and brackets are visited, so a
-    long string costs one regular-expression scan."""
-    depth, deepest, quote = 0, 0, None
-    for match in _STRUCTURE.finditer(text, start):
-        token = match.group()
-        if quote:
-            if token == quote:
-                quote = None
-            continue  # an escape or a bracket inside a string
-        char = token[-1]  # outside a string a backslash escapes nothing: look at what follows it
-        if char in "\"'":
-            quote = char
-        elif char in "{[":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return text[start:match.end()], deepest
-    return None, deepest
 
 
 def resolve_action(name: str, actions: list[str]) -> str:

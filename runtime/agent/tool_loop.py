@@ -24,7 +24,9 @@ from mlab.agent import context as C
 from mlab.agent.outcome import LoopOutcome
 from mlab.agent.replies import ReplyError, parse_json_lenient, parse_reply, parse_text_sections
 from mlab.failure import FailureMode
-from mlab.models.client import ECHOED_FIELDS, ModelError
+from mlab.models.client import ModelError
+from mlab.models.response import ECHOED_FIELDS
+from mlab.models.decode import MAX_ARGUMENT_CHARS, object_arguments, refusal
 from mlab.models.errors import ToolsRefused
 from mlab.models.offline import tool_definition
 from mlab.observation import bound_text
@@ -75,11 +77,7 @@ def echoed(message: dict, inputs: dict | None = None) -> dict:
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
         arguments = function.get("arguments")
-        try:
-            valid = isinstance(json.loads(arguments), dict) if isinstance(arguments, str) else False
-        except ValueError:
-            valid = False
-        if not valid:
+        if not isinstance(arguments, str) or object_arguments(arguments) is None:
             arguments = json.dumps((inputs or {}).get(call.get("id")) or {"unparsed_arguments": str(arguments)[:2000]},
                                    ensure_ascii=False)
         calls.append({"id": call.get("id"), "type": "function",
@@ -300,6 +298,12 @@ class ToolSteps:
             raise ReplyError(f"{name!r} is not a tool you can use.{hint} Tools: {', '.join(self.offered)}.")
         arguments = function.get("arguments")
         text = arguments if isinstance(arguments, str) else ""
+        refused = refusal(text)
+        if refused:
+            raise ReplyError(f"the arguments of {name} were not read: {refused}")
+        if len(text) > MAX_ARGUMENT_CHARS:
+            raise ReplyError(f"the arguments of {name} are {len(text):,} characters long, more than the "
+                             f"{MAX_ARGUMENT_CHARS:,} a tool call may hold; write large files in parts (Append File)")
         inputs = parse_json_lenient(text) if text.strip() else {}
         if not isinstance(inputs, dict):
             raise ReplyError(f"the arguments of {name} must be a JSON object such as {{\"name\": \"value\"}}")

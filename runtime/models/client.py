@@ -23,6 +23,7 @@ from typing import Callable
 
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
+from mlab.models.response import MalformedResponse, reply_message, reply_text, usage_counts
 from mlab.observation import utf8_safe
 
 TIERS = ("main", "fast", "edit")
@@ -99,6 +100,9 @@ def import_litellm():
     from mlab.models import offline
 
     offline.register(litellm)
+    from mlab.models import transport
+
+    transport.install(litellm)
     return litellm
 
 
@@ -210,91 +214,6 @@ def _connection_failed(error: BaseException) -> bool:
     return False
 
 
-class MalformedResponse(Exception):
-    """A provider's response that cannot be used (no choices, no message, content not text): a
-    model fault, retried like a server error."""
-
-
-def reply_text(response) -> str:
-    """The text of a completion response's first choice, after checking that it is one."""
-    choices = getattr(response, "choices", None)
-    if not isinstance(choices, (list, tuple)) or not choices:
-        raise MalformedResponse("the response has no choices")
-    message = getattr(choices[0], "message", None)
-    if message is None and isinstance(choices[0], dict):
-        message = choices[0].get("message")
-    if message is None:
-        raise MalformedResponse("the response's first choice has no message")
-    content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
-    if content is None:
-        return ""  # a reply of tool calls only, or an empty one: the format error says what is missing
-    if not isinstance(content, str):
-        raise MalformedResponse(f"the response's message content is {type(content).__name__}, not text")
-    return content
-
-
-# Fields of an assistant message that a provider needs echoed back in the next request.
-ECHOED_FIELDS = ("reasoning_content", "thinking_blocks")
-
-
-def reply_message(response) -> dict:
-    """The assistant message of a chat response's first choice, in OpenAI form: role, content
-    (text or None), tool_calls as {id, type, function {name, arguments}} with the arguments as
-    the model sent them, and the provider fields of ECHOED_FIELDS that are set. A call's id or
-    name is kept as sent, even when missing: the agent loop tells the model what is wrong."""
-    content = reply_text(response) if _first_message(response).get("content") is not None else None
-    message = {"role": "assistant", "content": content}
-    raw_calls = _first_message(response).get("tool_calls") or []
-    if not isinstance(raw_calls, (list, tuple)):
-        raise MalformedResponse(f"the response's tool_calls is {type(raw_calls).__name__}, not a list")
-    calls = []
-    for raw in raw_calls:
-        raw = _as_dict(raw)
-        function = _as_dict(raw.get("function"))
-        arguments = function.get("arguments")
-        if arguments is not None and not isinstance(arguments, str):
-            try:  # some providers hand the arguments over decoded
-                arguments = json.dumps(arguments, ensure_ascii=False)
-            except (TypeError, ValueError):
-                arguments = str(arguments)
-        calls.append({"id": raw.get("id"), "type": raw.get("type") or "function",
-                      "function": {"name": function.get("name"), "arguments": arguments}})
-    if calls:
-        message["tool_calls"] = calls
-    for name in ECHOED_FIELDS:
-        value = _first_message(response).get(name)
-        if value not in (None, [], ""):
-            message[name] = _plain(value)
-    return message
-
-
-def _first_message(response) -> dict:
-    reply_text(response)  # checks that there is a first choice with a message
-    choice = response.choices[0]
-    message = choice.get("message") if isinstance(choice, dict) else getattr(choice, "message", None)
-    return _as_dict(message)
-
-
-def _as_dict(value) -> dict:
-    if isinstance(value, dict):
-        return value
-    if hasattr(value, "model_dump"):
-        try:
-            return value.model_dump()
-        except Exception:
-            pass
-    return {key: getattr(value, key) for key in dir(value) if not key.startswith("_")
-            and not callable(getattr(value, key, None))} if value is not None else {}
-
-
-def _plain(value):
-    """A provider field as plain JSON values (pydantic objects dumped)."""
-    try:
-        return json.loads(json.dumps(value, default=lambda v: v.model_dump() if hasattr(v, "model_dump") else str(v)))
-    except (TypeError, ValueError):
-        return str(value)
-
-
 # How servers word a refusal of the `tools` field (vLLM without a tool-call parser, Ollama models
 # without tool support, llama.cpp without --jinja, OpenAI-compatible servers that reject the field).
 _TOOLS_WORDS = re.compile(r"tool|function", re.I)
@@ -306,21 +225,6 @@ def tools_refused(litellm, error: Exception) -> bool:
     kinds = tuple(k for k in (getattr(litellm, "BadRequestError", None), getattr(litellm, "UnsupportedParamsError", None),
                               getattr(litellm, "UnprocessableEntityError", None)) if isinstance(k, type))
     return isinstance(error, kinds) and bool(_TOOLS_WORDS.search(str(error)))
-
-
-def _usage_counts(usage) -> tuple[int, int, int] | None:
-    """(prompt, completion, cached) tokens a provider reported; None when it reported none usable."""
-    def count(value) -> int | None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            return None
-        return int(value)
-
-    prompt = count(getattr(usage, "prompt_tokens", None))
-    if usage is None or prompt is None:
-        return None
-    details = getattr(usage, "prompt_tokens_details", None)
-    return (prompt, count(getattr(usage, "completion_tokens", 0) or 0) or 0,
-            count(getattr(details, "cached_tokens", 0) or 0) or 0 if details else 0)
 
 
 def split_prefix(messages: list[dict], prefix: str | None, model: str) -> list[dict]:
@@ -376,8 +280,9 @@ class ModelClient:
     def __init__(self, tiers: dict[str, TierConfig], *, api_base: str | None = None, seed: int | None = None,
                  max_attempts: int = 5, timeout_s: float = 600.0, backoff_s: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, offline: OfflineModels | None = None,
-                 on_retry: Callable[[str], None] | None = None):
+                 on_retry: Callable[[str], None] | None = None, max_response_bytes: int | None = None):
         self.tiers = tiers
+        self.max_response_bytes = max_response_bytes  # None: mlab.models.decode.MAX_RESPONSE_BYTES
         self.offline = offline if offline is not None else OfflineModels()  # this client's offline models
         self.api_base = api_base
         self.seed = seed
@@ -447,7 +352,7 @@ class ModelClient:
         text = message.get("content") or ""
         call = ModelCall(tier=tier, model=config.model, purpose=purpose, latency_s=round(latency, 4),
                          attempts=attempts, response=text, message=message)
-        counts = _usage_counts(getattr(response, "usage", None)) if not is_offline(config.model) else None
+        counts = usage_counts(getattr(response, "usage", None)) if not is_offline(config.model) else None
         if counts is not None:
             call.prompt_tokens, call.completion_tokens, call.cached_tokens = counts
         else:
@@ -479,19 +384,25 @@ class ModelClient:
             kwargs["drop_params"] = True  # providers without a seed parameter ignore it
         if is_offline(config.model):
             kwargs["metadata"] = {"mlab_tier": tier, "mlab_purpose": purpose, OFFLINE_METADATA: self.offline}
+        from mlab.models.transport import MAX_RESPONSE_BYTES, ResponseRefused, bounded  # httpx: loaded by litellm
+
         start = time.monotonic()
         for attempt in range(1, self.max_attempts + 1):
             try:
-                response = litellm.completion(model=config.model, messages=messages, num_retries=0, **kwargs)
+                with bounded(self.timeout_s, self.max_response_bytes or MAX_RESPONSE_BYTES):  # the whole attempt, not each read
+                    response = litellm.completion(model=config.model, messages=messages, num_retries=0, **kwargs)
                 value = read(response)
                 break
             except ModelError:
                 raise
             except Exception as error:  # litellm maps provider errors to its own exception types
                 inner = _model_error_inside(error)
+                served = self.api_base if not is_offline(config.model) else None
+                if isinstance(inner, ResponseRefused):
+                    raise ModelError(f"{config.model}{f' at {served}' if served else ''} sent a response "
+                                     f"that was refused: {inner}") from None
                 if inner is not None:
                     raise inner from None
-                served = self.api_base if not is_offline(config.model) else None
                 what = _describe(error, served)
                 at_url = served and not what.startswith("cannot reach")  # the URL said once
                 where = f"{config.model} at {served}" if at_url else config.model
@@ -510,7 +421,7 @@ class ModelClient:
         usage = getattr(response, "usage", None)
         call = ModelCall(tier=tier, model=model, purpose=purpose, latency_s=round(latency, 4),
                          attempts=attempts, response=text)
-        counts = _usage_counts(usage) if not is_offline(model) else None
+        counts = usage_counts(usage) if not is_offline(model) else None
         if counts is not None:
             call.prompt_tokens, call.completion_tokens, call.cached_tokens = counts
         else:

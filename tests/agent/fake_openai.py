@@ -11,7 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class FakeOpenAI:
     """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500, 'hang' or
-    'no choices' (a 200 response whose `choices` list is empty).
+    'no choices' (a 200 response whose `choices` list is empty), 'trickle' (a
+    valid response sent a byte every 50 ms; 'trickle headers' from its first byte), ('huge', N) (a body of
+    N bytes, sent as fast as the client reads) or ('body', text) (a 200 response with that body).
 
     A reply is a text (the message's content) or an assistant message sent as it is (a dict with
     content and tool_calls in OpenAI form; `tool_call(...)` makes one call). With
@@ -29,6 +31,7 @@ class FakeOpenAI:
         self.usage = usage
         self.cached = cached  # prompt tokens the server says it served from its prompt cache
         self.requests: list[dict] = []
+        self.sent = 0  # bytes of a 'huge' body written so far
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,6 +43,12 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
                 fault = server.faults.pop(0) if server.faults else None
+                if isinstance(fault, tuple) and fault[0] == "body":  # a 200 response with this body as it is
+                    return self._send(200, fault[1])
+                if fault in ("trickle", "trickle headers"):  # a byte every 50 ms, for minutes
+                    return self._trickle(fault == "trickle headers")
+                if isinstance(fault, tuple) and fault[0] == "huge":  # a body of that many bytes, sent fast
+                    return self._huge(fault[1])
                 if fault == "hang":
                     time.sleep(3)
                     return self._send(500, {"error": {"message": "too late"}})
@@ -72,8 +81,37 @@ class FakeOpenAI:
                               "total_tokens": sum(server.usage),
                               "prompt_tokens_details": {"cached_tokens": server.cached}}})
 
+            def _trickle(self, in_headers: bool):
+                body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "x" * 4000}}]})
+                head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+                slow = (head + body) if in_headers else body
+                try:
+                    if not in_headers:
+                        self.wfile.write(head.encode())
+                    for char in slow:
+                        self.wfile.write(char.encode())
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                except OSError:  # the client gave up
+                    pass
+                self.close_connection = True
+
+            def _huge(self, size: int):
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(size))
+                self.end_headers()
+                chunk = b" " * (1 << 20)
+                try:
+                    while server.sent < size:
+                        self.wfile.write(chunk)
+                        server.sent += len(chunk)
+                except OSError:  # the client stopped reading
+                    pass
+                self.close_connection = True
+
             def _send(self, status, payload):
-                data = json.dumps(payload).encode()
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

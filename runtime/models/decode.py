@@ -1,0 +1,111 @@
+"""The one bounded JSON decoder of what a model or a provider sends: replies, tool-call arguments,
+provider response bodies and what the trace keeps of them.
+
+Python's JSON decoder and encoder recurse once per level of nesting, so a value nested a few
+thousand levels deep raises RecursionError wherever it is decoded, checked or written again. Every
+decode of model or provider output therefore measures the nesting first (one regular-expression
+scan that visits only quotes, escapes and brackets) and refuses a text past the bounds below with
+`TooDeep` or `TooLarge` (both ValueError), which callers turn into a format error the agent is
+told about or a provider error. The bounds are listed on docs/security.md.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+# Nesting deeper than this is refused everywhere (replies, arguments, response bodies, exports).
+MAX_JSON_DEPTH = 100
+# The longest reply text parsed at all; room for a Write File of a few tens of megabytes.
+MAX_REPLY_CHARS = 64 << 20
+# The longest arguments of one tool call; a bigger file is written in parts (Append File).
+MAX_ARGUMENT_CHARS = 16 << 20
+# The most bytes read of one provider response (headers and body, after decompression).
+MAX_RESPONSE_BYTES = 96 << 20
+
+# What the HTTP transport puts in place of tool-call arguments past the bounds (mlab.models.transport).
+REFUSED_PREFIX = "mlab refused these arguments: "
+_STRUCTURE = re.compile(r"\\.|[\"'{}\[\]]", re.S)  # escapes, quotes and brackets: all the scan looks at
+
+
+class TooDeep(ValueError):
+    """A JSON text nested past MAX_JSON_DEPTH."""
+
+    def __init__(self, depth: int, what: str = "the value"):
+        super().__init__(f"{what} nests objects or lists {depth:,} levels deep; at most {MAX_JSON_DEPTH} "
+                         "levels are accepted")
+        self.depth = depth
+
+
+class TooLarge(ValueError):
+    """A text longer than its bound."""
+
+    def __init__(self, size: int, bound: int, what: str = "the value", unit: str = "characters"):
+        super().__init__(f"{what} is {size:,} {unit} long, more than the {bound:,} accepted")
+        self.size = size
+
+
+def balanced(text: str, start: int, quotes: str = "\"'") -> tuple[str | None, int]:
+    """The bracketed value starting at `start` (None if it is not closed), skipping brackets inside
+    strings (quoted by any of `quotes`), and the deepest nesting seen. Only escapes, quotes and
+    brackets are visited, so a long string costs one regular-expression scan."""
+    depth, deepest, quote = 0, 0, None
+    for match in _STRUCTURE.finditer(text, start):
+        token = match.group()
+        if quote:
+            if token == quote:
+                quote = None
+            continue  # an escape or a bracket inside a string
+        char = token[-1]  # outside a string a backslash escapes nothing: look at what follows it
+        if char in quotes:
+            quote = char
+        elif char in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return text[start:match.end()], deepest
+    return None, deepest
+
+
+def nesting(text: str) -> int:
+    """The deepest nesting of brackets outside JSON strings in `text` (0 for a scalar)."""
+    start = re.search(r"[{\[]", text)
+    return balanced(text, start.start(), quotes='"')[1] if start else 0
+
+
+def loads(text: str | bytes, *, what: str = "the value", max_chars: int = MAX_REPLY_CHARS, **options):
+    """json.loads of `text` after checking its size and nesting; TooLarge, TooDeep or ValueError."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "surrogatepass" if not options.pop("strict_utf8", False) else "strict")
+    if len(text) > max_chars:
+        raise TooLarge(len(text), max_chars, what)
+    depth = nesting(text)
+    if depth > MAX_JSON_DEPTH:
+        raise TooDeep(depth, what)
+    return json.loads(text, **options)
+
+
+def object_arguments(text) -> dict | None:
+    """A tool call's arguments as the object they encode, or None when they are not a JSON object
+    within the bounds (a hostile or cut reply)."""
+    if isinstance(text, dict):
+        return text
+    if not isinstance(text, str):
+        return None
+    try:
+        value = loads(text, what="the arguments", max_chars=MAX_ARGUMENT_CHARS)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def refusal_text(problem: str) -> str:
+    return REFUSED_PREFIX + problem
+
+
+def refusal(arguments) -> str | None:
+    """What the transport refused of a tool call's arguments, or None when they are the model's own."""
+    if isinstance(arguments, str) and arguments.startswith(REFUSED_PREFIX):
+        return arguments[len(REFUSED_PREFIX):]
+    return None

@@ -1,0 +1,112 @@
+"""A hostile model or OpenAI-compatible server: deeply nested tool-call arguments (run or not run)
+and reasoning blocks, huge arguments and bodies, a server that trickles its answer. Each ends the
+run with a result.json (a format error counted as a retry, or a model API failure), never a crash."""
+import json
+import time
+
+import pytest
+
+from agent_helpers import mlab, only_run, result, trace, trace_problems
+from fake_openai import FakeOpenAI, tool_call
+from tool_helpers import use_tools_agent
+
+MODEL = "openai/gpt-4o"
+DEEP = '{"a": ' * 5000 + "1" + "}" * 5000  # past Python's recursion limit: litellm's own decode fails
+SHALLOWER = "[" * 900 + "]" * 900  # within it: litellm decodes it, mlab's later encodes would not
+DONE = tool_call("final_answer", {"final_answer": "done"}, "call_z")
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("MLAB_MODEL_BACKOFF", "0")
+    monkeypatch.setenv("MLAB_MODEL_ATTEMPTS", "2")
+    monkeypatch.setenv("MLAB_MODEL_TIMEOUT", "2")
+
+
+def serve(monkeypatch, tiny_task, tmp_path, replies, faults=None, fields=None):
+    use_tools_agent(monkeypatch, fields)
+    with FakeOpenAI(replies, faults=faults) as server:
+        code, out, err = mlab("run", tiny_task, "--model", MODEL, "--api-base", server.base,
+                              "--runs-dir", tmp_path / "runs")
+    assert code in (0, 1), err
+    assert "Traceback" not in out + err
+    run_dir = only_run(tmp_path / "runs")
+    assert trace_problems(run_dir) == []
+    return result(run_dir), trace(run_dir), server.requests
+
+
+@pytest.mark.parametrize("deep", [DEEP, SHALLOWER], ids=["5000", "900"])
+def test_deeply_nested_arguments_of_a_call_that_is_run_are_a_format_error(key, monkeypatch, tiny_task, tmp_path, deep):
+    document, records, requests = serve(monkeypatch, tiny_task, tmp_path, [tool_call("list_files", deep), DONE])
+    assert document["end_reason"] == "final_answer"
+    depth = "5,000" if deep is DEEP else "900"
+    assert records[0]["model"]["format_errors"] == [
+        f"the arguments of list_files were not read: they nest objects or lists {depth} levels deep; at most 100 "
+        "levels are accepted"]
+    json.dumps(requests[1])  # what was sent back can be encoded
+
+
+@pytest.mark.parametrize("deep", [DEEP, SHALLOWER], ids=["5000", "900"])
+def test_deeply_nested_arguments_of_a_call_not_run_are_echoed_safely(key, monkeypatch, tiny_task, tmp_path, deep):
+    two = tool_call("list_files", {"dir_path": "."}, "call_x", more=[("list_files", deep, "call_y")])
+    document, records, requests = serve(monkeypatch, tiny_task, tmp_path, [two, DONE])
+    assert document["end_reason"] == "final_answer"
+    echoed = next(m for m in requests[1]["messages"] if m.get("tool_calls"))
+    assert len(echoed["tool_calls"][1]["function"]["arguments"]) < 3000
+
+
+DEEP_BLOCKS = ('{"id": "x", "object": "chat.completion", "created": 0, "model": "gpt-4o", "choices": [{"index": 0, '
+               '"finish_reason": "stop", "message": {"role": "assistant", "content": "hi", "thinking_blocks": '
+               + "[" * 900 + "]" * 900 + '}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}')
+
+
+def test_deeply_nested_reasoning_blocks_are_a_model_api_failure(key, monkeypatch, tiny_task, tmp_path):
+    document, records, requests = serve(monkeypatch, tiny_task, tmp_path, [DONE],
+                                        faults=[("body", DEEP_BLOCKS)] * 2)
+    assert document["failure_mode"] == "model API failure"
+    assert "nest" in document["detail"]
+
+
+# -- the client's bounds on a call: wall-clock time and bytes read -----------------------
+
+from mlab.models.client import ModelClient, TierConfig  # noqa: E402
+from mlab.models.errors import ModelError  # noqa: E402
+
+HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("fault", ["trickle", "trickle headers"])
+def test_a_server_that_trickles_is_cut_off_at_the_time_out_of_the_whole_call(key, fault):
+    with FakeOpenAI(["warm", "unused"], faults=[None, fault]) as server:
+        client = ModelClient({"main": TierConfig(MODEL)}, api_base=server.base, timeout_s=0.6, max_attempts=1)
+        assert client.chat("main", HI).response == "warm"  # litellm's first call in a process is slow
+        started = time.monotonic()
+        with pytest.raises(ModelError, match="no answer within the time-out"):
+            client.chat("main", HI)
+        took = time.monotonic() - started
+    assert took < 1.5  # each read came within the per-read time-out; the call's 0.6 s still held
+
+
+def test_a_huge_response_body_is_refused_after_the_bound_without_being_read_whole(key):
+    size = 1 << 30
+    with FakeOpenAI(["unused"], faults=[("huge", size)]) as server:
+        client = ModelClient({"main": TierConfig(MODEL)}, api_base=server.base, max_attempts=3,
+                             max_response_bytes=4 << 20)
+        with pytest.raises(ModelError, match=r"refused: the response is more than 4,194,304 bytes long"):
+            client.chat("main", HI)
+        assert len(server.requests) == 1  # a provider error, not retried
+    assert server.sent < 64 << 20  # the client stopped reading soon after its bound
+
+
+def test_tool_call_arguments_past_their_bound_are_a_format_error(key, monkeypatch, tiny_task, tmp_path):
+    import mlab.models.transport
+
+    monkeypatch.setattr(mlab.models.transport, "MAX_ARGUMENT_CHARS", 1 << 20)  # 16 Mi: the same, slower
+    big = json.dumps({"file_name": "big.txt", "content": "x" * (1 << 20)})  # 1 Mi + 39 characters
+    document, records, _ = serve(monkeypatch, tiny_task, tmp_path, [tool_call("write_file", big), DONE])
+    assert document["end_reason"] == "final_answer"
+    assert records[0]["model"]["format_errors"] == [
+        "the arguments of write_file were not read: they are 1,048,615 characters long, more than the 1,048,576 a "
+        "tool call may hold; write large files in parts (Append File)"]
+    assert not (only_run(tmp_path / "runs") / "workspace" / "big.txt").exists()
