@@ -14,10 +14,11 @@ from mlab.failure import FailureMode
 from mlab.agent.model_actions import install as install_model_actions
 from mlab.scoring.validation import install as install_validation
 from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
+from mlab.models.usage import Budget
 from mlab.observation import bound_text
 from mlab.agent.prompting import Templates, stable_prefix
 from mlab.agent.replies import ParsedReply, ReplyError, parse_reply
-from mlab.agent.outcome import LoopOutcome
+from mlab.agent.outcome import LoopOutcome, model_outcome
 from mlab.agent.tool_loop import ToolSteps
 from mlab.trace import PREVIEW_CHARS
 
@@ -50,6 +51,9 @@ class AgentLoop:
             self.reply_format_text = self.templates.render("reply_format",
                                                            **C.reply_format_context(**self.reply_format))
         self.usage = Usage.from_records(run.records)
+        # every model call of the run (helper actions, summaries and hooks too) is checked against the
+        # run's token and cost limits before it is made, and charged as it is made
+        client.budget = Budget(run.limits.tokens, run.limits.cost, Usage.from_records(run.records))
         self._prefix: str | None = None
         self.summaries: dict[int, str] = {}
         for record in run.records:
@@ -199,9 +203,9 @@ class AgentLoop:
             parsed, response, errors = self.ask(prompt, prefix, calls)
         except ModelError as problem:
             self.account(calls)
-            self.run.finish(problem.failure_mode, detail=str(problem),
-                            model=self._exchange(None, "", calls, [], None, prefix=""))
-            return LoopOutcome("failed", problem.failure_mode, str(problem))
+            reason, outcome = model_outcome(problem)
+            self.run.finish(reason, detail=str(problem), model=self._exchange(None, "", calls, [], None, prefix=""))
+            return outcome
         summaries = {str(k): v for k, v in self.summaries.items() if k not in known}
         if parsed is None:
             self.account(calls)
@@ -220,8 +224,9 @@ class AgentLoop:
         self.account(calls)
         failure, self.run.services.model_failure = self.run.services.model_failure, None
         if failure is not None:
-            self.run.finish(failure.failure_mode, detail=str(failure))
-            return LoopOutcome("failed", failure.failure_mode, str(failure))
+            reason, outcome = model_outcome(failure)
+            self.run.finish(reason, detail=str(failure))
+            return outcome
         if self.on_step:
             self.on_step(self.run.records[-1], observation, self.usage)
         return None

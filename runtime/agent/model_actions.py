@@ -15,6 +15,7 @@ from mlab.agent import context as C
 from mlab.actions.primitives import PrimitiveRegistry
 from mlab.actions.files import read_text, write_text
 from mlab.models.client import ModelError
+from mlab.models.errors import BudgetSpent
 from mlab.observation import ActionFailed, Observation, bound_text
 
 DIFF_SHOWN_CHARS = 6000
@@ -28,6 +29,10 @@ def _call(ctx, template: str, purpose: str, **variables) -> str:
     tier = ctx.action.get("tier") or "main"
     try:
         call = services.models.complete(tier, prompt, purpose=purpose)
+    except BudgetSpent as spent:  # the run's budget ran out in the middle of the action: it stops here
+        services.model_failure = spent  # the loop ends the run after this step, as the limit does
+        raise ActionFailed(f"the action stopped: {spent} (after {len(services.calls)} model call(s) "
+                           "this step)") from None
     except ModelError as problem:
         services.model_failure = problem  # the loop ends the run after this step
         raise ActionFailed(f"the {tier} model could not be reached: {problem}") from None

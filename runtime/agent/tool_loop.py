@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from mlab.actions.table import ActionRejected
 from mlab.agent import context as C
-from mlab.agent.outcome import LoopOutcome
+from mlab.agent.outcome import LoopOutcome, model_outcome
 from mlab.agent.replies import ReplyError, parse_json_lenient, parse_reply, parse_text_sections
 from mlab.failure import FailureMode
 from mlab.models.client import ModelError
@@ -328,7 +328,10 @@ class ToolSteps:
     # -- one step ------------------------------------------------------------------------
     def step(self):
         loop, run = self.loop, self.loop.run
-        pending = self.pending()
+        try:
+            pending = self.pending()
+        except ModelError as problem:  # the research-log entry of the record before failed
+            return self._model_failed(problem, [], None)
         if pending:
             return self._run_calls(*pending)
         calls: list[dict] = []
@@ -350,10 +353,7 @@ class ToolSteps:
                     self._fall_back(f"the server refused tools: {refused}")
                     self._render_fixed()
         except ModelError as problem:
-            loop.account(calls)
-            run.finish(problem.failure_mode, detail=str(problem),
-                       model=self._exchange({}, "", calls, [], prompt, None))
-            return LoopOutcome("failed", problem.failure_mode, str(problem))
+            return self._model_failed(problem, calls, prompt)
         summaries = {str(k): v for k, v in loop.summaries.items() if k not in known}
         message, sections, planned, others, errors = asked
         response = (message or {}).get("content") or ""
@@ -372,6 +372,13 @@ class ToolSteps:
             exchange["other_results"] = others
         return self._run_calls(planned, exchange, calls, retrieved)
 
+    def _model_failed(self, problem: ModelError, calls: list[dict], prompt: str | None) -> LoopOutcome:
+        """End the run after a model call that failed for good or was not made (a spent budget)."""
+        self.loop.account(calls)
+        reason, outcome = model_outcome(problem)
+        self.loop.run.finish(reason, detail=str(problem), model=self._exchange({}, "", calls, [], prompt, None))
+        return outcome
+
     def _run_calls(self, planned: list[PlannedCall], exchange: dict, calls: list[dict], retrieved: str = ""):
         """Run the calls of one message in order, one record each, until the run ends."""
         run = self.loop.run
@@ -379,7 +386,10 @@ class ToolSteps:
             if run.ended:
                 break
             if position:  # the next record of the same message: the hooks' calls of this record only
-                exchange, calls = self._continuation()
+                try:
+                    exchange, calls = self._continuation()
+                except ModelError as problem:
+                    return self._model_failed(problem, [], None)
             exchange["tool_call"] = call.to_json()
             hooks = {"retrieved": retrieved} if retrieved and not position else None
             outcome = self.loop.after_step(run.step(call.action, call.inputs, model=exchange, hooks=hooks), calls)

@@ -23,6 +23,7 @@ from typing import Callable
 
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
+from mlab.models.usage import Budget, Usage  # noqa: F401  (Usage: the client's public name)
 from mlab.models.response import MalformedResponse, reply_message, reply_text, usage_counts
 from mlab.observation import utf8_safe
 
@@ -58,36 +59,6 @@ class ModelCall:
         if document["message"] is None:  # a completion call's record stays as it was
             del document["message"]
         return document
-
-
-@dataclass
-class Usage:
-    """Tokens and cost of a run's model calls so far, per tier; cost is None once any call had no price."""
-
-    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
-    cost: float | None = 0.0
-    calls: int = 0
-
-    @classmethod
-    def from_records(cls, records: list[dict]) -> "Usage":
-        """Summed over every model call recorded in a trace."""
-        usage = cls()
-        for record in records:
-            for call in (record.get("model") or {}).get("calls", []):
-                usage.add(call)
-        return usage
-
-    def add(self, call: dict) -> None:
-        tier = self.tokens.setdefault(call.get("tier", "main"), {"prompt": 0, "completion": 0, "cached": 0})
-        tier["prompt"] += call.get("prompt_tokens", 0)
-        tier["completion"] += call.get("completion_tokens", 0)
-        tier["cached"] += call.get("cached_tokens", 0)
-        self.calls += 1
-        self.cost = None if self.cost is None or call.get("cost") is None else self.cost + call["cost"]
-
-    @property
-    def total_tokens(self) -> int:
-        return sum(t["prompt"] + t["completion"] for t in self.tokens.values())
 
 
 def import_litellm():
@@ -293,10 +264,14 @@ class ModelClient:
         self.on_retry = on_retry if on_retry is not None else _say_on_stderr  # one line per retry
         self._previous: dict = {}  # per kind and tier, what the last offline call sent (its simulated cache)
         self.refused: dict[str, set] = {}  # per tier, the tool settings its server refused
+        # the run's token and cost limits, checked before every call (main step, helper action,
+        # summary, hook, tree operator, review) and charged with each call as it is made
+        self.budget: Budget | None = None
 
     def complete(self, tier: str, prompt: str, *, purpose: str, stable_prefix: str | None = None) -> ModelCall:
         """One completion of `prompt` (a user message) by the tier's model."""
         config = self.tiers[tier]
+        self._check_budget()
         litellm = import_litellm()
         prompt = utf8_safe(prompt)  # a reply or a file name may hold a lone surrogate, which no API takes
         stable_prefix = utf8_safe(stable_prefix) if stable_prefix else stable_prefix
@@ -311,7 +286,7 @@ class ModelClient:
                 call.cached_tokens = min(litellm.token_counter(model="gpt-3.5-turbo", text=stable_prefix),
                                          call.prompt_tokens)
             self._previous[key] = stable_prefix
-        return call
+        return self._charged(call)
 
     def chat(self, tier: str, messages: list[dict], *, tools: list[dict] | None = None, tool_choice=None,
              parallel_tool_calls: bool | None = None, purpose: str = "step") -> ModelCall:
@@ -319,6 +294,7 @@ class ModelClient:
         given; ModelCall.message is the assistant message verbatim. A server that refuses the tools
         field raises ToolsRefused, so that a tool agent can continue in its fallback format."""
         config = self.tiers[tier]
+        self._check_budget()
         litellm = import_litellm()
         messages = [_safe_message(m) for m in messages]
         sent, sent_tools = mark_cache(messages, tools, config.model)
@@ -369,6 +345,15 @@ class ModelClient:
                 call.cached_tokens = min(_count_messages(litellm, messages[:shared], tools), call.prompt_tokens)
             self._previous[key] = (tools, messages)
         call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response)
+        return self._charged(call)
+
+    def _check_budget(self) -> None:
+        if self.budget is not None:
+            self.budget.check()
+
+    def _charged(self, call: ModelCall) -> ModelCall:
+        if self.budget is not None:
+            self.budget.spent.add(call.to_json())
         return call
 
     def _send(self, litellm, tier: str, purpose: str, messages: list[dict], extra: dict, read, tools: bool = False):

@@ -24,5 +24,20 @@ class ToolsRefused(ModelError):
     tools); a tool agent continues in its declared fallback format."""
 
 
+class BudgetSpent(ModelError):
+    """A model call was not made: the run's token or cost limit is spent. The run ends as when the
+    limit is reached between steps (end reason `tokens_limit` or `cost_limit`)."""
+
+    failure_mode = FailureMode.LIMIT_REACHED
+
+    def __init__(self, limit: str):
+        super().__init__(f"the run's {limit} limit was reached")
+        self.limit = limit
+
+    @property
+    def end_reason(self) -> str:
+        return f"{self.limit}_limit"
+
+
 class MissingKey(Exception):
     """A provider's API key is not set; a one-line message for the user."""

@@ -27,6 +27,8 @@ from mlab.agent.replies import ReplyError
 from mlab.errors import MlabError, RunError
 from mlab.failure import FailureMode
 from mlab.models.client import ModelClient, ModelError, Usage
+from mlab.models.errors import BudgetSpent
+from mlab.models.usage import Budget
 from mlab.observation import utf8_safe
 from mlab.search import context as C
 from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
@@ -108,6 +110,8 @@ class SearchEngine:
         self.tree = Tree(lower_is_better=run.task.view.metric.direction == "lower_is_better")
         self.seed = run.meta.get("seed", 0)
         self.usage = Usage.from_records(run.records)
+        # operators and reviews are checked against the run's token and cost limits before each call
+        client.budget = Budget(run.limits.tokens, run.limits.cost, Usage.from_records(run.records))
         self.initial = dict(run.store.get_json(run.meta["initial_snapshot"]))
         self.manifests: dict[int, dict[str, str]] = {}
         self._trace = TraceWriter(run.dir / TRACE)
@@ -197,6 +201,9 @@ class SearchEngine:
                         break
                     try:
                         pending = self._make(number, decision)
+                    except BudgetSpent as spent:  # the limit was spent inside the step
+                        reason = spent.end_reason
+                        break
                     except ModelError as problem:
                         failure = (problem.failure_mode, str(problem))
                         break
@@ -222,6 +229,8 @@ class SearchEngine:
                         evaluation = None
                     try:
                         self._record(pending, evaluation)
+                    except BudgetSpent as spent:
+                        reason = reason or spent.end_reason
                     except ModelError as problem:
                         failure = failure or (problem.failure_mode, str(problem))
         except BaseException:  # a second Ctrl-C: stop waiting (running scripts end by their timeout)

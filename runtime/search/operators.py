@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from mlab.agent.replies import MAX_REPLY_CHARS, ReplyError, parse_json_lenient
 from mlab.models.client import ModelClient
+from mlab.models.decode import refusal
 from mlab.observation import bound_text
 from mlab.trace import PREVIEW_CHARS
 
@@ -175,7 +176,10 @@ def ask_review(asker: Asker, prompt: str):
     try:
         calls = (call.message or {}).get("tool_calls") or []
         if calls:
-            arguments = calls[0].get("function", {}).get("arguments") or "{}"
+            arguments = (calls[0].get("function") or {}).get("arguments") or "{}"
+            refused = refusal(arguments)
+            if refused:
+                raise ReplyError(f"the arguments of submit_review were not read: {refused}")
             return review_fields(parse_json_lenient(arguments) if isinstance(arguments, str) else arguments), exchange
         return parse_review(call.response), exchange
     except ReplyError as problem:

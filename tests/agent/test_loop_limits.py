@@ -26,3 +26,46 @@ def test_the_token_limit_ends_the_run_before_the_next_call(tiny_task, tmp_path):
     document = result(run_dir)
     assert document["failure_mode"] == "limit reached" and document["total_tokens"] >= 1000
     assert document["model_calls"] == 1 and document["steps"] == 1
+
+
+def test_a_helper_action_stops_when_the_run_s_tokens_are_spent_and_the_run_ends_with_the_limit(tiny_task, tmp_path):
+    make = "open('big.txt', 'w').write(''.join(f'line {i}: ' + 'z' * 90 + '\\n' for i in range(4000)))\n"
+    replies = [research_reply("Write File", {"file_name": "make.py", "content": make}),  # 40 chunks of 10,000
+               research_reply("Execute Script", {"script_name": "make.py"}),
+               research_reply("Understand File", {"file_name": "big.txt", "things_to_look_for": "the last line"}),
+               *["PART: nothing yet."] * 41, research_reply("Final Answer", {"final_answer": "done"})]
+    code, out, err = mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--tokens", "20000",
+                          "--runs-dir", tmp_path / "runs")
+    assert code == 1, err
+    run_dir = only_run(tmp_path / "runs")
+    records = trace(run_dir)
+    assert [r["action"] for r in records] == ["Write File", "Execute Script", "Understand File", None]
+    understood = records[2]
+    helper = [c for c in understood["model"]["calls"] if c["purpose"] == "understand_file"]
+    assert 3 <= len(helper) <= 8  # each chunk is about 2,700 tokens: the budget held after a few, not 40
+    assert understood["status"] == "error"
+    assert understood["observation"].startswith("the action stopped: the run's tokens limit was reached")
+    document = result(run_dir)
+    assert (document["end_reason"], document["failure_mode"]) == ("tokens_limit", "limit reached")
+    spent = document["total_tokens"]
+    assert 20000 <= spent < 20000 + 4000  # at most one call past the limit
+    assert document["model_calls"] == 3 + len(helper)
+
+
+def test_every_call_of_a_client_is_checked_against_its_budget_and_charged_as_it_is_made(tmp_path):
+    import pytest
+
+    from mlab.models.client import ModelClient, TierConfig
+    from mlab.models.errors import BudgetSpent
+    from mlab.models.usage import Budget
+
+    client = ModelClient({"fast": TierConfig(scripted(tmp_path, ["one two three"] * 3))})
+    client.budget = Budget(tokens=30)
+    client.complete("fast", "a short prompt", purpose="summarize_observation")
+    spent = client.budget.spent.total_tokens
+    assert 0 < spent < 30
+    client.budget.tokens = spent  # the next call would go past the limit: it is not made
+    with pytest.raises(BudgetSpent) as raised:
+        client.chat("fast", [{"role": "user", "content": "hi"}], purpose="review")
+    assert (raised.value.end_reason, str(raised.value)) == ("tokens_limit", "the run's tokens limit was reached")
+    assert client.budget.spent.calls == 1
