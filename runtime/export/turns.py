@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.errors import RunError
+from mlab.export.files import standard
+from mlab.models.decode import MAX_ARGUMENT_CHARS, loads
 from mlab.models.offline import tool_definition, tool_name
 from mlab.reports.runs import LoadedRun, load_run
 from mlab.trace import TRACE, full_record, read_trace
@@ -120,7 +122,8 @@ def read_conversation(run_dir: Path) -> RunConversation:
                        f"record (after step {len(contents.records)}): the run was killed while writing, or "
                        f"the file is damaged. `mlab run --resume {run_dir}` sets the torn bytes aside in "
                        f"{TRACE}.torn and goes on; nothing is exported from a torn trace")
-    records = [full_record(record, run.dir / "objects") for record in contents.records]
+    # what a model or a script wrote, as standard JSON holds it (mlab.export.files.standard)
+    records = [standard(full_record(record, run.dir / "objects")) for record in contents.records]
     tables = _action_table(run)
     turns = _turns(records, {section.name: section for section in run.sections}, tables)
     return RunConversation(run, records, turns, _tool_definitions(tables))
@@ -153,10 +156,11 @@ def _object(value) -> dict:
 def _parsed_arguments(text) -> dict:
     if isinstance(text, dict):
         return text
-    try:
-        value = json.loads(text) if isinstance(text, str) else text
+    try:  # bounded (a hostile call nested thousands deep); NaN and Infinity as their standard forms
+        value = standard(loads(text, what="the arguments", max_chars=MAX_ARGUMENT_CHARS)) \
+            if isinstance(text, str) else text
     except ValueError:
-        return {}  # not JSON: the text is kept in arguments_text
+        return {}  # not JSON, or past the bounds: the text is kept in arguments_text
     return _object(value)
 
 
