@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from mlab.cli.display import Display
-from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError
+from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError, printable
 from mlab.failure import FailureMode
 
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
@@ -291,7 +291,7 @@ def score_apart(score, run_dir: Path) -> dict:
         try:
             score()
         except MlabError as problem:
-            print(f"mlab: {problem}", file=sys.stderr)
+            print(f"mlab: {printable(problem)}", file=sys.stderr)
             status = 3
         except BaseException:
             traceback.print_exc()
@@ -325,7 +325,7 @@ def print_result(run, result: dict) -> None:
           f"{result['wall_time_s']:.1f}s agent + {result['scoring_s']:.1f}s scoring, "
           f"{result['total_tokens']:,} tokens, cost {cost}")
     if result.get("detail"):
-        print(f"detail: {result['detail']}")
+        print(f"detail: {printable(result['detail'])}")   # it may quote the agent's files
     from mlab.scoring.result import RESULT
 
     print(f"result: {Path(run.dir) / RESULT}\nnext: mlab view {run.dir}  (writes {Path(run.dir) / 'view.html'}, "
