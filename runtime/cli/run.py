@@ -171,6 +171,11 @@ def _open_run(args):
         except FileNotFoundError:
             if not folder.is_dir():
                 raise UsageError(f"--resume {folder}: no such run folder") from None
+            trace = folder / "trace.jsonl"
+            if not trace.is_file() or trace.stat().st_size == 0:
+                # a folder of an older mlab killed while it was being made: it holds no step to continue
+                raise MlabError(f"{folder} is not a complete run (no {LOOP_CONFIG} and no step taken: it was "
+                                "stopped while being made); start a new run instead") from None
             raise MlabError(f"{folder} was not started by `mlab run` (no {LOOP_CONFIG}); "
                             "continue it with `mlab drive --resume`") from None
         except (OSError, ValueError) as problem:
@@ -207,12 +212,14 @@ def _open_run(args):
             raise UsageError(problem)
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     seed = 0 if args.seed is None else args.seed
-    run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
-                     limits=limit_overrides(args), python=args.python, device=args.device)
     config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
     if no_tools:
         config["no_tools"] = True
-    (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
+    # models.json is written with the folder, which appears whole: a creation killed half way
+    # leaves no run that `--resume` would take for a driven one
+    run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
+                     limits=limit_overrides(args), python=args.python, device=args.device,
+                     extra={LOOP_CONFIG: config})
     return run, config
 
 
