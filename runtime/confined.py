@@ -17,7 +17,6 @@ restoring snapshots into a folder that may hold the agent's links: `write_file` 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -306,7 +305,23 @@ def write_file(root: Path, rel: str, source: Path) -> None:
     finally:
         os.close(folder)
     with open(source, "rb") as reader, os.fdopen(fd, "wb") as writer:
-        shutil.copyfileobj(reader, writer, CHUNK)
+        copy_keeping_holes(reader, writer)
+
+
+def copy_keeping_holes(reader, writer, on_block=None) -> int:
+    """Copy reader into writer, leaving a hole where a whole block is zeros: a sparse file stays
+    sparse, never inflated to its apparent size. on_block(block) sees every block; returns the size."""
+    size = 0
+    while block := reader.read(CHUNK):
+        if on_block is not None:
+            on_block(block)
+        if block.count(0) == len(block):
+            writer.seek(len(block), os.SEEK_CUR)
+        else:
+            writer.write(block)
+        size += len(block)
+    writer.truncate(size)   # a file that ends in a hole still has its full length
+    return size
 
 
 def write_symlink(root: Path, rel: str, target: str) -> None:

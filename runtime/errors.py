@@ -1,6 +1,8 @@
 """The errors a user of the runtime can cause, each with the CLI exit code it maps to."""
 from __future__ import annotations
 
+import re
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 
@@ -20,6 +22,23 @@ def install_hint(extra: str) -> str:
         where = "." if Path.cwd().resolve() == root else str(root)
         return f"pip install -e '{where}[{extra}]'"
     return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and isolates
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: object) -> str:
+    """Text for the operator's terminal: every control character but newline and tab is written
+    as its escape (ESC as \\x1b, U+202E as \\u202e), so that what an agent or its scripts made
+    cannot set a window title, reach the clipboard (OSC 52), clear the screen or reorder a line.
+    Every print of such text goes through here; rich shows it as a `rich.text.Text`, never as markup."""
+    return _UNPRINTABLE.sub(_escape, str(text))
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def first_line(error: BaseException) -> str:

@@ -1,6 +1,7 @@
 """Content-addressed snapshots of a workspace: each step stores only the files it changed.
 
-`ObjectStore` keeps file contents under objects/<2 hex>/<62 hex> by SHA-256, written once.
+`ObjectStore` keeps file contents under objects/<2 hex>/<62 hex> by SHA-256, written once;
+blocks of zeros are left as holes, so a sparse file costs the store what it holds.
 `Snapshotter` walks the workspace after each step and finds changed files cheaply: a file
 whose size, mtime, inode and mode match the previous walk is not read again, and a file
 modified within the last moments before a walk is re-read at the next one, so a same-size
@@ -21,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlab.confined import Refused, describe, open_binary, open_file, write_file, write_symlink
+from mlab.confined import Refused, copy_keeping_holes, describe, open_binary, open_file, write_file, write_symlink
 from mlab.tree import remove_tree, walk_tree
 
 SYMLINK_PREFIX = "symlink:"
@@ -76,9 +77,7 @@ class ObjectStore:
         digest = hashlib.sha256()
         try:
             with os.fdopen(fd, "wb") as handle:
-                while block := source.read(CHUNK):
-                    digest.update(block)
-                    handle.write(block)
+                copy_keeping_holes(source, handle, digest.update)   # a sparse file is stored sparse
                 if self.durable:
                     handle.flush()
                     os.fsync(handle.fileno())

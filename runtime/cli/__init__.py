@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from mlab.cli import args as shared
-from mlab.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError
+from mlab.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError, printable
 
 __all__ = ["COMMANDS", "main"]
 
@@ -216,12 +216,12 @@ def main(argv: list[str] | None = None) -> int:
                 return verb.main(args)
         return verb.main(args)
     except MlabError as problem:
-        print(f"mlab: {problem}", file=sys.stderr)
+        print(f"mlab: {printable(problem)}", file=sys.stderr)   # a message may quote what an agent made
         return problem.exit_code
     except BrokenPipeError:
         return EXIT_OK
     except OSError as problem:
-        print(f"mlab: {problem.strerror or problem}: {problem.filename or ''}".rstrip(": "), file=sys.stderr)
+        print(printable(f"mlab: {problem.strerror or problem}: {problem.filename or ''}".rstrip(": ")), file=sys.stderr)
         return EXIT_IO
     except KeyboardInterrupt:
         print("mlab: interrupted", file=sys.stderr)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import EXIT_OK
+from mlab.errors import EXIT_OK, printable
 
 
 def main(args) -> int:
@@ -12,5 +12,5 @@ def main(args) -> int:
     node = getattr(args, "node", None)
     manifest = checkout(Path(args.run), args.step, Path(args.dir), node=node)
     what = f"node {node}" if node is not None else f"step {args.step}" if args.step is not None else "the final workspace"
-    print(f"checked out {what} of {args.run} into {args.dir} ({len(manifest)} files)")
+    print(printable(f"checked out {what} of {args.run} into {args.dir} ({len(manifest)} files)"))
     return EXIT_OK

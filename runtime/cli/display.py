@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 import time
 
+from mlab.errors import printable
+
 
 class Display:
     """One line per step: a live rich panel on a terminal, plain lines otherwise."""
@@ -26,6 +28,7 @@ class Display:
 
     def _line(self, record, usage) -> str:
         action = record.get("action") if isinstance(record.get("action"), str) else "(none)"
+        action = printable(action)   # the agent's own text: an unknown action is shown as it wrote it
         cost = "unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
         tokens = 0 if usage is None else usage.total_tokens
         return (f"step {record['step']:>3}  {action:<28} {time.monotonic() - self.start:7.1f}s  "
@@ -34,8 +37,10 @@ class Display:
     def _panel(self, record, usage):
         from rich.panel import Panel
 
+        from rich.text import Text
+
         body = self._line(record, usage) if record else "starting..."
-        return Panel(body, title=self._title())
+        return Panel(Text(body), title=Text(self._title()))   # Text: `[bold]` in an action name does not style
 
     def _title(self) -> str:
         title = f"mlab run {self.run.id} — {self.run.task.name} / {self.run.agent.name}"
@@ -45,8 +50,10 @@ class Display:
 
     def step(self, record, observation, usage) -> None:
         if self.live is not None:
+            from rich.text import Text
+
             self.live.update(self._panel(record, usage))
-            self.live.console.print(self._line(record, usage))
+            self.live.console.print(Text(self._line(record, usage)))
         else:
             print(self._line(record, usage), flush=True)
         if usage.cost is None and self.run.limits.cost is not None and not self.warned:

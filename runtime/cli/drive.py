@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import EXIT_OK, UsageError
+from mlab.errors import EXIT_OK, UsageError, printable
 
 
 def _print_step(record: dict, observation) -> None:
+    # the action's name (an unknown one as given) and the observation are the agent's and its scripts'
     name = record["resolved"]["action"] if record["resolved"] else record["action"]
-    print(f"--- step {record['step']}: {name} [{record['status']}]")
-    print(observation.text)
+    print(f"--- step {record['step']}: {printable(name)} [{record['status']}]")
+    print(printable(observation.text))
 
 
 def main(args) -> int:

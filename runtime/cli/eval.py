@@ -8,7 +8,7 @@ import csv
 import sys
 from pathlib import Path
 
-from mlab.errors import EXIT_OK, StorageError
+from mlab.errors import EXIT_OK, StorageError, printable
 
 
 _SHOWN = [("run", "run_id"), ("task", "task"), ("data", "data_variant"), ("agent", "agent"), ("model", "model"),
@@ -34,7 +34,7 @@ def _cell(column: str, value) -> str:
 def print_rows(rows: list[dict]) -> None:
     """An aligned table of the key columns (the CSV has them all)."""
     table = [[header for header, _ in _SHOWN]]
-    table += [[_cell(column, row[column]) for _, column in _SHOWN] for row in rows]
+    table += [[printable(_cell(column, row[column])) for _, column in _SHOWN] for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(_SHOWN))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import EXIT_OK
+from mlab.errors import EXIT_OK, printable
 
 
 def main(args) -> int:
@@ -16,5 +16,5 @@ def main(args) -> int:
     report = write_report(runs_dir, out_dir, comparisons, seed=args.seed)
     print(f"report written to {report.folder / 'report.md'} ({len(report.files)} files)")
     for note in report.notes:
-        print(f"note: {note}")
+        print(f"note: {printable(note)}")   # notes name runs and what they hold
     return EXIT_OK

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from mlab.cli.display import Display
-from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError
+from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError, printable
 from mlab.failure import FailureMode
 
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
@@ -171,6 +171,11 @@ def _open_run(args):
         except FileNotFoundError:
             if not folder.is_dir():
                 raise UsageError(f"--resume {folder}: no such run folder") from None
+            trace = folder / "trace.jsonl"
+            if not trace.is_file() or trace.stat().st_size == 0:
+                # a folder of an older mlab killed while it was being made: it holds no step to continue
+                raise MlabError(f"{folder} is not a complete run (no {LOOP_CONFIG} and no step taken: it was "
+                                "stopped while being made); start a new run instead") from None
             raise MlabError(f"{folder} was not started by `mlab run` (no {LOOP_CONFIG}); "
                             "continue it with `mlab drive --resume`") from None
         except (OSError, ValueError) as problem:
@@ -207,12 +212,14 @@ def _open_run(args):
             raise UsageError(problem)
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     seed = 0 if args.seed is None else args.seed
-    run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
-                     limits=limit_overrides(args), python=args.python, device=args.device)
     config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
     if no_tools:
         config["no_tools"] = True
-    (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
+    # models.json is written with the folder, which appears whole: a creation killed half way
+    # leaves no run that `--resume` would take for a driven one
+    run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
+                     limits=limit_overrides(args), python=args.python, device=args.device,
+                     extra={LOOP_CONFIG: config})
     return run, config
 
 
@@ -291,7 +298,7 @@ def score_apart(score, run_dir: Path) -> dict:
         try:
             score()
         except MlabError as problem:
-            print(f"mlab: {problem}", file=sys.stderr)
+            print(f"mlab: {printable(problem)}", file=sys.stderr)
             status = 3
         except BaseException:
             traceback.print_exc()
@@ -325,7 +332,7 @@ def print_result(run, result: dict) -> None:
           f"{result['wall_time_s']:.1f}s agent + {result['scoring_s']:.1f}s scoring, "
           f"{result['total_tokens']:,} tokens, cost {cost}")
     if result.get("detail"):
-        print(f"detail: {result['detail']}")
+        print(f"detail: {printable(result['detail'])}")   # it may quote the agent's files
     from mlab.scoring.result import RESULT
 
     print(f"result: {Path(run.dir) / RESULT}\nnext: mlab view {run.dir}  (writes {Path(run.dir) / 'view.html'}, "

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from mlab.errors import UsageError
+from mlab.errors import UsageError, printable
 from mlab.sweeps.plan import Experiment, RunSpec, expand, limits_not_passed, load_experiment, select
 from mlab.sweeps.state import DONE, FAILED, SweepFolder, Work, reconcile, steps_taken
 
@@ -198,7 +198,7 @@ def main(args) -> int:
                 executor.close()
         progress.close()
         for note in report_sweep(experiment.name, specs, sweep.state, folder, with_report=not args.no_report):
-            print(note)
+            print(printable(note))
     finally:
         folder.unlock()
     print(f"{outcome.done} of {len(specs)} runs done, {outcome.failed} failed, {outcome.unfinished} unfinished"

@@ -27,9 +27,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlab.errors import MlabError, UsageError
+from mlab.errors import UsageError
 
-from mlab.export.harbor_files import (SCHEMA_VERSION, VERIFIER_HOME, agent_dockerfile, instruction,
+from mlab.export.harbor_files import (SCHEMA_VERSION, VERIFIER_HOME, ExportError, agent_dockerfile, instruction,
                                       solution_files, task_toml, test_script, verifier_dockerfile)
 from mlab.export.pins import distribution_requirements, pinned
 
@@ -37,10 +37,6 @@ __all__ = ["SCHEMA_VERSION", "ExportError", "Options", "check_output", "export_t
 
 DISTRIBUTION = "mlab-harness"
 WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "compiler", "runtime", "grammars", "spec", "tasks")
-
-
-class ExportError(MlabError):
-    """A task that cannot be exported as asked."""
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path, PurePosixPath
+
+from mlab.errors import MlabError
 
 SCHEMA_VERSION = "1.4"  # Harbor's task.toml format version these texts follow
 WORKSPACE = "/workspace"
@@ -144,6 +147,34 @@ def instruction(task, variant_name: str, variant: dict, baseline: dict | None) -
     ]) + "\n"
 
 
+class ExportError(MlabError):
+    """A task that cannot be exported as asked."""
+
+
+_UNQUOTABLE = re.compile("[\x00-\x1f\x7f-\x9f]")   # control characters, newline and NUL among them
+
+
+def shell_word(name: str, what: str) -> str:
+    """`name` quoted as one word of a shell line (a Dockerfile's RUN, test.sh, solve.sh), or
+    ExportError: a control character cannot be quoted there (a newline ends a Dockerfile
+    instruction whatever the quotes, so a file named with one would inject the next one)."""
+    bad = _UNQUOTABLE.search(name)
+    if bad:
+        raise ExportError(f"{what} {name!r} holds the control character {bad.group()!r} "
+                          "(a newline, NUL or another): it cannot be written into a Dockerfile or shell "
+                          "script, rename it")
+    return shlex.quote(name)
+
+
+def dockerfile_word(value: str, what: str) -> str:
+    """A value written bare into a Dockerfile instruction (FROM's image, COPY's wheel): one word
+    without spaces or control characters, or ExportError."""
+    if _UNQUOTABLE.search(value) or not value or any(c.isspace() for c in value):
+        raise ExportError(f"{what} {value!r} cannot be written into a Dockerfile: it must be one "
+                          "word, without spaces or control characters")
+    return value
+
+
 def agent_dockerfile(task, base: str, workspace: Path) -> str:
     from mlab.actions.workspace import Workspace
 
@@ -151,7 +182,7 @@ def agent_dockerfile(task, base: str, workspace: Path) -> str:
                  for p in Workspace(workspace, task.view.read_only).read_only_files()]
     lines = [
         "# The agent's environment: the task's requirements pinned exactly, its starter files and public data.",
-        f"FROM {base}",
+        f"FROM {dockerfile_word(base, 'the base image')}",
         f"RUN useradd --create-home --uid 1000 {AGENT_USER}",
         "COPY requirements.txt /opt/mlab/requirements.txt",
         "RUN pip install --no-cache-dir -r /opt/mlab/requirements.txt",
@@ -159,7 +190,7 @@ def agent_dockerfile(task, base: str, workspace: Path) -> str:
     ]
     locked = ""
     if read_only:  # the task's read-only files: the agent's user may read them, not change them
-        files = " ".join(shlex.quote(str(p)) for p in read_only)
+        files = " ".join(shell_word(str(p), "the read-only file") for p in read_only)
         locked = f" && chown root:root {files} && chmod 0444 {files}"
     lines.append(f"RUN chown {AGENT_USER}:{AGENT_USER} {WORKSPACE}{locked}")
     lines.append(f"WORKDIR {WORKSPACE}")
@@ -169,10 +200,10 @@ def agent_dockerfile(task, base: str, workspace: Path) -> str:
 def verifier_dockerfile(base: str, wheel: str) -> str:
     return "\n".join([
         "# The verifier's environment: mlab (this wheel, its dependencies pinned), the task, its private files.",
-        f"FROM {base}",
+        f"FROM {dockerfile_word(base, 'the base image')}",
         "COPY requirements.txt /opt/mlab/requirements.txt",
         "RUN pip install --no-cache-dir -r /opt/mlab/requirements.txt",
-        f"COPY {wheel} /opt/mlab/{wheel}",
+        f"COPY {dockerfile_word(wheel, 'the wheel')} /opt/mlab/{wheel}",
         f"RUN pip install --no-cache-dir --no-deps /opt/mlab/{wheel}",
         f"COPY mlab/ {VERIFIER_HOME}/",
         "COPY test.sh /tests/test.sh",
@@ -226,5 +257,5 @@ def solution_files(task) -> tuple[str, dict[str, bytes]] | None:
              "set -euo pipefail",
              f"cp -r /solution/files/. {WORKSPACE}/",
              f"cd {WORKSPACE}"]
-    lines += [f"python {shlex.quote(script)}" for script in scripts]
+    lines += [f"python {shell_word(script, 'the demonstration script')}" for script in scripts]
     return "\n".join(lines) + "\n", files

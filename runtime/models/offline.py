@@ -25,6 +25,7 @@ import json
 import sys
 from pathlib import Path
 
+from mlab.errors import printable
 from mlab.models.demonstration import Demonstration, DemoStep
 from mlab.models.errors import RepliesExhausted
 from mlab.models.tree_demo import PURPOSES as TREE_PURPOSES, TreeDemo
@@ -167,7 +168,7 @@ class Human(OfflineModel):
     _first: list = []  # the conversation's first message when they were shown (a new conversation shows all)
 
     def reply(self, tier: str, purpose: str, prompt: str) -> str:
-        print(f"\n===== prompt for the {tier} model ({purpose}) =====\n{prompt}\n"
+        print(f"\n===== prompt for the {tier} model ({purpose}) =====\n{printable(prompt)}\n"
               "===== type the reply; end with a line holding only '.' =====", flush=True)
         return self._read()
 
@@ -177,10 +178,10 @@ class Human(OfflineModel):
         print(f"\n===== conversation for the {tier} model ({purpose}) =====", flush=True)
         for message in messages[start:]:
             print(f"--- {message.get('role')}{' ' + message['tool_call_id'] if message.get('tool_call_id') else ''}"
-                  f" ---\n{last_text([message])}", flush=True)
+                  f" ---\n{printable(last_text([message]))}", flush=True)
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
-                print(f"call {function.get('name')} {function.get('arguments')}", flush=True)
+                print(printable(f"call {function.get('name')} {function.get('arguments')}"), flush=True)
         print("===== tools =====", flush=True)
         for tool in tools:
             function = tool.get("function") or {}

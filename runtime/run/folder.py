@@ -37,6 +37,7 @@ from mlab.trace import (TRACE, TRACE_VERSION, TraceWriter, full_text, repair_tra
 from mlab.actions.workspace import Workspace
 
 RUN_JSON = "run.json"
+PARTIAL_SUFFIX = ".partial"   # .<run-id>.partial: a run folder being made (hidden from every listing)
 RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"
 
 
@@ -108,6 +109,15 @@ def _write_json_atomic(path: Path, document: dict) -> None:
     os.replace(temp, path)
 
 
+def _fsync_folder(path: Path) -> None:
+    """Make a folder's entries (a new file, a rename into it) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _copy_build(task: TaskBuild, agent: AgentBuild, target: Path) -> None:
     """Copy the manifest and the task's and agent's artifacts into the run folder."""
     source = task.build.dir
@@ -159,8 +169,15 @@ class Run:
     @classmethod
     def create(cls, task: TaskBuild, agent: AgentBuild, runs_dir: Path, data: str = "lite", seed: int = 0,
                limits: dict | None = None, python: str | None = None, device: str | None = None,
-               cache_dir: Path | None = None) -> "Run":
-        """Prepare a new run folder under runs_dir: workspace, private answers, initial snapshot."""
+               cache_dir: Path | None = None, extra: dict[str, dict] | None = None) -> "Run":
+        """Prepare a new run folder under runs_dir: workspace, private answers, initial snapshot.
+
+        The folder is made whole under a hidden name (.<run-id>.partial) and renamed into place
+        last, so a run folder always is a complete one: a creation killed at any point (kill -9
+        included) leaves no run to resume, only a hidden folder that no command reads. `extra`:
+        JSON documents (file name → document) that belong to the run from its start, such as
+        `mlab run`'s models.json, written before the rename.
+        """
         import sys
 
         variant = task.variant(data)
@@ -172,8 +189,10 @@ class Run:
             runs_dir.mkdir(parents=True, exist_ok=True)
             for _ in range(20):
                 run_id = new_run_id()
+                if (runs_dir / run_id).exists():
+                    continue
                 try:
-                    (runs_dir / run_id).mkdir()
+                    (runs_dir / f".{run_id}{PARTIAL_SUFFIX}").mkdir()
                     break
                 except FileExistsError:
                     continue
@@ -181,15 +200,15 @@ class Run:
                 raise RunError(f"cannot find a free run id in {runs_dir}")
         except OSError as problem:
             raise StorageError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
-        folder = runs_dir / run_id
+        staging, folder = runs_dir / f".{run_id}{PARTIAL_SUFFIX}", runs_dir / run_id
         try:  # a folder left half made (an error, a Ctrl-C) is no run: remove it
             for sub in ("workspace", "private", "objects", "output"):
-                (folder / sub).mkdir()
-            install_starter(task, folder / "workspace")
-            install_data(prepared, folder / "workspace", folder / "private")
-            _copy_build(task, agent, folder / "build")
-            store = ObjectStore(folder / "objects", durable=True)  # the initial state must survive anything
-            snapshotter = Snapshotter(folder / "workspace", store)
+                (staging / sub).mkdir()
+            install_starter(task, staging / "workspace")
+            install_data(prepared, staging / "workspace", staging / "private")
+            _copy_build(task, agent, staging / "build")
+            store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
+            snapshotter = Snapshotter(staging / "workspace", store)
             snapshotter.scan()
             meta = {
                 "schema": RUN_SCHEMA_ID, "schema_version": 2, "id": run_id, "created": timestamp(),
@@ -201,11 +220,16 @@ class Run:
                 "read_only": list(task.view.read_only),
                 "initial_snapshot": store.put_json(snapshotter.manifest),
             }
-            _write_json_atomic(folder / RUN_JSON, meta)
-            (folder / TRACE).touch()
-            (folder / "research_log.md").touch()
+            _write_json_atomic(staging / RUN_JSON, meta)
+            for name, document in (extra or {}).items():
+                _write_json_atomic(staging / name, document)
+            (staging / TRACE).touch()
+            (staging / "research_log.md").touch()
+            _fsync_folder(staging)
+            os.rename(staging, folder)   # the run exists from here on, whole
+            _fsync_folder(runs_dir)
         except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)
             raise
         return cls(folder, meta, task, agent, [], dict(snapshotter.manifest))
 

@@ -10,8 +10,14 @@ memory and CPU time, and an atomic kill.
 cgroup v1 (or a hybrid layout, where v2 has no controllers): a root harness can
 make a child in the v1 `pids` hierarchy (pids.max, and pids.events counts the
 forks it refused) and, where mounted, in `cpuacct` (the tree's CPU time, kept
-whoever reaps). Memory stays with the watchdog over /proc, which measures what
-the script allocated rather than the page cache v1 would charge.
+whoever reaps), in `freezer`, and in the v2 hierarchy of a hybrid layout (no
+controllers, but its cgroup.freeze and cgroup.kill). Memory stays with the
+watchdog over /proc, which measures what the script allocated rather than the
+page cache v1 would charge.
+
+The kill cannot be outrun by a fork bomb: the group is frozen first (v2's
+cgroup.freeze, else v1's freezer), so no member can fork while the others die,
+then killed at once (cgroup.kill) or member by member while frozen.
 
 Anywhere else (no delegation, a container without write access, $MLAB_CGROUP
 naming a folder that cannot serve) this module answers None and the watchdog
@@ -87,15 +93,20 @@ def delegated_base() -> Path | None:
 
 
 def v1_bases() -> dict[str, Path]:
-    """Writable v1 folders of this process for the pids and cpuacct controllers (pids required)."""
+    """Writable v1 folders of this process for the pids, cpuacct and freezer controllers (pids
+    required), and under "unified" its folder in a hybrid layout's v2 hierarchy."""
     own = _own_cgroups()
     bases: dict[str, Path] = {}
     for kind, point, root, options in _mounts():
-        for controller in ("pids", "cpuacct"):
+        for controller in ("pids", "cpuacct", "freezer"):
             if kind == "cgroup" and controller in options and controller in own:
                 folder = _folder(point, root, own[controller])
                 if os.access(folder, os.W_OK):
                     bases[controller] = folder
+        if kind == "cgroup2" and "" in own and "unified" not in bases:
+            folder = _folder(point, root, own[""])
+            if os.access(folder, os.W_OK):
+                bases["unified"] = folder
     return bases if "pids" in bases else {}
 
 
@@ -191,15 +202,40 @@ class ScriptCgroup:
                            oom_kills=_read_keys(self.path / "memory.events").get("oom_kill", 0))
 
     def kill(self) -> None:
-        """Kill every process in the cgroup at once (Linux 5.14 and later)."""
-        try:
-            self._write_if_present("cgroup.kill", "1")
-        except OSError:
-            pass
+        """Kill every process in the cgroup: frozen first, so none forks meanwhile, then all at
+        once (cgroup.kill, Linux 5.14 and later), else member by member (a frozen pid stays
+        its process: it cannot exit before the kill)."""
+        freeze_and_kill(self.path)
 
     def remove(self) -> None:
         """Remove the cgroup once its processes are gone (it is retried briefly)."""
         _remove_folder(self.path, self.kill)
+
+
+def freeze_and_kill(folder: Path) -> None:
+    """Freeze a v2 cgroup (cgroup.freeze), then kill its members; a fatal signal ends a frozen task."""
+    try:
+        (folder / "cgroup.freeze").write_text("1")
+    except OSError:
+        pass   # the root cgroup, or a kernel before 5.2: killed unfrozen
+    try:
+        if (folder / "cgroup.kill").exists():
+            (folder / "cgroup.kill").write_text("1")
+            return
+    except OSError:
+        pass
+    for pid in _members(folder):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _members(folder: Path) -> list[int]:
+    try:
+        return [int(word) for word in (folder / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _remove_folder(path: Path, kill) -> None:
@@ -271,26 +307,54 @@ class ScriptCgroupV1:
         return CgroupUsage(peak_memory_bytes=None, cpu_s=cpu_s, oom_kills=0)
 
     def members(self) -> list[int]:
-        try:
-            return [int(word) for word in (self.paths["pids"] / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return []
+        return _members(self.paths["pids"])
 
     def kill(self) -> None:
-        """SIGKILL every member (v1 has no cgroup.kill); a pid is checked to be a member once pinned."""
+        """SIGKILL every member, none able to fork meanwhile: through the hybrid layout's v2
+        cgroup where there is one (frozen, then cgroup.kill), else frozen by the v1 freezer and
+        killed member by member, else pinned by pid fds and killed."""
+        if "unified" in self.paths and (self.paths["unified"] / "cgroup.kill").exists():
+            freeze_and_kill(self.paths["unified"])
+            return
+        freezer = self.paths.get("freezer")
+        frozen = freezer is not None and _freeze_v1(freezer, "FROZEN")
+        pinned = []
         for pid in self.members():
             try:
-                pidfd = os.pidfd_open(pid)
+                pinned.append((pid, os.pidfd_open(pid)))
             except OSError:
                 continue
+        still = set(self.members())   # read once: a pid pinned and still a member is no recycled one
+        for pid, pidfd in pinned:
             try:
-                if pid in self.members():   # not a recycled pid: it is still in the cgroup
+                if pid in still:
                     signal.pidfd_send_signal(pidfd, signal.SIGKILL)
             except OSError:
                 pass
             finally:
                 os.close(pidfd)
+        if frozen:
+            _freeze_v1(freezer, "THAWED")   # the killed members die once thawed
 
     def remove(self) -> None:
         for path in self.paths.values():
             _remove_folder(path, self.kill)
+
+
+def _freeze_v1(folder: Path, state: str, wait_s: float = 1.0) -> bool:
+    """Set a v1 freezer cgroup's state; for FROZEN, wait (bounded) until the kernel says so."""
+    try:
+        (folder / "freezer.state").write_text(state)
+    except OSError:
+        return False
+    if state != "FROZEN":
+        return True
+    until = time.monotonic() + wait_s
+    while time.monotonic() < until:
+        try:
+            if (folder / "freezer.state").read_text().strip() == "FROZEN":
+                return True
+        except OSError:
+            return False
+        time.sleep(0.002)
+    return True   # still FREEZING: what is frozen cannot fork; the rest is killed all the same

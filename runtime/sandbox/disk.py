@@ -1,8 +1,10 @@
 """How much disk the workspace holds, measured cheaply and often enough to stop a fast writer.
 
 The disk limit bounds the workspace as a whole: starter files, data and all a
-script wrote, counted as allocated blocks (a sparse file costs what it holds),
-each inode once (a hard link is not a second copy). Two measures work
+script wrote, each file counted at the larger of its apparent size and its
+allocated blocks (a sparse file costs its full length: that is what reading,
+copying or archiving it costs), each inode once (a hard link is not a second
+copy). Two measures work
 together while a script runs:
 
 - a walk of the workspace (iterative, no recursion), exact but costly on a
@@ -25,7 +27,8 @@ WALK_COST_FACTOR = 20     # a walk that took t seconds is repeated after at leas
 
 
 def workspace_bytes(root: str) -> int:
-    """Allocated bytes of every file, folder and link under root (each inode once)."""
+    """Bytes of every file, folder and link under root (each inode once): a file's apparent
+    size or its allocated blocks, whichever is larger."""
     seen: set[tuple[int, int]] = set()
     total = 0
     folders = [root]
@@ -45,7 +48,7 @@ def workspace_bytes(root: str) -> int:
                 if key in seen:
                     continue
                 seen.add(key)
-                total += info.st_blocks * 512
+                total += max(info.st_blocks * 512, info.st_size if stat.S_ISREG(info.st_mode) else 0)
                 if stat.S_ISDIR(info.st_mode):
                     folders.append(entry.path)
     return total

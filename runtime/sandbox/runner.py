@@ -336,7 +336,7 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
         if loan:
             loan.lend()
         config = {"argv": argv, "limits": limits, "uid": uid if drop else None,
-                  "gid": gid if drop else None, "cwd": workspace,
+                  "gid": gid if drop else None, "own_uid": bool(drop and lease.pooled), "cwd": workspace,
                   "env": _script_env(policy, "/tmp" if bwrap else scratch_home, uid)}
         scratch_mounts: tuple[str, ...] = ()
         if bwrap:
@@ -355,6 +355,10 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
             config.update(mode="direct")
         watched = supervise(config, Limits(policy.timeout_s, policy.memory_bytes, policy.max_processes,
                                            scratch_mounts, disk), collector, cgroup)
+        if watched.killed_reason and drop and lease.pooled:
+            # what a killed tree left beyond the watched one (orphans of a killed launcher) runs
+            # as the leased uid alone: none of it outlives the lease
+            sandbox_proc.kill_user(uid, gid)
     finally:
         if cgroup:
             cgroup.remove()

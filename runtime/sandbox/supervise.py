@@ -36,6 +36,9 @@ SPARE_INIT_S = 0.5    # how long bubblewrap and its init may outlive the killed 
 KILL_GRACE_S = 2.0
 DRAIN_AFTER_EXIT_S = 2.0
 INIT_ALONE_S = 2.0    # how long the sandbox's init may live on once no script process is left
+PROPORTIONAL_BUDGET_S = 0.2   # the most one proportional memory count may take
+ESCALATE_S = 0.3      # a tree still alive this long after the kill gets the kill that cannot be outrun
+HARD_DEADLINE_S = 8.0   # the watch returns this long after the time limit, whatever the tree does
 PIPE_BYTES = 1 << 20
 READ_BYTES = 1 << 20
 
@@ -115,8 +118,13 @@ class _TreeWatch:
         self.script_seen = False
         self.script_alive = False
 
-    def sample(self, now: float, limit: int | None) -> tuple[int | None, int]:
-        """(bytes in use now or None when not measured this time, tasks of the script)."""
+    def sample(self, now: float, limit: int | None, stop=lambda: False) -> tuple[int | None, int]:
+        """(bytes in use now or None when not measured this time, tasks of the script).
+
+        stop(): whether to give up the proportional count (a limit was reached meanwhile). Its reads
+        wait on each process's memory map, which a fork bomb holds at every fork (refused ones
+        too), so the count also ends after PROPORTIONAL_BUDGET_S and the sample says "not measured".
+        """
         tree = sandbox_proc.list_descendants(self.root_pid)
         pids = [entry.pid for entry in tree]
         script = [entry for entry in tree if entry.depth > self.spare_depth]
@@ -131,7 +139,12 @@ class _TreeWatch:
         if len(script) > 1:
             if now >= self.next_proportional or (over and now >= self.next_urgent):
                 started = time.perf_counter()
-                used = sum(map(sandbox_proc.proportional_anonymous_bytes, pids)) + scratch
+                used = scratch
+                for pid in pids:
+                    if stop() or time.perf_counter() - started > PROPORTIONAL_BUDGET_S:
+                        used = None
+                        break
+                    used += sandbox_proc.proportional_anonymous_bytes(pid)
                 cost = time.perf_counter() - started
                 self.next_proportional = now + max(0.25, 50 * cost)
                 self.next_urgent = now + max(WATCH_INTERVAL_S, 5 * cost)
@@ -188,6 +201,8 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
         os.close(status_write)
     run = _Run(launcher, out_read, status_read, limits, collector, started_at)
     run.start_reported = config.get("start_reported", True)
+    if config.get("own_uid") and config.get("uid") is not None:
+        run.own_uid = (config["uid"], config["gid"])
     run.cgroup = cgroup
     # Under the launcher: bubblewrap, then its PID-namespace init, then the script.
     run.spare_depth = 2 if config["mode"] == "bwrap" else 0
@@ -217,6 +232,8 @@ class _Run:
         self.killed_reason: str | None = None
         self.killed_at = 0.0
         self.init_alone_since: float | None = None
+        self.own_uid: tuple[int, int] | None = None   # (uid, gid) that only this script runs as
+        self.uid_killed = False
         self.wait_result: tuple[int, int, object] | None = None
         try:
             self.pidfd: int | None = os.pidfd_open(launcher.pid)
@@ -225,11 +242,17 @@ class _Run:
 
     def watch(self) -> Supervision:
         deadline = self.started_at + self.limits.timeout_s
+        hard_deadline = deadline + HARD_DEADLINE_S
         next_sample = self.started_at
         exited_at = None
         open_fds = {self.out_fd, self.status_fd}
         while True:
             now = time.monotonic()
+            if now >= hard_deadline:
+                # Nothing a script does keeps the harness: not a launcher that cannot be reaped,
+                # not pipes that orphans hold open. What is left is killed again in close().
+                self.killed_reason = self.killed_reason or "timeout"
+                break
             if self.wait_result is None and now >= next_sample:
                 next_sample = now + WATCH_INTERVAL_S
                 self._check_limits(now, deadline)
@@ -262,13 +285,22 @@ class _Run:
         if self.killed_reason is not None:
             self._kill(now)
             return
-        used, tasks = self.watch_tree.sample(now, self.limits.memory_bytes)
+        # The cheap checks first: a fork bomb starves the harness of CPU and makes /proc slow to
+        # read, so neither the deadline nor the kernel's count of refused forks waits for a sample.
         if now >= deadline:
             self._kill(now, "timeout")
+            return
+        budget = self.limits.max_processes is not None and self._in_cgroup()
+        if budget and self.cgroup.budget_reached():
+            self._kill(now, "processes")
+            return
+        used, tasks = self.watch_tree.sample(now, self.limits.memory_bytes,
+                                             stop=lambda: budget and self.cgroup.budget_reached())
+        if budget and self.cgroup.budget_reached():
+            self._kill(now, "processes")
         elif self.limits.memory_bytes is not None and used is not None and used > self.limits.memory_bytes:
             self._kill(now, "memory")
-        elif self.limits.max_processes is not None and (
-                tasks >= self.limits.max_processes or (self._in_cgroup() and self.cgroup.budget_reached())):
+        elif self.limits.max_processes is not None and tasks >= self.limits.max_processes:
             self._kill(now, "processes")
         elif self.limits.disk is not None and self.limits.disk.over(now):
             self._kill(now, "disk")
@@ -293,11 +325,20 @@ class _Run:
             self.killed_reason = reason
             self.killed_at = now
         # First the script's processes only, so that bubblewrap's init reaps them
-        # (keeping their CPU time in the account) and ends by itself; then all.
-        spare = self.spare_depth if now - self.killed_at < SPARE_INIT_S else 0
-        if self._in_cgroup() and self.cgroup.keeps_cpu_account:
+        # (keeping their CPU time in the account) and ends by itself; then all. A fork bomb
+        # (or a tree still there ESCALATE_S on) gets the kill that cannot be outrun at once:
+        # its cgroup frozen and killed, its uid's processes killed in one kill(-1), and the
+        # rest of the tree stopped before it is killed, so that nothing forks while it dies.
+        escalate = self.killed_reason == "processes" or now - self.killed_at >= ESCALATE_S
+        spare = self.spare_depth if now - self.killed_at < SPARE_INIT_S and not escalate else 0
+        if self._in_cgroup() and (self.cgroup.keeps_cpu_account or escalate):
             spare = 0
             self.cgroup.kill()   # the cgroup keeps the account whoever reaps
+        if escalate and self.own_uid is not None and not self.uid_killed:
+            self.uid_killed = True
+            sandbox_proc.kill_user(*self.own_uid)
+        if escalate:
+            sandbox_proc.stop_descendants(self.launcher.pid, spare_depth=spare)
         sandbox_proc.kill_descendants(self.launcher.pid, spare_depth=spare, attempts=20)
         if now - self.killed_at > KILL_GRACE_S:
             # The launcher ends by itself once its tree is gone; this is the backstop.
@@ -320,6 +361,10 @@ class _Run:
             self.launcher.returncode = _exit_code_of(wait_status)
 
     def _outcome(self) -> Supervision:
+        if self.wait_result is None:   # given up at the hard deadline: no account from the kernel
+            return Supervision(exit_code=None, killed_reason=self.killed_reason, started=True,
+                               wall_s=time.monotonic() - self.started_at, cpu_s=0.0,
+                               peak_memory_bytes=self.watch_tree.peak_bytes)
         _, wait_status, usage = self.wait_result
         facts = self.status.facts
         # The launcher's own account leaves out its overhead; wait4's is the fallback.
@@ -350,9 +395,15 @@ class _Run:
     def close(self) -> None:
         """Leave nothing behind, even when the watch ended with an exception."""
         if self.wait_result is None:
+            if self._in_cgroup():
+                self.cgroup.kill()
+            sandbox_proc.stop_descendants(self.launcher.pid)
             sandbox_proc.kill_descendants(self.launcher.pid)
             self._signal_launcher(signal.SIGKILL)
-            self._reap(nohang=False)
+            until = time.monotonic() + KILL_GRACE_S   # a launcher stuck in the kernel is not waited for
+            while self.wait_result is None and time.monotonic() < until:
+                self._reap(nohang=True)
+                time.sleep(0.01)
         for fd in (self.out_fd, self.status_fd, self.pidfd):
             if fd is not None:
                 os.close(fd)

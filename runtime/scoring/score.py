@@ -49,7 +49,7 @@ def _not_scored(metric) -> Score:
 def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
     """A tabular metric on the submission file in `workspace` against the private answers."""
     from mlab.scoring import metrics
-    from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, load_and_validate,
+    from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission,
                                          load_answers)
 
     metric, submission = task.view.metric, task.view.submission
@@ -74,8 +74,9 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
         try:
             params = dict(metric.params)
             answers = load_answers(answers_path, variant["id"], columns, metric.name, params)
-            aligned = load_and_validate(path, answers_path, variant["id"], columns, metric.name,
-                                        declared=submission.columns if submission else (), params=params)
+            # the answers are read once; the check is Validate Submission's own (check_submission)
+            aligned = check_submission(path, answers[variant["id"]], variant["id"], columns, metric.name,
+                                       declared=submission.columns if submission else ())
             value = metrics.score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]], params)
         except SubmissionError as problem:
             text = str(problem)

@@ -9,8 +9,14 @@ never half-scored: any problem stops it before a metric sees it.
 the task's fault, not the agent's, so it raises AnswersError instead.
 
 Values are checked by what the metric needs from each column (see `Metric.kinds_of`):
-number (a finite number), label (any non-empty text), rle (a run-length encoded mask,
-empty allowed) and ranking (space-separated items, empty allowed).
+number (a finite number of magnitude at most MAX_MAGNITUDE, so that no metric overflows),
+label (any non-empty text), rle (a run-length encoded mask, empty allowed) and ranking
+(space-separated items, empty allowed).
+
+The file is bounded before it is parsed (`_check_shape`): its size, its header's column
+count, the length of its longest line (so of every field) and its row count, which may
+exceed the number of expected ids by a small multiple only (MAX_ROWS_FACTOR). Validate
+Submission and scoring run this same check, so they always agree.
 """
 from __future__ import annotations
 
@@ -25,6 +31,11 @@ from mlab.errors import DataError, MlabError, first_line
 from mlab.scoring.metrics import MetricError, get_metric, is_missing, label_key, parse_rle
 
 MAX_SUBMISSION_BYTES = 200 * 1024 * 1024
+MAX_ROWS_FACTOR = 2        # rows allowed: this many times the expected ids, plus MAX_ROWS_SLACK
+MAX_ROWS_SLACK = 1000
+MAX_COLUMNS = 1024         # columns allowed in the header, or twice the expected ones if more
+MAX_LINE_BYTES = 1 << 20   # a line, hence a field, of at most 1 MiB (a long run-length mask fits)
+MAX_MAGNITUDE = 1e100      # |prediction| at most this: squares of a billion rows stay finite
 NUMBER_KINDS = ("number", "probability", "nonnegative")  # a finite number; in [0, 1]; at least 0
 EXAMPLES = 5
 
@@ -66,7 +77,7 @@ def check_submission(submission_path: str | Path, ids: Sequence, id_column: str,
     kinds = _value_kinds(metric, predicted)
     ids = pd.Series(list(ids), dtype=object)
     path = Path(submission_path)
-    table = _read_submission(path, list(dict.fromkeys([id_column, *declared, *predicted])))
+    table = _read_submission(path, list(dict.fromkeys([id_column, *declared, *predicted])), len(ids))
     keys = _check_ids(table, ids, id_column, path.name, kind)
     aligned = table.assign(_key=keys).set_index("_key").loc[[label_key(v) for v in ids]]
     aligned = aligned.reset_index(drop=True)
@@ -143,8 +154,8 @@ def _expected_layout(columns: list[str]) -> str:
     return f"a CSV file whose header line is `{','.join(columns)}`"
 
 
-def _read_submission(path: Path, expected: list[str]) -> pd.DataFrame:
-    """The submission as text cells, after checking the file and its header."""
+def _read_submission(path: Path, expected: list[str], wanted_rows: int | None = None) -> pd.DataFrame:
+    """The submission as text cells, after checking the file, its shape and its header."""
     layout = _expected_layout(expected)
     if not path.exists():
         raise SubmissionError(f"no submission: {path.name} was not written; expected {layout} "
@@ -157,6 +168,7 @@ def _read_submission(path: Path, expected: list[str]) -> pd.DataFrame:
                               f"{MAX_SUBMISSION_BYTES // 2**20} MB limit for a submission; expected {layout}")
     if size == 0:
         raise SubmissionError(f"{path.name} is empty; expected {layout} and one row per test id")
+    _check_shape(path, len(expected), wanted_rows, layout)
     try:
         table = pd.read_csv(path, dtype=str, encoding="utf-8-sig")
     except UnicodeDecodeError:
@@ -173,6 +185,46 @@ def _read_submission(path: Path, expected: list[str]) -> pd.DataFrame:
         raise SubmissionError(f"{path.name} lacks column(s) {absent}: expected columns {expected}, "
                               f"found {found}{_header_hint(found, absent)}")
     return table
+
+
+def _check_shape(path: Path, expected_columns: int, wanted_rows: int | None, layout: str) -> None:
+    """Refuse, before any parsing, a file with too many columns, too long a line or too many rows.
+
+    Lines are counted by their newlines (a quoted field holding newlines counts more than once,
+    which only errs towards refusing sooner). One pass over the bytes in blocks: linear in size.
+    """
+    import numpy as np
+
+    max_columns = max(MAX_COLUMNS, 2 * expected_columns)
+    max_rows = None if wanted_rows is None else MAX_ROWS_FACTOR * wanted_rows + MAX_ROWS_SLACK
+    lines = longest = run = 0
+    header = b""
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 22):
+            ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+            if not lines:
+                header += block[:ends[0]] if len(ends) else block[:MAX_LINE_BYTES + 1]
+            if len(ends):
+                longest = max(longest, run + int(ends[0]), int(np.diff(ends).max(initial=0)) - 1)
+                run = len(block) - int(ends[-1]) - 1
+            else:
+                run += len(block)
+            longest = max(longest, run)
+            lines += len(ends)
+            if longest > MAX_LINE_BYTES:
+                raise SubmissionError(f"{path.name} has a line longer than {MAX_LINE_BYTES // 2**20} MiB, the "
+                                      f"limit for one line of a submission; expected {layout}")
+            if max_rows is not None and lines > max_rows + 1:
+                break
+    rows = lines - 1 + (run > 0)   # a last line without its newline is a row too
+    if max_rows is not None and rows > max_rows:
+        raise SubmissionError(f"{path.name} has more than {max_rows:,} rows, the limit for a submission of "
+                              f"{wanted_rows:,} ids ({MAX_ROWS_FACTOR} per id and {MAX_ROWS_SLACK:,} more); "
+                              f"expected {layout} and one row per id")
+    columns = header.count(b",") + 1   # commas inside a quoted name only make the count larger
+    if columns > max_columns:
+        raise SubmissionError(f"{path.name} has a header of {columns:,} columns, over the limit of "
+                              f"{max_columns:,}; expected {layout}")
 
 
 def _header_hint(found: list[str], absent: list[str]) -> str:
@@ -205,23 +257,27 @@ def _examples(values: Sequence[str]) -> str:
 
 def _check_ids(table: pd.DataFrame, ids: pd.Series, id_column: str, name: str,
                kind: str = "test") -> list[str]:
-    """The canonical id of each submission row, after checking the ids match `ids` one for one."""
+    """The canonical id of each submission row, after checking the ids match `ids` one for one.
+
+    Linear in the rows: one pass builds the keys and their counts, dictionaries do the rest.
+    """
+    from collections import Counter
+
     keys = [label_key(v) for v in table[id_column]]
     wanted = {label_key(v): v for v in ids}
     problems = []
-    empty = keys.count("")
+    counts = Counter(keys)
+    empty = counts.pop("", 0)
     if empty:
         problems.append(f"{empty} row(s) have no value in `{id_column}`")
-    counts = pd.Series([k for k in keys if k]).value_counts()
-    repeated = list(counts[counts > 1].index)
+    repeated = [key for key, count in counts.items() if count > 1]
     if repeated:
         problems.append(f"{len(repeated)} id(s) appear more than once (e.g. {_examples(repeated)})")
-    present = set(keys)
-    missing = [original for key, original in wanted.items() if key not in present]
+    missing = [original for key, original in wanted.items() if key not in counts]
     if missing:
         problems.append(f"{len(missing)} of the {len(wanted)} {kind} ids are missing "
                         f"(e.g. {_examples(missing)})")
-    extra = list(dict.fromkeys(k for k in keys if k and k not in wanted))
+    extra = [key for key in counts if key not in wanted]
     if extra:
         problems.append(f"{len(extra)} id(s) are not {kind} ids (e.g. {_examples(extra)})")
     if problems:
@@ -255,6 +311,7 @@ def _convert(cells: pd.Series, kind: str, column: str) -> tuple[pd.Series, str |
     numbers = pd.to_numeric(cells.str.strip(), errors="coerce").astype(float)
     not_numbers = [repr(v) for v, n in zip(cells, numbers) if np.isnan(n) and not is_missing(v) and str(v).strip()]
     infinite = int(np.isinf(numbers).sum())
+    huge = [repr(v) for v, n in zip(cells, numbers) if np.isfinite(n) and abs(n) > MAX_MAGNITUDE]
     faults = []
     if empty:
         faults.append(f"{empty} value(s) in `{column}` are empty or NaN")
@@ -262,6 +319,9 @@ def _convert(cells: pd.Series, kind: str, column: str) -> tuple[pd.Series, str |
         faults.append(f"{len(not_numbers)} value(s) in `{column}` are not numbers (e.g. {_examples(not_numbers)})")
     if infinite:
         faults.append(f"{infinite} value(s) in `{column}` are infinite")
+    if huge:
+        faults.append(f"{len(huge)} value(s) in `{column}` are larger in magnitude than {MAX_MAGNITUDE:g} "
+                      f"(e.g. {_examples(huge)})")
     if faults:
         return numbers, "; ".join(faults) + f"; expected a finite number in every row of `{column}`"
     low, high, what = {"probability": (0.0, 1.0, "a probability from 0 to 1"),

@@ -71,7 +71,8 @@ def run_on_worker(arguments: list[str], build_blob: bytes | None, resume_blob: b
         while True:
             code = process.poll()
             if sender is None:
-                made = [p for p in runs.iterdir() if (p / "run.json").is_file() and (p / "models.json").is_file()]
+                made = [p for p in runs.iterdir() if not p.name.startswith(".")   # not one being made
+                        and (p / "run.json").is_file() and (p / "models.json").is_file()]
                 if made:
                     sender = FolderSender(made[0])
             piece = sender.collect(final=code is not None) if sender else None

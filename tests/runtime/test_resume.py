@@ -212,3 +212,68 @@ def test_a_run_driven_by_one_process_cannot_be_resumed_by_another(new_run):
         Run.resume(run.dir)
     run.close()
     Run.resume(run.dir).close()
+
+
+# --- a run killed while its folder is being made (issue 25) --------------------------------
+
+CREATION_POINTS = ["install_starter", "install_data", "_copy_build", "run.json", "models.json", "rename"]
+
+
+def _crash_at(point: str, monkeypatch) -> None:
+    """In this (forked) process, die as kill -9 would right after `point` of Run.create."""
+    from mlab.run import folder as module
+
+    def killed(*args, **kwargs):
+        os._exit(137)
+
+    def after(original, when=lambda *a: True):
+        def wrapper(*args, **kwargs):
+            value = original(*args, **kwargs)
+            if when(*args):
+                killed()
+            return value
+        return wrapper
+
+    if point in ("install_starter", "install_data", "_copy_build"):
+        monkeypatch.setattr(module, point, after(getattr(module, point)))
+    elif point in ("run.json", "models.json"):
+        monkeypatch.setattr(module, "_write_json_atomic",
+                            after(module._write_json_atomic, lambda path, doc: Path(path).name == point))
+    else:
+        monkeypatch.setattr(module.os, "rename", lambda *a: killed())
+
+
+@pytest.mark.parametrize("point", CREATION_POINTS)
+def test_a_run_killed_while_its_folder_is_made_leaves_no_run(house_task, tmp_path, point, monkeypatch):
+    from mlab.reports.runs import find_run_dirs
+
+    runs = tmp_path / "runs"
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the crashing creation
+        try:
+            _crash_at(point, monkeypatch)
+            Run.create(house_task, house_task.build.agent("research"), runs,
+                       extra={"models.json": {"tiers": {}, "api_base": None, "seed": 0}})
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 137   # it died at the point, before the folder was whole
+    assert [p.name for p in runs.iterdir() if not p.name.startswith(".")] == []
+    assert find_run_dirs(runs) == []
+    run = Run.create(house_task, house_task.build.agent("research"), runs,
+                     extra={"models.json": {"tiers": {}, "api_base": None, "seed": 0}})
+    run.close()
+    assert find_run_dirs(runs) == [run.dir]
+    assert json.loads((run.dir / "models.json").read_text())["seed"] == 0
+    assert not any(run.dir.parent.glob(f".{run.id}*"))   # the staging name is gone
+
+
+def test_resuming_a_folder_with_no_models_and_no_step_says_to_start_again(new_run, capsys):
+    from mlab.cli import main
+
+    run = new_run()   # as an older mlab left a `mlab run` killed before models.json was written
+    run.close()
+    assert main(["run", "--resume", str(run.dir)]) == 1
+    err = capsys.readouterr().err
+    assert "is not a complete run (no models.json and no step taken" in err and "start a new run" in err
+    assert "mlab drive --resume" not in err

@@ -242,3 +242,76 @@ def test_any_file_gives_a_frame_or_a_submission_error(tmp_path, answers, text):
         assert str(error).startswith(("submission.csv", "no submission"))
     else:
         assert len(aligned) == 4 and aligned["SalePrice"].notna().all()
+
+
+# --- hostile submissions: non-finite, overflowing, oversized (issue 25) ------------------
+
+@pytest.mark.parametrize("value", ["1e308", "-1e200", "1e101"])
+def test_predictions_too_large_to_score_are_a_format_error(tmp_path, answers, value):
+    # 1e308 is finite, but the mean of |truth - 1e308| over the rows overflows to inf
+    path = write(tmp_path, f"Id,SalePrice\n1461,{value}\n1462,2\n1463,3\n1464,4\n")
+    assert rejected(path, answers) == (
+        f"submission.csv: 1 value(s) in `SalePrice` are larger in magnitude than 1e+100 (e.g. '{value}'); "
+        "expected a finite number in every row of `SalePrice`")
+
+
+def test_a_metric_that_overflows_is_refused_not_returned(tmp_path, answers):
+    import pandas as pd
+
+    truth = load_answers(answers, "Id", ["SalePrice"], "mae")
+    aligned = truth.assign(SalePrice=[1e308, -1e308, 1e308, 1.0])
+    with pytest.raises(Exception) as caught:
+        score("mae", truth, aligned, ["SalePrice"])
+    assert str(caught.value) == "the submission's mae is inf, not a finite number: its predictions are too large to score"
+    assert pd.notna(truth["SalePrice"]).sum() == 3
+
+
+def test_too_many_rows_are_refused_before_parsing(tmp_path, monkeypatch):
+    # 4 ids: up to 2 * 4 + MAX_ROWS_SLACK rows may be read
+    monkeypatch.setattr(submission_module, "MAX_ROWS_SLACK", 10)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the submission was parsed")
+
+    monkeypatch.setattr(submission_module.pd, "read_csv", never)
+    path = write(tmp_path, "Id,SalePrice\n" + "1461,1\n" * 19)
+    with pytest.raises(SubmissionError) as caught:
+        submission_module.check_submission(path, ["1461", "1462", "1463", "1464"], "Id", ["SalePrice"], "mae")
+    assert str(caught.value) == (
+        "submission.csv has more than 18 rows, the limit for a submission of 4 ids (2 per id and 10 more); "
+        "expected a CSV file whose header line is `Id,SalePrice` and one row per id")
+
+
+def test_rows_within_the_bound_are_read_and_checked(tmp_path, answers, monkeypatch):
+    monkeypatch.setattr(submission_module, "MAX_ROWS_SLACK", 10)
+    path = write(tmp_path, "Id,SalePrice\n" + "1461,1\n" * 18)   # no newline counted past the bound
+    assert "1 id(s) appear more than once (e.g. 1461)" in rejected(path, answers)
+
+
+def test_a_header_of_too_many_columns_is_refused(tmp_path, answers):
+    header = ",".join(["Id", "SalePrice", *(f"c{i}" for i in range(100_000))])
+    path = write(tmp_path, header + "\n1461,1\n")
+    assert rejected(path, answers) == ("submission.csv has a header of 100,002 columns, over the limit of 1,024; "
+                                       "expected a CSV file whose header line is `Id,SalePrice`")
+
+
+def test_a_line_longer_than_the_field_bound_is_refused(tmp_path, answers, monkeypatch):
+    monkeypatch.setattr(submission_module, "MAX_LINE_BYTES", 2**20)
+    path = write(tmp_path, "Id,SalePrice\n1461," + "9" * (2**20 + 5) + "\n1462,1\n")
+    assert rejected(path, answers) == ("submission.csv has a line longer than 1 MiB, the limit for one line of a "
+                                       "submission; expected a CSV file whose header line is `Id,SalePrice`")
+
+
+def test_the_id_check_is_linear_in_the_rows(tmp_path):
+    import time
+
+    # 50,000 distinct ids, every one of them wrong: a quadratic check would take minutes
+    ids = [str(i) for i in range(50_000)]
+    answers = write(tmp_path, "Id,y\n" + "".join(f"{i},1\n" for i in ids), "answers.csv")
+    path = write(tmp_path, "Id,y\n" + "".join(f"x{i},1\n" for i in ids))
+    started = time.perf_counter()
+    message = rejected(path, answers, ["y"])
+    took = time.perf_counter() - started
+    assert "50000 of the 50000 test ids are missing" in message
+    assert "50000 id(s) are not test ids (e.g. x0, x1, x2, x3, x4, ...)" in message
+    assert took < 5

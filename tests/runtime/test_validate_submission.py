@@ -135,3 +135,22 @@ def test_the_std_research_agents_show_the_action(house_task):
 def test_the_action_takes_no_input_however_it_is_called(run, given):
     observation = run.step("Validate Submission", given)
     assert "no submission: submission.csv was not written" in observation.text
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("1e308", "1 value(s) in `SalePrice` are larger in magnitude than 1e+100 (e.g. '1e308')"),
+    ("inf", "1 value(s) in `SalePrice` are infinite"),
+    ("nan", "1 value(s) in `SalePrice` are empty or NaN"),
+])
+def test_validation_and_scoring_say_the_same_of_unscorable_numbers(run, value, problem):
+    from mlab.failure import FailureMode
+    from mlab.scoring.evaluate import evaluate
+
+    ids = public_ids(run)
+    write_submission(run, [(ids[0], value), *((i, "180000") for i in ids[1:])])
+    observation = validate(run)
+    assert observation.status == "error" and problem in observation.text
+    result = evaluate(run)   # a stated result, never "could not be scored"
+    assert result["failure_mode"] == FailureMode.SUBMISSION_FORMAT_ERROR
+    assert result["score"] is None and problem in result["detail"]
+    assert result["submission_problem"] == result["detail"]

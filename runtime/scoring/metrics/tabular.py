@@ -198,8 +198,14 @@ class Metric:
                               f"{len(answers)}: align them on the id first")
         if len(answers) == 0:
             raise MetricError("there are no rows to score")
-        return float(self.compute(answers.reset_index(drop=True), submission.reset_index(drop=True),
-                                  columns, **settings))
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = float(self.compute(answers.reset_index(drop=True), submission.reset_index(drop=True),
+                                       columns, **settings))
+        if not math.isfinite(value):
+            # A backstop: the submission check bounds predictions so that this does not happen.
+            raise MetricError(f"the submission's {self.name} is {value!r}, not a finite number: "
+                              f"its predictions are too large to score")
+        return value
 
     def kinds_of(self, columns: Sequence[str]) -> dict[str, str]:
         """What each scored column holds (see the class docstring); {} for non-tabular metrics."""
