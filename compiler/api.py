@@ -26,7 +26,7 @@ from . import __version__
 from .lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .check import Compiled
+    from .program.check import Compiled
 
 __all__ = [
     "BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "data_dir",
@@ -36,7 +36,7 @@ __all__ = [
 
 # name → the module (relative to mlabc) that defines it; imported when the name is first read.
 _EXPORTS = {
-    "BuildError": ".emit",
+    "BuildError": ".program.emit",
     "render_all": ".diagnostics",
     "problems": ".schemas",
     "data_dir": ".resources",
@@ -71,8 +71,8 @@ def default_paths() -> list[str]:
 
 def check_paths(paths: list[str] | None = None) -> Compiled:
     """The checked program (a `Compiled`) of the `.mlab` files at `paths` (default: default_paths())."""
-    from .check import check_program
-    from .loader import expand_paths, load_program
+    from .program.check import check_program
+    from .program.loader import expand_paths, load_program
 
     files, missing = expand_paths(paths or default_paths())
     if missing:
@@ -84,7 +84,7 @@ def check_paths(paths: list[str] | None = None) -> Compiled:
 
 def compile_paths(paths: list[str] | None, out: Path) -> tuple[Compiled, dict | None]:
     """Check, and write the build when there are no errors: (the `Compiled`, the manifest or None)."""
-    from .emit import write_build
+    from .program.emit import write_build
 
     compiled = check_paths(paths)
     if not compiled.ok:

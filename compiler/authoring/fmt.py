@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import ast as A
-from .comments import CommentMap, source_comments
+from ..comments import CommentMap, source_comments
 from ..diagnostics import Diagnostic, DiagnosticError
 from .printer import Unprintable, print_module
 from ..parser import parse_bytes, parse_text

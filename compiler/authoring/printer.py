@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import ast as A
-from .comments import CommentMap, Note, children
+from ..comments import CommentMap, Note, children
 from ..transform import decode_string, decode_text
 
 WIDTH = 100

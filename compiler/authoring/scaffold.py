@@ -16,9 +16,9 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
 from .. import ast as A
-from .comments import CommentMap, source_comments
+from ..comments import CommentMap, source_comments
 from .fmt import format_text
-from ..loader import SUFFIX, YAML_SUFFIX
+from ..program.loader import SUFFIX, YAML_SUFFIX
 from .printer import print_module
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")

@@ -6,7 +6,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from mlabc.api import check_paths
-from mlabc.emit import plan_build
+from mlabc.program.emit import plan_build
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "tasks"
