@@ -19,7 +19,7 @@ RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("
          ("agent", "audit"), ("search",), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
 # what the runtime may import from the compiler
-MLABC_PUBLIC = {"mlabc", "mlabc.api"}
+MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.shared"}
 
 
 def modules(root: Path, package: str) -> dict[str, Path]:
@@ -128,4 +128,4 @@ def test_the_compiler_never_imports_the_runtime():
 
 
 def test_the_kernel_stays_small():
-    assert len([p for p in RUNTIME.glob("*.py")]) <= 13
+    assert len([p for p in RUNTIME.glob("*.py")]) <= 12

@@ -12,17 +12,12 @@ from dataclasses import dataclass
 
 from .. import ast as A
 from ..comments import CommentMap, Note, children
+from ..shared import quote
 from ..transform import decode_string, decode_text
 
 WIDTH = 100
 INDENT = "  "
 BLOCKS = (A.Data, A.Action, A.Respond, A.Prompts, A.ExpOverride, A.Search)  # always printed with a body
-
-
-def quote(value: str) -> str:
-    """A single-line string literal whose decoding is `value`."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
 
 
 def triple_quote(value: str, indent: str) -> list[str] | None:

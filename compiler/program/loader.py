@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import ast as A
-from ..diagnostics import Diagnostic, DiagnosticError, SourceCache, Span
+from ..diagnostics import Diagnostic, DiagnosticError, SourceCache, Span, display_path
 from ..resources import std_dir
 
 SUFFIX = ".mlab"
@@ -49,14 +49,6 @@ class Program:
         for path, module in self.modules.items():
             for decl in module.decls:
                 yield path, decl
-
-
-def display_path(path: Path) -> str:
-    """A path as users should see it: relative to the working directory when inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def expand_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
