@@ -6,12 +6,11 @@ _NAMES = {
     "Decision": "policy",
     "Greedy": "policy",
     "Node": "tree",
-    "POLICIES": "policy",
+    "POLICY_MODULES": "policies",
     "Policy": "policy",
     "Tree": "tree",
-    "make_policy": "policy",
-    "policy_class": "policy",
-    "register": "policy",
+    "make_policy": "policies",
+    "policy_class": "policies",
 }
 __all__ = sorted(_NAMES)
 __getattr__, __dir__ = exports(__name__, _NAMES)

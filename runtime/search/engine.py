@@ -31,7 +31,8 @@ from mlab.observation import utf8_safe
 from mlab.search import context as C
 from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
 from mlab.search.operators import OPERATOR_FORMAT, Asker, ask_review, parse_operator_reply
-from mlab.search.policy import Decision, Policy, make_policy
+from mlab.search.policies import make_policy
+from mlab.search.policy import Decision, Policy
 from mlab.search.tree import Node, Tree
 from mlab.run.checkout import node_manifests
 from mlab.snapshots import Delta, apply_delta
