@@ -32,13 +32,6 @@ def ast_shape(node):
     return node
 
 
-def comment_texts(text: str, path: str) -> list[str]:
-    """The comments of a .mlab text, in order (for tests and checks)."""
-    comments: list = []
-    parse_text(text, path, comments)
-    return [c.text for c in comments]
-
-
 def format_text(text: str, path: str) -> str:
     """The canonical text of a .mlab source; raises DiagnosticError when it does not parse."""
     comments: list = []

@@ -157,12 +157,6 @@ class SearchEngine:
             return "cost"
         return None
 
-    def _next_number(self) -> int:
-        number = 1
-        while number in self.tree.nodes:
-            number += 1
-        return number
-
     # -- the search ----------------------------------------------------------------------
     def run_until_done(self) -> SearchOutcome:
         """Grow the tree until the policy is done, a limit is reached, the model fails or a stop is
@@ -190,7 +184,7 @@ class SearchEngine:
                         if limit:
                             reason = f"{limit}_limit"
                 while reason is None and failure is None and len(running) < self.parallel:
-                    number = self._next_number()
+                    number = self.tree.next_id()
                     decision = self.policy.decide(self.tree, random.Random(f"{self.seed}:{number}"))
                     if decision is None:
                         if not running:

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from mlabc.diagnostics import DiagnosticError
-from mlabc.authoring.fmt import ast_shape, comment_texts, format_text
+from mlabc.authoring.fmt import ast_shape, format_text
 from mlabc.parser import parse_text
 
-from authoring_cases import SMALL_SOURCES, build_of, copied, mutated, source_files, source_id
+from authoring_cases import SMALL_SOURCES, build_of, comment_texts, copied, mutated, source_files, source_id
 
 
 @pytest.mark.parametrize("source", source_files(), ids=source_id)
