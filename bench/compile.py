@@ -26,9 +26,9 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from mlabc.check import check_program
-from mlabc.emit import to_yaml
-from mlabc.loader import load_program
+from mlabc.program.check import check_program
+from mlabc.program.emit import to_yaml
+from mlabc.program.loader import load_program
 from mlabc.schemas import problems, stamp, validator
 
 TASK = '''\

@@ -1,20 +1,15 @@
 """The library behind the CLI, and mlabc's public API: check and compile paths.
 
-`mlabc.api` (with `mlabc.__version__`) is the whole of mlabc that the runtime (`mlab`) and other
-programs may use; every other module of mlabc may be renamed or moved without notice. The names
-re-exported here are imported on first use, so `import mlabc.api` stays cheap for the runtime's
-start-up:
+`mlabc.api` (with `mlabc.__version__`) and `mlabc.shared` (the small pieces both halves share:
+unit tables, the cache root, the bundled folders, quoting, lazy exports) are the whole of mlabc
+that the runtime (`mlab`) and other programs may use; every other module of mlabc may be renamed
+or moved without notice. The names re-exported here are imported on first use, so
+`import mlabc.api` stays cheap for the runtime's start-up:
 
 - `check_paths`, `compile_paths`, `default_paths`, `PathsError`: check and build `.mlab` sources;
 - `BuildError`: the build folder cannot be written;
 - `render_all`: diagnostics as the CLI prints them;
 - `problems`: JSON Schema violations of an artifact of spec/;
-- `data_dir`, `std_dir`, `tasks_dir`: the data that ships with mlab;
-- `parse_command`: the start both command lines share (parse, --version, no verb);
-- `quote`: a `.mlab` single-line string literal;
-- `SIZE_UNITS`, `DURATION_UNITS`: bytes and seconds per unit of a size (8GiB) or duration (30m);
-- `cache_root`: $MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab;
-- `lazy_exports`: lazy re-exports for a package's `__init__` (what the runtime's subpackages use);
 - `__version__`: the compiler's version.
 """
 from __future__ import annotations
@@ -23,31 +18,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .lazy import lazy_exports
+from .shared import lazy_exports
 
 if TYPE_CHECKING:
-    from .check import Compiled
+    from .program.check import Compiled
 
-__all__ = [
-    "BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "data_dir",
-    "default_paths", "parse_command", "problems", "quote", "render_all", "std_dir", "tasks_dir",
-    "SIZE_UNITS", "DURATION_UNITS", "cache_root", "lazy_exports", "snake_case",
-]
+__all__ = ["BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "default_paths", "problems",
+           "render_all"]
 
 # name → the module (relative to mlabc) that defines it; imported when the name is first read.
 _EXPORTS = {
-    "BuildError": ".emit",
+    "BuildError": ".program.emit",
     "render_all": ".diagnostics",
     "problems": ".schemas",
-    "data_dir": ".resources",
-    "std_dir": ".resources",
-    "tasks_dir": ".resources",
-    "parse_command": ".cli_start",
-    "SIZE_UNITS": ".units",
-    "DURATION_UNITS": ".units",
-    "cache_root": ".resources",
-    "quote": ".authoring.printer",
-    "snake_case": ".lower.actions",
 }
 
 
@@ -71,8 +54,8 @@ def default_paths() -> list[str]:
 
 def check_paths(paths: list[str] | None = None) -> Compiled:
     """The checked program (a `Compiled`) of the `.mlab` files at `paths` (default: default_paths())."""
-    from .check import check_program
-    from .loader import expand_paths, load_program
+    from .program.check import check_program
+    from .program.loader import expand_paths, load_program
 
     files, missing = expand_paths(paths or default_paths())
     if missing:
@@ -84,7 +67,7 @@ def check_paths(paths: list[str] | None = None) -> Compiled:
 
 def compile_paths(paths: list[str] | None, out: Path) -> tuple[Compiled, dict | None]:
     """Check, and write the build when there are no errors: (the `Compiled`, the manifest or None)."""
-    from .emit import write_build
+    from .program.emit import write_build
 
     compiled = check_paths(paths)
     if not compiled.ok:

@@ -77,6 +77,14 @@ class SourceCache:
         return lines[number - 1] if 1 <= number <= len(lines) else None
 
 
+def display_path(path: Path) -> str:
+    """A path as users should see it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def render(diag: Diagnostic, sources: SourceCache) -> str:
     """Render one diagnostic as text with the source line and a caret."""
     if diag.span is None:

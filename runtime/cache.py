@@ -8,7 +8,7 @@ from pathlib import Path
 def cache_root() -> Path:
     """$MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab: the rule the compiler's cache
     of parse tables follows too, so both are one function."""
-    from mlabc.api import cache_root as shared_rule
+    from mlabc.shared import cache_root as shared_rule
 
     return shared_rule()
 

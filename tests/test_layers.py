@@ -1,16 +1,22 @@
-"""The package layers: a lower layer never imports a higher one, no module imports itself back, no
-private name crosses modules, and the runtime uses only the compiler's public API.
+"""The package layers: a lower layer never imports a higher one, two layers of one rank import each
+other one way only, no module imports itself back, no private name crosses modules, and the
+runtime uses only the compiler's public modules.
 
-Every import counts, at module level or inside a function. Layers, highest first (a `|` pair shares
-a rank; the cycle check keeps imports between them one way):
+Every import counts: at module level or inside a function, through a package's lazy re-exports,
+and by string (tests/layering.py says how each is read; tests/test_layering.py plants each kind of
+violation). Layers, highest first (a `|` pair shares a rank):
 
-    cli → sweeps | export → reports | viewer → search → agent | audit → scoring → run → actions | models
-        → sandbox | data → build → kernel (the modules directly in mlab/)
+    mlab:  cli → sweeps | export → reports | viewer → search → agent | audit → scoring → run
+               → actions | models → sandbox | data → build → kernel (the modules directly in mlab/)
+    mlabc: api, cli, __main__ (the entry modules, above every layer) → authoring → program → yaml
+               → lower → kernel (the modules directly in mlabc/)
 """
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+from layering import Layers, Tree, imports, violations
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME, COMPILER = REPO / "runtime", REPO / "compiler"
@@ -18,39 +24,13 @@ RUNTIME, COMPILER = REPO / "runtime", REPO / "compiler"
 RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
          ("agent", "audit"), ("search",), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
+COMPILER_RANKS = [("kernel",), ("lower",), ("yaml",), ("program",), ("authoring",)]
+COMPILER_ENTRY = {"mlabc.api", "mlabc.cli", "mlabc.__main__"}
 # what the runtime may import from the compiler
-MLABC_PUBLIC = {"mlabc", "mlabc.api"}
+MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.shared"}
 
-
-def modules(root: Path, package: str) -> dict[str, Path]:
-    found = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = [package, *path.relative_to(root).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-MLAB = modules(RUNTIME, "mlab")
-
-
-def imports(name: str, path: Path) -> list[tuple[str, str | None, int]]:
-    """(module imported, name imported from it or None, line) for every import in the file."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, None, node.lineno) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                found.append((sub, None, node.lineno) if sub in MLAB else (base, alias.name, node.lineno))
-    return found
+MLAB = Tree("mlab", RUNTIME)
+MLABC = Tree("mlabc", COMPILER)
 
 
 def layer(module: str) -> str:
@@ -60,59 +40,39 @@ def layer(module: str) -> str:
     return "build" if module == "mlab.build" else "kernel"
 
 
-def edges() -> dict[str, set[str]]:
-    graph = {name: set() for name in MLAB}
-    for name, path in MLAB.items():
-        for target, _, _ in imports(name, path):
-            if target in MLAB and target != name:
-                graph[name].add(target)
-    return graph
+def compiler_layer(module: str) -> str | None:
+    if module in COMPILER_ENTRY:
+        return None
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or MLABC.is_package(module) and len(parts) == 2 else "kernel"
 
 
 def test_every_runtime_module_has_a_known_layer():
-    assert all(layer(name) in RANK for name in MLAB)
-    assert {layer(name) for name in MLAB} == set(RANK), "a layer without modules: update RANKS"
+    assert all(layer(name) in RANK for name in MLAB.modules)
+    assert {layer(name) for name in MLAB.modules} == set(RANK), "a layer without modules: update RANKS"
 
 
-def test_no_lower_layer_imports_a_higher_one():
-    upward = [f"{name} ({layer(name)}) imports {target} ({layer(target)}), line {line}"
-              for name, path in MLAB.items() for target, _, line in imports(name, path)
-              if target in MLAB and RANK[layer(target)] > RANK[layer(name)]]
-    assert upward == []
+def test_the_runtime_keeps_its_layers():
+    assert violations(MLAB, Layers(RANKS, layer)) == []
 
 
-def test_no_import_cycles():
-    graph, cycles, state = edges(), [], {}
-
-    def visit(node, stack):
-        state[node] = "open"
-        stack.append(node)
-        for target in sorted(graph[node]):
-            if state.get(target) == "open":
-                cycles.append(" → ".join(stack[stack.index(target):] + [target]))
-            elif target not in state:
-                visit(target, stack)
-        stack.pop()
-        state[node] = "done"
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [])
-    assert cycles == []
+def test_the_compiler_keeps_its_layers():
+    found = {compiler_layer(name) for name in MLABC.modules} - {None}
+    assert found == {name for rank in COMPILER_RANKS for name in rank}, "a layer without modules, or a new one"
+    assert violations(MLABC, Layers(COMPILER_RANKS, compiler_layer), machinery=frozenset({"mlabc.lazy"})) == []
 
 
 def test_no_private_name_is_imported_from_another_module():
-    private = [f"{name} imports {source}.{imported}, line {line}"
-               for name, path in MLAB.items() for source, imported, line in imports(name, path)
-               if imported and imported.startswith("_") and not imported.startswith("__")
-               and source.split(".")[0] in ("mlab", "mlabc") and source != name]
+    private = [f"{name} imports {i.target}.{i.name}, line {i.line}"
+               for tree in (MLAB, MLABC) for name in tree.modules for i in imports(tree, name)
+               if i.name and i.name.startswith("_") and not i.name.startswith("__")
+               and i.target.split(".")[0] in ("mlab", "mlabc") and i.target != name]
     assert private == []
 
 
-def test_the_runtime_imports_only_the_public_api_of_the_compiler():
-    used = [f"{name} imports {source}, line {line}" for name, path in MLAB.items()
-            for source, _, line in imports(name, path)
-            if source.split(".")[0] == "mlabc" and source not in MLABC_PUBLIC]
+def test_the_runtime_imports_only_the_public_modules_of_the_compiler():
+    used = [f"{name} imports {i.target}, line {i.line}" for name in MLAB.modules for i in imports(MLAB, name)
+            if i.target.split(".")[0] == "mlabc" and i.target not in MLABC_PUBLIC]
     assert used == []
 
 
@@ -128,4 +88,4 @@ def test_the_compiler_never_imports_the_runtime():
 
 
 def test_the_kernel_stays_small():
-    assert len([p for p in RUNTIME.glob("*.py")]) <= 13
+    assert len([p for p in RUNTIME.glob("*.py")]) <= 12  # __init__, build and the kernel's modules

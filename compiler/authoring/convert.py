@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import ast as A
-from .comments import CommentMap, source_comments
+from ..comments import CommentMap, source_comments
 from ..diagnostics import DiagnosticError
 from .fmt import ast_shape
-from ..loader import SUFFIX, YAML_SUFFIX
+from ..program.loader import SUFFIX, YAML_SUFFIX
 from .printer import Unprintable, print_module
 from ..parser import parse_text
 from ..yaml.build import YamlBuilder, tiered_models, yaml_order

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import ast as A
-from .comments import CommentMap, source_comments
+from ..comments import CommentMap, source_comments
 from ..diagnostics import Diagnostic, DiagnosticError
 from .printer import Unprintable, print_module
 from ..parser import parse_bytes, parse_text
@@ -30,13 +30,6 @@ def ast_shape(node):
                        if f.name not in _LAYOUT_ONLY and f.name != "path")
         return (type(node).__name__,) + values
     return node
-
-
-def comment_texts(text: str, path: str) -> list[str]:
-    """The comments of a .mlab text, in order (for tests and checks)."""
-    comments: list = []
-    parse_text(text, path, comments)
-    return [c.text for c in comments]
 
 
 def format_text(text: str, path: str) -> str:

@@ -4,25 +4,21 @@ The layout: two spaces per level; within a run of entries not broken by a blank 
 values start in one column; one blank line between declarations and at most one where the
 source had blank lines; strings in double quotes, text over several lines triple-quoted and
 indented one level deeper than its entry; a list or a `{ key value }` block on one line when
-it fits in WIDTH columns and holds no comment, else one item per line.
+it fits in WIDTH columns and holds no comment, else one item per line, except a model's settings,
+always one per line, their values in one column, the block outside its neighbours' alignment.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .. import ast as A
-from .comments import CommentMap, Note, children
+from ..comments import CommentMap, Note, children
+from ..shared import quote
 from ..transform import decode_string, decode_text
 
 WIDTH = 100
 INDENT = "  "
 BLOCKS = (A.Data, A.Action, A.Respond, A.Prompts, A.ExpOverride, A.Search)  # always printed with a body
-
-
-def quote(value: str) -> str:
-    """A single-line string literal whose decoding is `value`."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
 
 
 def triple_quote(value: str, indent: str) -> list[str] | None:
@@ -144,7 +140,7 @@ class MlabPrinter:
             broken = self.cmap.blank_before(unit) or any(note.blank_before for note in leading)
             if i and self.layout(units[i - 1])[2] is None:  # comments printed after the unit before
                 broken = broken or any(note.blank_before for note in self.cmap.of(units[i - 1]).closing)
-            if isinstance(unit, BLOCKS) or not self.keyword(unit):
+            if isinstance(unit, BLOCKS) or self.layout(unit)[3] or not self.keyword(unit):  # a block stands alone
                 close_run()
                 out[i] = (number, 0)
                 number += 1
@@ -387,7 +383,8 @@ ENTRY_LAYOUT = {
     A.Action: lambda e: ("action", [e.name], list(e.entries), True),
     A.UsesActions: lambda e: ("actions", [e.name.value], None, False),
     A.Show: _one("show"), A.Hide: _one("hide"),
-    A.Model: lambda e: ("model", [e.tier.value, "default", e.default], list(e.params) or None, False),
+    # a model's settings: always a block, one setting a line (they read as a table of settings)
+    A.Model: lambda e: ("model", [e.tier.value, "default", e.default], list(e.params) or None, bool(e.params)),
     A.History: lambda e: ("history", [e.value, "steps"], None, False),
     A.Summarize: lambda e: ("summarize", ["observations", "over", e.value, "chars"], None, False),
     A.Retries: lambda e: ("retries", [e.value, "on", "format", "error"], None, False),

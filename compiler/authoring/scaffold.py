@@ -16,9 +16,10 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
 from .. import ast as A
-from .comments import CommentMap, source_comments
+from ..comments import CommentMap, source_comments
+from ..diagnostics import DiagnosticError
 from .fmt import format_text
-from ..loader import SUFFIX, YAML_SUFFIX
+from ..program.loader import SUFFIX, YAML_SUFFIX
 from .printer import print_module
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")
@@ -208,7 +209,7 @@ def _find_task(name: str, folder: Path):
         try:
             parse = parse_yaml_text if path.name.endswith(YAML_SUFFIX) else parse_text
             module = parse(text, str(path), comments)
-        except Exception:  # a file that does not parse cannot be the template
+        except DiagnosticError:  # a file that does not parse cannot be the template
             continue
         tasks = [d for d in module.decls if isinstance(d, A.Task)]
         if any(d.name.value == name for d in tasks) or (path == Path(name) and len(tasks) == 1):

@@ -7,16 +7,12 @@ import re
 
 from .. import ast as A
 from ..resources import spec_json
+from ..shared import snake_case
 from ..values import Reporter, closest, did_you_mean, duplicate_entries
 
 TIERS = ("main", "fast", "edit")
 # What providers accept as a function name (OpenAI, Anthropic; some also want no digit first).
 TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
-
-
-def snake_case(name: str) -> str:
-    """The default tool name of an action: `List Files` -> list_files, `Edit Script (AI)` -> edit_script_ai."""
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 def tool_entry(action: dict) -> dict:

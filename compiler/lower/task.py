@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from .. import ast as A
-from ..loader import display_path
+from ..diagnostics import display_path
 from ..resources import spec_json
 from ..values import Reporter, did_you_mean, duplicate_entries
 from .data_files import check_baseline_script, check_data_files, check_sklearn_name, normalise_pattern

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import ast as A
-from ..authoring.comments import CommentMap, Note, children
+from ..comments import CommentMap, Note, children
 from .write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
 
 KIND_KEYS = {"task": "tasks", "actions": "actions", "agent": "agents", "experiment": "experiments"}

@@ -53,9 +53,8 @@ def _described(schema: dict, description: str) -> dict:
     return {**schema, "description": description}
 
 
-def _defs() -> dict:
-    metrics = sorted(spec_json("metrics.json")["metrics"])
-    primitives = spec_json("primitives.json")
+def _value_defs() -> dict:
+    """The shared value types: names, durations, sizes, percentages, lists, text, run limits."""
     limit_types = {"int": {"type": "integer", "minimum": 1}, "duration": _ref("duration"),
                    "size": _ref("size"), "number": {"type": "number"}}
     return {
@@ -70,110 +69,136 @@ def _defs() -> dict:
         "scalar": {"type": ["string", "number", "boolean"]},
         "limits": _object({key: limit_types[kind] for key, kind in LIMIT_KINDS.items()},
                           description="run limits; durations such as 30m, sizes such as 8GiB"),
-        "task": _object({
-            "title": _described(_ref("text"), "what to predict, in one line"),
-            "category": {"enum": list(CATEGORIES)},
-            "problem": _described(_ref("text"), "the research problem, as the agent reads it"),
-            "starter": _described(_ref("text"), "folder copied into each run's workspace"),
-            "read_only": _described(_ref("strings"), "workspace patterns the agent cannot change"),
-            "requires": _described(_ref("strings"), "Python packages the task needs"),
-            "data": {"type": "object", "description": "data variants by name",
-                     "propertyNames": {"enum": list(VARIANTS)}, "additionalProperties": _ref("data")},
-            "submission": {"anyOf": [{"type": "string"},
-                                     _object({"file": {"type": "string"}, "columns": _ref("strings")},
-                                             required=("file",))]},
-            "metric": {"anyOf": [{"enum": metrics}, _object({
-                "name": {"enum": metrics},
-                "params": {"type": "object", "additionalProperties": _ref("scalar"),
-                           "description": "the metric's parameters (mlabc schema metrics), e.g. {average: macro}"},
-                "on": {"anyOf": [{"type": "string"}, _ref("strings")]},
-                "direction": {"enum": ["lower_is_better", "higher_is_better"]}}, required=("name",))]},
-            "baseline": {"anyOf": [_object({"run": {"type": "string"}}, required=("run",)),
-                                   _object({"value": {"type": "number"}, "because": {"type": "string"}},
-                                           required=("value", "because"))]},
-            "success": _object({"improvement": _ref("percent")}, required=("improvement",)),
-            "agent": _ref("name"),
-            "limits": _ref("limits"),
-            "hardware": _object({key: {"anyOf": [schema, _object(
-                {"value": schema, "need": {"enum": ["required", "optional"]}}, required=("value",))]}
-                for key, schema in (("cpus", {"type": "integer", "minimum": 1}),
-                                    ("gpus", {"type": "integer", "minimum": 0}), ("memory", _ref("size")))}),
-            "demo": _described({"type": "string"}, "JSON list of the replies the demo model plays"),
-            "evaluator": _object({"function": {"type": "string", "description": "file.py:function"},
-                                  "because": {"type": "string"}}, required=("function", "because")),
-        }, required=REQUIRED),
-        "data": _object({
-            "from": {"type": "object", "minProperties": 1, "maxProperties": 1,
-                     "propertyNames": {"enum": list(SOURCE_KINDS)}, "additionalProperties": {"type": "string"},
-                     "description": "one key: the kind of source, e.g. {csv: task/lite/data.csv}"},
-            "split": {"anyOf": [{"enum": list(SPLITS)}, _object({
-                "method": {"enum": list(SPLITS)}, "column": {"type": "string"},
-                "fraction": {"anyOf": [{"type": "number"}, _ref("percent")]},
-                "seed": {"type": "integer"}}, required=("method",))]},
-            "id": {"type": "string"}, "answers": _ref("strings"), "public": _ref("strings"),
-            "private": _ref("strings"),
-            "checksum": {"type": "object", "description": "file → SHA-256 digest",
-                         "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]{64}$"}},
-            "prepare": {"type": "string",
-                        "description": "file.py:function that turns a downloaded or folder source into the files"},
-            "validation": {"anyOf": [{"type": "number"}, _ref("percent")],
-                           "description": "the share of the training rows held out as a validation split"},
-            "limits": _ref("limits"),
-        }, required=("from", "public")),
-        "action": _object({
-            "describe": {"type": "string"},
-            "input": _by_name(_object({"type": {"enum": list(JSON_TYPES)}, "default": _ref("scalar"),
-                                       "describe": {"type": "string"}}, required=("type", "describe")),
-                              "the action's inputs by name"),
-            "returns": {"type": "string"},
-            "does": {"anyOf": [{"enum": sorted(primitives["primitives"])}, {
-                "type": "object", "minProperties": 1, "maxProperties": 1,
-                "propertyNames": {"enum": sorted(primitives["primitives"])},
-                "additionalProperties": {"type": ["object", "null"], "additionalProperties": _ref("scalar")}}]},
-            "model": {"enum": list(TIERS)},
-            "tool": {"type": "string", "pattern": TOOL_NAME.pattern,
-                     "description": "the provider tool name (default: the action name in snake case)"},
-        }, required=("does",)),
-        "section": {"anyOf": [{"type": "string"}, _object({
-            "role": {"enum": list(ROLES)}, "kind": {"enum": list(KINDS)}, "instruction": {"type": "string"}},
-            required=("instruction",))]},
-        "agent": _object({
-            "extends": _ref("name"), "actions": _ref("name"),
-            "show": _ref("strings"), "hide": _ref("strings"),
-            "model": {"type": "object", "propertyNames": {"enum": list(TIERS)}, "additionalProperties": {
-                "anyOf": [{"type": "string"}, _object(
-                    {"default": {"type": "string"},
-                     **{key: {"list": _ref("strings"), "int": {"type": "integer", "minimum": 1}}.get(
-                         kind, {"type": "number"}) for key, kind in MODEL_PARAMS.items()}},
-                    required=("default",))]}},
-            "history": {"type": "integer", "minimum": 0}, "summarize": {"type": "integer", "minimum": 1},
-            "retries": {"type": "integer", "minimum": 0},
-            "prompt": _ref("text"), "format_error": _ref("text"),
-            "respond": {"type": "object", "minProperties": 1, "maxProperties": 1,
-                        "propertyNames": {"enum": list(FORMATS)},
-                        "properties": {"tools": _object({
-                            "sections": {"type": "object", "additionalProperties": _ref("section"),
-                                         "description": "the text sections, by name (and the fallback's action "
-                                                        "and action-input sections, if declared)"},
-                            **{key: {"enum": [_yaml_scalar(a) for a in allowed]}
-                               for key, allowed in TOOLS_SETTINGS.items()}})},
-                        "additionalProperties": {"type": "object", "additionalProperties": _ref("section")}},
-            "search": {"type": "object", "minProperties": 1, "maxProperties": 1,
-                       "description": "a tree-search policy instead of the linear loop",
-                       "properties": {policy: {"anyOf": [{"type": "null"}, _object({
-                           **{key: _search_param(param) for key, param in table.items()},
-                           "parallel": {"type": "integer", "minimum": 1, "description": COMMON["parallel"][0]},
-                           "code_file": {"type": "string", "pattern": r"\.py$", "description": COMMON["code_file"][0]},
-                           "score": {"type": "string", "description": COMMON["score"][0]},
-                           "select": {"enum": list(SELECT), "description": COMMON["select"][0]}})]}
-                           for policy, table in POLICIES.items()},
-                       "additionalProperties": False},
-            "drop": {"anyOf": [{"type": "string"}, _ref("strings")]},
-            "prompts": {"type": "object", "propertyNames": _ref("name"), "additionalProperties": _ref("text")},
-            **{time: {"anyOf": [{"enum": sorted(h for h, spec in primitives["hooks"].items() if spec["when"] == time)},
-                                {"type": "array", "items": _ref("name")}]}
-               for time in ("before_step", "after_step")},
-        }),
+    }
+
+
+def _task_def(metrics: list[str]) -> dict:
+    return _object({
+        "title": _described(_ref("text"), "what to predict, in one line"),
+        "category": {"enum": list(CATEGORIES)},
+        "problem": _described(_ref("text"), "the research problem, as the agent reads it"),
+        "starter": _described(_ref("text"), "folder copied into each run's workspace"),
+        "read_only": _described(_ref("strings"), "workspace patterns the agent cannot change"),
+        "requires": _described(_ref("strings"), "Python packages the task needs"),
+        "data": {"type": "object", "description": "data variants by name",
+                 "propertyNames": {"enum": list(VARIANTS)}, "additionalProperties": _ref("data")},
+        "submission": {"anyOf": [{"type": "string"},
+                                 _object({"file": {"type": "string"}, "columns": _ref("strings")},
+                                         required=("file",))]},
+        "metric": {"anyOf": [{"enum": metrics}, _object({
+            "name": {"enum": metrics},
+            "params": {"type": "object", "additionalProperties": _ref("scalar"),
+                       "description": "the metric's parameters (mlabc schema metrics), e.g. {average: macro}"},
+            "on": {"anyOf": [{"type": "string"}, _ref("strings")]},
+            "direction": {"enum": ["lower_is_better", "higher_is_better"]}}, required=("name",))]},
+        "baseline": {"anyOf": [_object({"run": {"type": "string"}}, required=("run",)),
+                               _object({"value": {"type": "number"}, "because": {"type": "string"}},
+                                       required=("value", "because"))]},
+        "success": _object({"improvement": _ref("percent")}, required=("improvement",)),
+        "agent": _ref("name"),
+        "limits": _ref("limits"),
+        "hardware": _object({key: {"anyOf": [schema, _object(
+            {"value": schema, "need": {"enum": ["required", "optional"]}}, required=("value",))]}
+            for key, schema in (("cpus", {"type": "integer", "minimum": 1}),
+                                ("gpus", {"type": "integer", "minimum": 0}), ("memory", _ref("size")))}),
+        "demo": _described({"type": "string"}, "JSON list of the replies the demo model plays"),
+        "evaluator": _object({"function": {"type": "string", "description": "file.py:function"},
+                              "because": {"type": "string"}}, required=("function", "because")),
+    }, required=REQUIRED)
+
+
+def _data_def() -> dict:
+    return _object({
+        "from": {"type": "object", "minProperties": 1, "maxProperties": 1,
+                 "propertyNames": {"enum": list(SOURCE_KINDS)}, "additionalProperties": {"type": "string"},
+                 "description": "one key: the kind of source, e.g. {csv: task/lite/data.csv}"},
+        "split": {"anyOf": [{"enum": list(SPLITS)}, _object({
+            "method": {"enum": list(SPLITS)}, "column": {"type": "string"},
+            "fraction": {"anyOf": [{"type": "number"}, _ref("percent")]},
+            "seed": {"type": "integer"}}, required=("method",))]},
+        "id": {"type": "string"}, "answers": _ref("strings"), "public": _ref("strings"),
+        "private": _ref("strings"),
+        "checksum": {"type": "object", "description": "file → SHA-256 digest",
+                     "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]{64}$"}},
+        "prepare": {"type": "string",
+                    "description": "file.py:function that turns a downloaded or folder source into the files"},
+        "validation": {"anyOf": [{"type": "number"}, _ref("percent")],
+                       "description": "the share of the training rows held out as a validation split"},
+        "limits": _ref("limits"),
+    }, required=("from", "public"))
+
+
+def _action_def(primitives: dict) -> dict:
+    return _object({
+        "describe": {"type": "string"},
+        "input": _by_name(_object({"type": {"enum": list(JSON_TYPES)}, "default": _ref("scalar"),
+                                   "describe": {"type": "string"}}, required=("type", "describe")),
+                          "the action's inputs by name"),
+        "returns": {"type": "string"},
+        "does": {"anyOf": [{"enum": sorted(primitives["primitives"])}, {
+            "type": "object", "minProperties": 1, "maxProperties": 1,
+            "propertyNames": {"enum": sorted(primitives["primitives"])},
+            "additionalProperties": {"type": ["object", "null"], "additionalProperties": _ref("scalar")}}]},
+        "model": {"enum": list(TIERS)},
+        "tool": {"type": "string", "pattern": TOOL_NAME.pattern,
+                 "description": "the provider tool name (default: the action name in snake case)"},
+    }, required=("does",))
+
+
+def _section_def() -> dict:
+    return {"anyOf": [{"type": "string"}, _object({
+        "role": {"enum": list(ROLES)}, "kind": {"enum": list(KINDS)}, "instruction": {"type": "string"}},
+        required=("instruction",))]}
+
+
+def _search_def() -> dict:
+    """A tree-search block: one policy, with its parameters and those every policy shares."""
+    return {"type": "object", "minProperties": 1, "maxProperties": 1,
+            "description": "a tree-search policy instead of the linear loop",
+            "properties": {policy: {"anyOf": [{"type": "null"}, _object({
+                **{key: _search_param(param) for key, param in table.items()},
+                "parallel": {"type": "integer", "minimum": 1, "description": COMMON["parallel"][0]},
+                "code_file": {"type": "string", "pattern": r"\.py$", "description": COMMON["code_file"][0]},
+                "score": {"type": "string", "description": COMMON["score"][0]},
+                "select": {"enum": list(SELECT), "description": COMMON["select"][0]}})]}
+                for policy, table in POLICIES.items()},
+            "additionalProperties": False}
+
+
+def _agent_def(primitives: dict) -> dict:
+    return _object({
+        "extends": _ref("name"), "actions": _ref("name"),
+        "show": _ref("strings"), "hide": _ref("strings"),
+        "model": {"type": "object", "propertyNames": {"enum": list(TIERS)}, "additionalProperties": {
+            "anyOf": [{"type": "string"}, _object(
+                {"default": {"type": "string"},
+                 **{key: {"list": _ref("strings"), "int": {"type": "integer", "minimum": 1}}.get(
+                     kind, {"type": "number"}) for key, kind in MODEL_PARAMS.items()}},
+                required=("default",))]}},
+        "history": {"type": "integer", "minimum": 0}, "summarize": {"type": "integer", "minimum": 1},
+        "retries": {"type": "integer", "minimum": 0},
+        "prompt": _ref("text"), "format_error": _ref("text"),
+        "respond": {"type": "object", "minProperties": 1, "maxProperties": 1,
+                    "propertyNames": {"enum": list(FORMATS)},
+                    "properties": {"tools": _object({
+                        "sections": {"type": "object", "additionalProperties": _ref("section"),
+                                     "description": "the text sections, by name (and the fallback's action "
+                                                    "and action-input sections, if declared)"},
+                        **{key: {"enum": [_yaml_scalar(a) for a in allowed]}
+                           for key, allowed in TOOLS_SETTINGS.items()}})},
+                    "additionalProperties": {"type": "object", "additionalProperties": _ref("section")}},
+        "search": _search_def(),
+        "drop": {"anyOf": [{"type": "string"}, _ref("strings")]},
+        "prompts": {"type": "object", "propertyNames": _ref("name"), "additionalProperties": _ref("text")},
+        **{time: {"anyOf": [{"enum": sorted(h for h, spec in primitives["hooks"].items() if spec["when"] == time)},
+                            {"type": "array", "items": _ref("name")}]}
+           for time in ("before_step", "after_step")},
+    })
+
+
+def _experiment_defs() -> dict:
+    """An experiment, its per-task overrides and its model lists."""
+    return {
         "models": {"anyOf": [_ref("strings"), {"type": "object", "propertyNames": {"enum": list(TIERS)},
                                                 "additionalProperties": _ref("strings")}]},
         "override": _object({"data": {"enum": list(VARIANTS)}, "limits": _ref("limits"), "agents": _ref("names"),
@@ -186,6 +211,13 @@ def _defs() -> dict:
             "override": _by_name(_ref("override"), "settings for single tasks, by task name"),
         }, required=("agents",)),
     }
+
+
+def _defs() -> dict:
+    metrics = sorted(spec_json("metrics.json")["metrics"])
+    primitives = spec_json("primitives.json")
+    return {**_value_defs(), "task": _task_def(metrics), "data": _data_def(), "action": _action_def(primitives),
+            "section": _section_def(), "agent": _agent_def(primitives), **_experiment_defs()}
 
 
 def yaml_form_schema() -> dict:

@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode
 
 from .. import ast as A
-from ..authoring.comments import CommentMap, Note, children
+from ..comments import CommentMap, Note, children
 from .reader import NAME, UNIT
 
 WIDTH = 100

@@ -63,11 +63,6 @@ class AgentLoop:
         if self.reply_format["format"] == "tools":
             self.tool_steps = ToolSteps(self, no_tools=no_tools)
 
-    @property
-    def format_ran(self) -> str:
-        """The reply format the steps now run in (a tool agent's fallback once it fell back)."""
-        return self.tool_steps.mode if self.tool_steps is not None else self.reply_format["format"]
-
     # -- the prompt ----------------------------------------------------------------------
     def history_text(self, pending_calls: list[dict]) -> str:
         window = self.view.history_steps

@@ -52,7 +52,7 @@ def leak_findings(variant: dict, public: Path, private: Path) -> list[str]:
         large = path.stat().st_size > MAX_TABLE_BYTES
         try:
             table = read_table(path, header_only=large)
-        except Exception as error:  # an unreadable public table is itself worth saying
+        except (OSError, ValueError, ImportError) as error:  # an unreadable public table is worth saying
             findings.append(f"public {rel} cannot be read as a table ({type(error).__name__}: {error})")
             continue
         columns = [str(c).strip() for c in table.columns]

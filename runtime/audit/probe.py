@@ -43,7 +43,7 @@ print(mark + " " + json.dumps(reached), flush=True)
 def probe_targets(run, prepared_folder: Path) -> list[tuple[str, str]]:
     """(label, absolute path) of everything a script must not reach in this run."""
     import mlabc
-    from mlabc.api import tasks_dir
+    from mlabc.shared import tasks_dir
 
     from mlab.cache import cache_root
     from mlab.run.folder import bundled_datasets

@@ -200,7 +200,7 @@ def _add_checks(verbs) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mlabc.api import parse_command
+    from mlabc.shared import parse_command
 
     from mlab import __version__
 

@@ -141,17 +141,6 @@ def load(path: Path) -> Demonstration:
     return parse(document, str(path))
 
 
-def to_document(demonstration: Demonstration) -> dict:
-    """The version-2 JSON document of a demonstration (what generators write)."""
-    document = {"format": FORMAT, "version": VERSION}
-    if demonstration.solution:
-        document["solution"] = demonstration.solution
-    document["steps"] = [{"sections": dict(step.sections), "action": step.action, "input": step.input}
-                         for step in demonstration.steps]
-    document["variants"] = [{"description": v.description, "files": dict(v.files)} for v in demonstration.variants]
-    return document
-
-
 def check_playable(demonstration: Demonstration, action_names: list[str], agent: str, source: str) -> None:
     """Before a run starts: every step's action must be one the agent can call (shown or hidden)."""
     if demonstration.replies is not None:

@@ -263,7 +263,7 @@ class Demo(OfflineModel):
 def tool_name(action: str) -> str:
     """An action's default tool name, by mlabc's rule (List Files -> list_files), for tables made
     before tool calling; a name with no letter or digit becomes "action"."""
-    from mlabc.api import snake_case
+    from mlabc.shared import snake_case
 
     return snake_case(action) or "action"
 

@@ -79,7 +79,7 @@ def _as_dict(value) -> dict:
     if hasattr(value, "model_dump"):
         try:
             return value.model_dump()
-        except Exception:
+        except (TypeError, ValueError, AttributeError):  # it cannot serialise itself: read its attributes
             pass
     return {key: getattr(value, key) for key in dir(value) if not key.startswith("_")
             and not callable(getattr(value, key, None))} if value is not None else {}

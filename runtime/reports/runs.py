@@ -160,6 +160,8 @@ def _build_document(build_key: str, path: Path) -> dict | None:
     """A JSON or YAML document of a run's build copy, read once per build; None when unreadable."""
     key = (build_key, "/".join(path.parts[-3:]))
     if key not in _BUILD_DOCUMENTS:
+        from ruamel.yaml.error import YAMLError
+
         try:
             text = path.read_text(encoding="utf-8")
             if path.suffix == ".json":
@@ -168,7 +170,7 @@ def _build_document(build_key: str, path: Path) -> dict | None:
                 from ruamel.yaml import YAML
 
                 doc = YAML(typ="safe").load(text)
-        except Exception:  # a damaged copy only costs what it holds, which is optional here
+        except (OSError, ValueError, YAMLError):  # a damaged copy costs what it holds, optional here
             return None
         if not isinstance(doc, dict):
             return None

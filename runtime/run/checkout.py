@@ -24,12 +24,6 @@ def node_manifests(initial: dict[str, str], records: list[dict]) -> dict[int, di
     return found
 
 
-def submitted_node(records: list[dict]) -> int | None:
-    """The node a finished tree search submitted (named by its closing record), else None."""
-    closing = records[-1] if records else {}
-    return (closing.get("search") or {}).get("submitted_node") if closing.get("end_reason") else None
-
-
 def checkout(run_dir: Path, step: int | None, target: Path, node: int | None = None) -> dict[str, str]:
     """Write a workspace of the run into `target`; returns its manifest.
 

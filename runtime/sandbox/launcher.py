@@ -163,6 +163,7 @@ def _start_child(config: dict, supervisor_pid: int) -> int:
     pid = os.fork()
     if pid:
         return pid
+    doing = "prepare the script's process"  # what failed, in the message when something does
     try:
         limits = dict(config["limits"])
         joined = bool(config.get("cgroup_procs")) and config.get("cgroup_budgets_tasks")
@@ -180,18 +181,24 @@ def _start_child(config: dict, supervisor_pid: int) -> int:
         _default_signals()
         if config["mode"] == "bwrap":
             argv = _bwrap_argv(config)   # keeps the status fd: bubblewrap writes to it
+            program = f"bubblewrap ({argv[0]}), the sandbox of {config['argv'][0]}"
         else:
             os.close(config["status_fd"])
             argv = config["argv"]
+            program = argv[0]
             # Enter the workspace while still privileged: the cwd stays usable even
             # if the sandbox uid could not walk the path leading to it.
+            doing = f"enter the workspace {config['cwd']}"
             os.chdir(config["cwd"])
+        doing = "apply the script's limits"
         _apply_limits(limits)
+        doing = "drop to the sandbox's user"
         _drop_privileges(config["uid"], config["gid"])
         _die_with_parent(signal.SIGKILL, supervisor_pid)
+        doing = f"start {program}"
         os.execvpe(argv[0], argv, config["env"])
     except OSError as error:
-        os.write(2, f"mlab: cannot start {config['argv'][0]}: {error.strerror or error}\n".encode())
+        os.write(2, f"mlab: cannot {doing}: {error.strerror or error}\n".encode())
     finally:
         os._exit(127)
 

@@ -11,15 +11,6 @@ def cut_marker(omitted_chars: int) -> str:
     return f"\n[... {omitted_chars} characters of output omitted ...]\n"
 
 
-def keep_head_and_tail(text: str, max_chars: int) -> str:
-    """text itself when it fits in max_chars, else its head and tail around a cut marker."""
-    if len(text) <= max_chars:
-        return text
-    head = max_chars // 2
-    tail = max_chars - head
-    return text[:head] + cut_marker(len(text) - head - tail) + text[len(text) - tail:]
-
-
 class OutputCollector:
     """Decodes output bytes incrementally and keeps a bounded head and tail of the text.
 

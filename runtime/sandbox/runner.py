@@ -203,7 +203,7 @@ def _default_hidden() -> list[str]:
             spec = None
         folders += list(spec.submodule_search_locations or []) if spec else []
     try:
-        from mlabc.api import data_dir
+        from mlabc.shared import data_dir
         for name in ("tasks", "spec", "grammars"):
             folders.append(str(data_dir(name)))
     except (ImportError, FileNotFoundError):

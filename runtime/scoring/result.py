@@ -16,10 +16,10 @@ RESULT_VERSION = 3  # 3: reply_format, search; 2: each tier's source, scoring_s
 
 def _litellm_version() -> str | None:
     try:
-        from importlib.metadata import version
+        from importlib.metadata import PackageNotFoundError, version
 
         return version("litellm")
-    except Exception:
+    except PackageNotFoundError:
         return None
 
 

@@ -33,7 +33,8 @@ from mlab.observation import utf8_safe
 from mlab.search import context as C
 from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
 from mlab.search.operators import OPERATOR_FORMAT, Asker, ask_review, parse_operator_reply
-from mlab.search.policy import Decision, Policy, make_policy
+from mlab.search.policies import make_policy
+from mlab.search.policy import Decision, Policy
 from mlab.search.tree import Node, Tree
 from mlab.run.checkout import node_manifests
 from mlab.snapshots import Delta, apply_delta
@@ -160,12 +161,6 @@ class SearchEngine:
             return "cost"
         return None
 
-    def _next_number(self) -> int:
-        number = 1
-        while number in self.tree.nodes:
-            number += 1
-        return number
-
     # -- the search ----------------------------------------------------------------------
     def run_until_done(self) -> SearchOutcome:
         """Grow the tree until the policy is done, a limit is reached, the model fails or a stop is
@@ -193,7 +188,7 @@ class SearchEngine:
                         if limit:
                             reason = f"{limit}_limit"
                 while reason is None and failure is None and len(running) < self.parallel:
-                    number = self._next_number()
+                    number = self.tree.next_id()
                     decision = self.policy.decide(self.tree, random.Random(f"{self.seed}:{number}"))
                     if decision is None:
                         if not running:

@@ -30,7 +30,7 @@ import math
 import random
 
 from mlab.errors import BuildError
-from mlab.search.policy import Decision, Policy, register
+from mlab.search.policy import Decision, Policy
 from mlab.search.tree import Node, Tree
 
 # what a parameter may be: a whole number >= 1, a number >= 0, a probability
@@ -157,4 +157,4 @@ class MCTS(Policy):
             step.facts["value"] = round(total / visits, 4) if visits else None
 
 
-register("mcts", MCTS)
+POLICY = MCTS  # the policy this module defines (mlab.search.policies finds it here)

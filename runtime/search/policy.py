@@ -6,12 +6,11 @@ by the engine, so a resumed run (the tree rebuilt from the trace and `observe` r
 nodes in order) decides exactly as the uninterrupted run would have. With parallel evaluations the
 engine calls `decide` while nodes are still pending; a policy must count them as made.
 
-Policies are found by name in POLICIES. A policy kept in its own module `mlab.search.<name>`
-registers itself there with `register`; `policy_class` imports that module on first use.
+Policies are found by name in mlab.search.policies, which imports the module defining one (its
+`POLICY`) on first use.
 """
 from __future__ import annotations
 
-import importlib
 import random
 from dataclasses import dataclass, field
 
@@ -74,27 +73,4 @@ class Greedy(Policy):
         return Decision("improve", (best[0].id,), {"reason": "improve the best node"})
 
 
-POLICIES: dict[str, type[Policy]] = {"greedy": Greedy}
-
-
-def register(name: str, policy: type[Policy]) -> None:
-    """Make a policy known by name (its module calls this when imported)."""
-    POLICIES[name] = policy
-
-
-def policy_class(name: str) -> type[Policy]:
-    """The policy called `name`, importing `mlab.search.<name>` when it is not registered yet."""
-    if name not in POLICIES and name.isidentifier():
-        try:
-            importlib.import_module(f"mlab.search.{name}")
-        except ModuleNotFoundError:
-            pass
-    if name not in POLICIES:
-        known = ", ".join(sorted(POLICIES))
-        raise KeyError(f"unknown search policy {name!r} (this runtime knows: {known})")
-    return POLICIES[name]
-
-
-def make_policy(search: dict) -> Policy:
-    """The policy a compiled agent's `search` block declares, with its parameters."""
-    return policy_class(search["policy"])(search.get("params") or {})
+POLICY = Greedy  # the policy this module defines (mlab.search.policies finds it here)

@@ -52,7 +52,11 @@ class Tree:
         return node
 
     def next_id(self) -> int:
-        return max(self.nodes, default=0) + 1
+        """The number the next node gets: the smallest one not taken."""
+        number = 1
+        while number in self.nodes:
+            number += 1
+        return number
 
     def __len__(self) -> int:
         return len(self.nodes)

@@ -1,5 +1,5 @@
 """The self-contained HTML pages of runs (`mlab view`) and their index."""
-from mlab.lazy import exports
+from mlabc.shared import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

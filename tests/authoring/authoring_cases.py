@@ -6,11 +6,19 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from mlabc.api import check_paths
-from mlabc.emit import plan_build
+from mlabc.parser import parse_text
+from mlabc.program.emit import plan_build
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "tasks"
 GOLDEN = REPO / "tests" / "compiler" / "golden"
+
+
+def comment_texts(text: str, path: str) -> list[str]:
+    """The comments of a .mlab text, in order."""
+    comments: list = []
+    parse_text(text, path, comments)
+    return [c.text for c in comments]
 
 
 def source_files() -> list[Path]:

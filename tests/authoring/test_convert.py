@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 from mlabc.authoring.convert import mlab_to_yaml, yaml_to_mlab
 from mlabc.yaml.write import ConvertError
 from mlabc.diagnostics import DiagnosticError
-from mlabc.authoring.fmt import comment_texts
+from authoring_cases import comment_texts
 from mlabc.parser import parse_text
 from mlabc.yaml.form import parse_yaml_text
 

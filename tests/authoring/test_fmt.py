@@ -7,10 +7,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from mlabc.diagnostics import DiagnosticError
-from mlabc.authoring.fmt import ast_shape, comment_texts, format_text
+from mlabc.authoring.fmt import ast_shape, format_text
 from mlabc.parser import parse_text
 
-from authoring_cases import SMALL_SOURCES, build_of, copied, mutated, source_files, source_id
+from authoring_cases import SMALL_SOURCES, build_of, comment_texts, copied, mutated, source_files, source_id
 
 
 @pytest.mark.parametrize("source", source_files(), ids=source_id)
@@ -181,3 +181,22 @@ def test_respond_tools_settings_and_search_parameters_align_in_a_column():
         'agent a {\n  respond tools {\n    section "Thought" role thought "Why."\n'
         '    tool_choice auto\n    parallel    ordered\n    # the fallback\n    fallback    none\n  }\n'
         '  search greedy {\n    drafts            3\n    debug_probability 0.5\n  }\n}\n')
+
+
+def test_a_model_block_is_one_setting_a_line_outside_the_alignment_of_its_neighbours():
+    source = ('agent a {\n  actions core\n  model main default "m/x" { temperature 0.5  max_tokens 8000 }\n'
+              '  model fast default "m/y"\n  history 3 steps\n}\n')
+    assert format_text(source, "x.mlab") == (
+        'agent a {\n  actions core\n  model main default "m/x" {\n    temperature 0.5\n    max_tokens  8000\n  }\n'
+        '  model   fast default "m/y"\n  history 3 steps\n}\n')
+    canonical = format_text(source, "x.mlab")
+    assert format_text(canonical, "x.mlab") == canonical
+
+
+def test_the_repository_tasks_and_the_standard_library_are_formatted(mlabc):
+    """CI keeps `mlabc fmt --check tasks/` passing (tasks/std/ included)."""
+    from authoring_cases import TASKS
+
+    code, out, err = mlabc("fmt", "--check", str(TASKS))
+    assert (code, out) == (0, ""), out + err
+    assert "std/agents.mlab" in "".join(str(p) for p in TASKS.rglob("*.mlab"))

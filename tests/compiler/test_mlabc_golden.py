@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from mlabc import cli
-from mlabc.check import check_program
+from mlabc.program.check import check_program
 from mlabc.diagnostics import render_all
-from mlabc.loader import load_program
+from mlabc.program.loader import load_program
 
 from mlabc_cases import GOLDEN_DIR, normalise_paths
 

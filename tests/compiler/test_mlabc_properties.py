@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mlabc.check import check_program
+from mlabc.program.check import check_program
 from mlabc.codes import CODES
 from mlabc.diagnostics import render_all, to_json
-from mlabc.emit import plan_build
-from mlabc.loader import load_program
+from mlabc.program.emit import plan_build
+from mlabc.program.loader import load_program
 
 from mlabc_cases import valid_sources
 

@@ -11,8 +11,8 @@ import jinja2
 import pytest
 from jinja2 import meta
 
-from mlabc.check import check_program
-from mlabc.loader import load_program
+from mlabc.program.check import check_program
+from mlabc.program.loader import load_program
 from mlabc.lower.search import POLICIES
 from mlabc.resources import std_dir
 

@@ -10,9 +10,9 @@ import pytest
 from jinja2 import meta
 
 from mlabc import cli
-from mlabc.check import check_program
-from mlabc.loader import load_program
-from mlabc.lower.actions import snake_case
+from mlabc.program.check import check_program
+from mlabc.program.loader import load_program
+from mlabc.shared import snake_case
 from mlabc.resources import std_dir
 
 from mlabc_cases import REPO_ROOT

@@ -33,7 +33,6 @@ def test_registry_has_exactly_the_catalogue_names_directions_and_kinds():
         metric = metrics.METRICS[name]
         assert (metric.direction, metric.kind, metric.columns) == \
             (entry["direction"], entry["kind"], entry["columns"]), name
-        assert metric.needs_evaluator == (entry["kind"] == "evaluator")
         assert dict(metric.parameters) == {k: v["default"] for k, v in entry.get("parameters", {}).items()}, name
 
 

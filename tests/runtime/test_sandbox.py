@@ -19,7 +19,7 @@ import pytest
 from conftest_sandbox import MiB, folders, mode, sandboxed  # noqa: F401  (fixtures)
 from mlab.sandbox import runner as sandbox
 from mlab.sandbox.runner import SandboxPolicy, describe_result, run_script, sandbox_available
-from mlab.sandbox.output import OutputCollector, keep_head_and_tail
+from mlab.sandbox.output import OutputCollector
 
 
 def test_a_normal_script_gives_its_output_and_exit_code(folders, mode):
@@ -300,8 +300,12 @@ def test_no_cgroup_is_used_where_none_is_delegated(monkeypatch, tmp_path):
 
 
 def test_output_keeps_head_and_tail_and_marks_the_cut():
-    assert keep_head_and_tail("short", 10) == "short"
-    kept = keep_head_and_tail("a" * 50 + "b" * 50, 20)
+    short = OutputCollector(max_chars=10)
+    short.add_bytes(b"short")
+    assert short.text() == "short"
+    collector = OutputCollector(max_chars=20)
+    collector.add_bytes(b"a" * 50 + b"b" * 50)
+    kept = collector.text()
     assert kept.startswith("a" * 10) and kept.endswith("b" * 10)
     assert "[... 80 characters of output omitted ...]" in kept
 

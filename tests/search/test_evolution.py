@@ -9,7 +9,8 @@ import random
 import pytest
 
 from mlab.search.evolution import Evolution
-from mlab.search.policy import Decision, make_policy, policy_class
+from mlab.search.policies import make_policy, policy_class
+from mlab.search.policy import Decision
 from mlab.search.tree import Node, Tree
 
 PARAMS = {"population": 2, "islands": 2, "crossover_probability": 0.5, "migration_probability": 0.1,

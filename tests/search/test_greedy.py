@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from mlab.search.policy import Decision, Greedy, POLICIES, make_policy, policy_class
+from mlab.search.policies import POLICY_MODULES, make_policy, policy_class
+from mlab.search.policy import Decision, Greedy
 from mlab.search.tree import Node, Tree
 
 AIDE = {"drafts": 5, "debug_probability": 0.5, "max_debug_depth": 3}
@@ -110,7 +111,10 @@ def test_the_same_seed_and_node_number_decide_the_same():
 
 
 def test_policies_are_found_by_name():
-    assert POLICIES["greedy"] is Greedy and policy_class("greedy") is Greedy
+    from mlabc.lower.search import POLICIES  # the compiler's table of policies and their parameters
+
+    assert set(POLICY_MODULES) == set(POLICIES) and policy_class("greedy") is Greedy
+    assert policy_class("mcts").__name__ == "MCTS" and policy_class("evolution").__name__ == "Evolution"
     assert make_policy({"policy": "greedy", "params": AIDE}).drafts == 5
     with pytest.raises(KeyError, match="unknown search policy 'beam'"):
         policy_class("beam")

@@ -8,7 +8,8 @@ import random
 import pytest
 
 from mlab.search.mcts import MCTS, scaled_values, statistics
-from mlab.search.policy import Decision, make_policy, policy_class
+from mlab.search.policies import make_policy, policy_class
+from mlab.search.policy import Decision
 from mlab.search.tree import Node, Tree
 
 PARAMS = {"exploration": 1.414, "children": 3, "max_debug_depth": 3, "steps": 20}

@@ -60,7 +60,8 @@ def example_task(*changes: tuple[str, str], extra: str = "") -> str:
 
 def check_example(text: str, encoding: str = "utf-8"):
     """Check an example file next to SUPPORT_FILES in a fresh folder; returns the Compiled result."""
-    from ...api import check_paths
+    from ...program.check import check_program
+    from ...program.loader import load_program
 
     with tempfile.TemporaryDirectory(prefix="mlabc-explain-") as folder:
         root = Path(folder)
@@ -69,4 +70,4 @@ def check_example(text: str, encoding: str = "utf-8"):
             (root / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
         example = root / EXAMPLE_NAME
         example.write_bytes(text.encode(encoding))
-        return check_paths([str(example)])
+        return check_program(load_program([example]))

@@ -35,7 +35,7 @@ def explain(error: Exception, name: str) -> str:
 
 def download(name: str, target: Path, where: str) -> None:
     """Write every split of the dataset as <split>.jsonl into target (text, numbers and labels as they are)."""
-    from mlab.data.loaders.remote import library_cache
+    from mlab.data.loaders.files import library_cache
 
     try:
         splits = load_dataset(name, library_cache("huggingface"))
@@ -49,7 +49,7 @@ def download(name: str, target: Path, where: str) -> None:
 
 def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int, where: str) -> None:
     """The dataset's own train/test split (with `split none`), else its train split split as a table."""
-    from mlab.data.loaders.remote import read_table, write_given_split
+    from mlab.data.loaders.files import read_table, write_given_split
     from mlab.data.splits import write_split
 
     splits = {p.stem: p for p in sorted(folder.glob("*.jsonl"))}

@@ -101,7 +101,7 @@ def unpack_archives(folder: Path, where: str) -> None:
 
 def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int, where: str) -> None:
     """The competition's table, split as a bundled table is (mlab.data.splits.write_split)."""
-    from mlab.data.loaders.remote import find_table
+    from mlab.data.loaders.files import find_table
     from mlab.data.splits import write_split
 
     frame = find_table(folder, where)

@@ -31,7 +31,7 @@ def download(name: str, target: Path, where: str) -> None:
     """Download the graph and keep its arrays and split as .npy files in target."""
     import numpy as np
 
-    from mlab.data.loaders.remote import library_cache
+    from mlab.data.loaders.files import library_cache
 
     if not name.startswith("ogbn-"):
         raise DataError(f"only OGB node property prediction datasets (ogbn-*) are supported, "
@@ -61,7 +61,7 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
     import numpy as np
     import pandas as pd
 
-    from mlab.data.loaders.remote import require_files
+    from mlab.data.loaders.files import require_files
     from mlab.data.splits import write_table
 
     names = require_files(variant, (".csv",) * 4, 4, "nodes, edges, train and test tables (.csv)", where)

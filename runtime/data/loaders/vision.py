@@ -46,7 +46,7 @@ def download(name: str, target: Path, where: str) -> None:
     """Download both parts and keep them as .npy arrays in target."""
     import numpy as np
 
-    from mlab.data.loaders.remote import library_cache
+    from mlab.data.loaders.files import library_cache
 
     for part, train in PARTS:
         try:
@@ -67,7 +67,7 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
     import numpy as np
     import pandas as pd
 
-    from mlab.data.loaders.remote import require_files
+    from mlab.data.loaders.files import require_files
 
     names = require_files(variant, (".npz", ".npz"), 2,
                           "a train .npz (images, labels) and a test .npz (images, ids)", where)

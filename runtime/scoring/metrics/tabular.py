@@ -159,10 +159,6 @@ class Metric:
     compute: Callable[..., float] | None = None
     parameters: tuple[tuple[str, Any], ...] = ()  # (name, default) of each `metric NAME(name = value)`
 
-    @property
-    def needs_evaluator(self) -> bool:
-        return self.kind == "evaluator"
-
     def settings(self, params: dict | None = None) -> dict:
         """The declared parameters over their defaults; MetricError for one the metric does not take."""
         defaults = dict(self.parameters)

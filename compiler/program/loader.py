@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import ast as A
-from .diagnostics import Diagnostic, DiagnosticError, SourceCache, Span
-from .resources import std_dir
+from .. import ast as A
+from ..diagnostics import Diagnostic, DiagnosticError, SourceCache, Span, display_path
+from ..resources import std_dir
 
 SUFFIX = ".mlab"
 YAML_SUFFIX = ".mlab.yaml"  # the same declarations written as YAML (yaml_form.py)
@@ -49,14 +49,6 @@ class Program:
         for path, module in self.modules.items():
             for decl in module.decls:
                 yield path, decl
-
-
-def display_path(path: Path) -> str:
-    """A path as users should see it: relative to the working directory when inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def expand_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
@@ -96,9 +88,9 @@ def load_program(files: list[Path]) -> Program:
 
 def _load(program: Program, path: Path, stack: list[str], at: Span | None = None) -> None:
     if path.name.endswith(YAML_SUFFIX):
-        from .yaml.form import parse_yaml_bytes as parse_bytes
+        from ..yaml.form import parse_yaml_bytes as parse_bytes
     else:
-        from .parser import parse_bytes
+        from ..parser import parse_bytes
 
     key = display_path(path)
     if key in program.modules or key in program.imports:

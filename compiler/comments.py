@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from .. import ast as A
+from . import ast as A
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from pathlib import Path
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from . import __version__
+from .. import __version__
 from .check import Compiled
-from .schemas import problems, stamp
+from ..schemas import problems, stamp
 
 OWNED = ("tasks", "agents", "experiments", "manifest.json")
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import ast as A
-from .diagnostics import Diagnostic
+from .. import ast as A
+from ..diagnostics import Diagnostic
 from .loader import Program
-from .lower.actions import ActionSetResolver
-from .lower.agent import AgentResolver, lower_agent
-from .lower.experiment import lower_experiment
-from .lower.task import lower_task
-from .values import Reporter, did_you_mean
+from ..lower.actions import ActionSetResolver
+from ..lower.agent import AgentResolver, lower_agent
+from ..lower.experiment import lower_experiment
+from ..lower.task import lower_task
+from ..values import Reporter, did_you_mean
 
 KIND_CODES = {"agent": "E304", "task": "E305", "actions": "E303"}
 
