@@ -50,6 +50,8 @@ CODES: dict[str, Code] = {
     "E406": Code("inputs do not match the primitive", "An action must declare exactly the inputs its primitive requires, with the same types, except those its `does` binds to constants."),
     "E407": Code("model tier", "A model-backed primitive needs `model main|fast|edit`; a plain primitive must not have one."),
     "E408": Code("metric column not declared", "A tabular metric scores a column that the submission's declared columns or a data variant's answers do not hold."),
+    "E409": Code("metric direction reversed", "A task declares the opposite direction of a metric whose direction the catalogue (spec/metrics.json) knows, e.g. `rmsle ... higher_is_better`."),
+    "E410": Code("baseline outside the metric's range", "A `baseline VALUE` is a score the metric cannot give (the catalogue's `range`: F1, accuracy, AUC at most 1, R² at most 1, errors at least 0)."),
     # files
     "E501": Code("starter folder missing", "The task's starter folder does not exist."),
     "E502": Code("data file missing", "A bundled data file or folder named by a data variant does not exist."),

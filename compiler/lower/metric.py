@@ -62,6 +62,10 @@ def lower_metric(e: A.Metric, ir: dict, report: Reporter) -> None:
     elif arity == "none" and columns:
         report.error("E405", f"metric `{name}` scores no column", where, hint="remove `on ...`")
     direction = e.direction.value if e.direction else spec["direction"]
+    if e.direction is not None and spec["direction"] is not None and direction != spec["direction"]:
+        report.error("E409", f"metric `{name}` is {spec['direction']}, not {direction}", e.direction.span,
+                     hint=f"remove `{direction}` (the catalogue's direction is used); a score of your own "
+                          "is `metric custom` with an evaluator")
     if direction is None:
         report.error("E308", f"metric `{name}` needs a direction", e.name.span,
                      hint="add lower_is_better or higher_is_better")
@@ -90,3 +94,31 @@ def metric_params(e: A.Metric, name: str, accepted: dict, report: Reporter) -> d
         elif value is not None:
             params[key] = value
     return params
+
+
+def metric_range(name: str) -> tuple[float | None, float | None]:
+    """(lowest, highest) score the catalogue allows metric `name`; None where unbounded."""
+    low, high = spec_json("metrics.json")["metrics"].get(name, {}).get("range") or (None, None)
+    return low, high
+
+
+def check_baseline_range(decl: A.Task, ir: dict, report: Reporter) -> None:
+    """E410 for `baseline VALUE` outside what the metric can score (an F1 of 1.5, an RMSE of -1):
+    the improvement of every run would be measured from a score no submission can have."""
+    metric, baseline = ir["metric"], ir["baseline"]
+    if not metric or not baseline or baseline.get("kind") != "value" or baseline.get("value") is None:
+        return
+    low, high = metric_range(metric["name"])
+    value = baseline["value"]
+    if (low is None or value >= low) and (high is None or value <= high):
+        return
+    entry = next(e for e in decl.entries if isinstance(e, A.BaselineValue))
+    bounds = f"from {_bound(low, '-inf')} to {_bound(high, 'inf')}"
+    report.error("E410", f"baseline {value:g} is outside the range of metric `{metric['name']}` ({bounds})",
+                 entry.value.span, hint="give the score the starter reaches, or `baseline run \"SCRIPT\"` to measure it")
+
+
+def _bound(value, unbounded: str) -> str:
+    if value is None:
+        return unbounded
+    return str(int(value)) if float(value).is_integer() else str(value)

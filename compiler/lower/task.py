@@ -10,7 +10,7 @@ from ..loader import display_path
 from ..values import Reporter, did_you_mean, duplicate_entries
 from .data_files import check_baseline_script, check_data_files, check_sklearn_name, normalise_pattern
 from .demo import lower_demo
-from .metric import check_metric_columns, lower_metric
+from .metric import check_baseline_range, check_metric_columns, lower_metric
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
@@ -80,6 +80,7 @@ class TaskLowerer:
         check_data_files(decl, ir, self.root, report)
         if self._metric_entry is not None:
             check_metric_columns(ir, self._metric_entry, report)
+        check_baseline_range(decl, ir, report)
         metric = ir["metric"]
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
             report.error("E308", f"metric `{metric['name']}` is computed by the task's own evaluator, "

@@ -1,0 +1,27 @@
+"""Long explanations of the checks that catch a task author's mistakes before any script runs:
+the metric against its catalogue entry, the answers' ids, the problem text against the declared
+submission, the demonstration against the agents that play it, the starter's file sizes, and
+the inherited show lists of agents that replace a standard agent's action set."""
+from __future__ import annotations
+
+from .example import Explanation, example_task
+
+EXPLANATIONS: dict[str, Explanation] = {
+    "E409": Explanation(
+        "The metric catalogue (spec/metrics.json) knows the direction of every metric but `custom`: "
+        "an error (RMSE, RMSLE, MAE, log loss) is lower-is-better, a score (accuracy, F1, AUC, R²) "
+        "higher-is-better. A task declaring the opposite would judge a worse model an improvement. "
+        "Leave the direction out (the catalogue's is used), or score a metric of your own with "
+        "`metric custom` and an evaluator.",
+        example_task(('  metric   mae on "y"', '  metric   mae on "y" higher_is_better')),
+        example_task(('  metric   mae on "y"', '  metric   mae on "y" lower_is_better'))),
+    "E410": Explanation(
+        "A declared `baseline VALUE` is the score the starter reaches, from which every run's "
+        "improvement is measured, so it must be a score the metric can give: the catalogue's "
+        "`range` (`mlabc schema metrics`). Accuracy, F1, precision, recall, AUC and MAP@k lie "
+        "between 0 and 1 (not percentages), R² is at most 1, an error is at least 0.",
+        example_task(('  metric   mae on "y"', '  metric   accuracy on "y"'),
+                     ('  baseline run "train.py"', '  baseline 72 because "the starter\'s accuracy, in percent"')),
+        example_task(('  metric   mae on "y"', '  metric   accuracy on "y"'),
+                     ('  baseline run "train.py"', '  baseline 0.72 because "the starter\'s accuracy"'))),
+}
