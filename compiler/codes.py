@@ -64,6 +64,7 @@ CODES: dict[str, Code] = {
     "E509": Code("data column missing", "An answer, id or split column is not in the header of the bundled CSV file."),
     "E510": Code("data file has no rows", "A bundled CSV file is empty or holds a header and no rows."),
     "E511": Code("data file is not UTF-8", "A bundled CSV file holds bytes that are not UTF-8 text."),
+    "E513": Code("problem and submission disagree", "The problem text must name the submission file and, in the sentence that does, every declared submission column, and no other answer or id column as one to submit."),
     # templates
     "E601": Code("template syntax error", "A prompt is not valid Jinja."),
     "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),

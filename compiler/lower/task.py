@@ -11,6 +11,7 @@ from ..values import Reporter, did_you_mean, duplicate_entries
 from .data_files import check_baseline_script, check_data_files, check_sklearn_name, normalise_pattern
 from .demo import lower_demo
 from .metric import check_baseline_range, check_metric_columns, lower_metric
+from .problem import check_problem_text
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
@@ -81,6 +82,7 @@ class TaskLowerer:
         if self._metric_entry is not None:
             check_metric_columns(ir, self._metric_entry, report)
         check_baseline_range(decl, ir, report)
+        check_problem_text(decl, ir, self.root, report)
         metric = ir["metric"]
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
             report.error("E308", f"metric `{metric['name']}` is computed by the task's own evaluator, "

@@ -24,4 +24,25 @@ EXPLANATIONS: dict[str, Explanation] = {
                      ('  baseline run "train.py"', '  baseline 72 because "the starter\'s accuracy, in percent"')),
         example_task(('  metric   mae on "y"', '  metric   accuracy on "y"'),
                      ('  baseline run "train.py"', '  baseline 0.72 because "the starter\'s accuracy"'))),
+    "E513": Explanation(
+        "The agent learns what to submit from the problem text only, while Validate Submission and "
+        "scoring check `submission FILE columns [...]`. So the problem must name the submission "
+        "file, and the sentence that does must name every declared column (as a word of its own) "
+        "and no other answer, id or data column: an agent that follows a problem asking for "
+        "`price` writes a file that is refused for lacking `SalePrice`, and the run is judged the "
+        "agent's failure.",
+        example_task(('  metric   mae on "y"', '  submission "submission.csv" columns ["id", "y"]\n  metric   mae on "y"'),
+                     ("write submission.csv with the columns id and y.", "write submission.csv with the columns id and x.")),
+        example_task(('  metric   mae on "y"', '  submission "submission.csv" columns ["id", "y"]\n  metric   mae on "y"'))),
 }
+
+
+def _canonical(text: str) -> str:
+    from ..fmt import format_text
+
+    return format_text(text, "example.mlab")
+
+
+# Examples are shown as `mlabc fmt` would write them.
+EXPLANATIONS = {code: Explanation(e.text, _canonical(e.wrong), _canonical(e.right), e.encoding)
+                for code, e in EXPLANATIONS.items()}
