@@ -41,6 +41,7 @@ CODES: dict[str, Code] = {
     "E306": Code("unknown action", "A name in `show`, `hide` or `drop action` (or a prompt) is not an action of the set it refers to."),
     "E307": Code("inheritance cycle", "Agents, or action sets, extend each other in a cycle."),
     "E308": Code("missing entry", "A declaration lacks an entry it must have."),
+    "E309": Code("inherited action missing", "An agent that extends another and names an action set of its own inherits its parent's `show` list, and that list names an action the new set lacks."),
     # values
     "E401": Code("wrong value type", "The entry takes a value of another type."),
     "E402": Code("unknown primitive", "`does` names a primitive that the runtime does not provide (spec/primitives.json)."),

@@ -6,7 +6,38 @@ from __future__ import annotations
 
 from .example import Explanation, example_task
 
+_LEAN = '''use std "agents"
+
+actions lean {
+  action "List Files" {
+    describe "List a folder."
+    input    dir_path: path "the folder"
+    returns  "its entries"
+    does     list_files
+  }
+  action "Final Answer" {
+    describe "Finish the task."
+    input    final_answer: text "what was done"
+    returns  "nothing"
+    does     final_answer
+  }
+}
+
+'''
+
+_RESEARCH_EXTRAS = ('["Execute Script", "Copy File", "Undo Edit Script", "Validate Submission", "Understand File", '
+                    '"Inspect Script Lines", "Edit Script (AI)"]')
+
 EXPLANATIONS: dict[str, Explanation] = {
+    "E309": Explanation(
+        "An agent that extends another (a standard agent, say) and names an action set of its own "
+        "inherits its parent's `show` list. When that list names actions the new set lacks (the "
+        "standard agent came to show a new action, or the set was always smaller), the agent is "
+        "reported here, at its own `actions` line, with the missing actions: `hide` them in the "
+        "agent to do without them (hiding an inherited action the set lacks is allowed), or add "
+        "them to the set.",
+        _LEAN + "agent lean extends research {\n  actions lean\n}\n",
+        _LEAN + 'agent lean extends research {\n  actions lean\n  hide    ' + _RESEARCH_EXTRAS + '\n}\n'),
     "E409": Explanation(
         "The metric catalogue (spec/metrics.json) knows the direction of every metric but `custom`: "
         "an error (RMSE, RMSLE, MAE, log loss) is lower-is-better, a score (accuracy, F1, AUC, R²) "
