@@ -66,6 +66,7 @@ CODES: dict[str, Code] = {
     "E510": Code("data file has no rows", "A bundled CSV file is empty or holds a header and no rows."),
     "E511": Code("data file is not UTF-8", "A bundled CSV file holds bytes that are not UTF-8 text."),
     "E513": Code("problem and submission disagree", "The problem text must name the submission file and, in the sentence that does, every declared submission column, and no other answer or id column as one to submit."),
+    "E514": Code("demonstration not playable", "A step of the task's demonstration uses an action, or inputs, that an agent playing the task (its default agent, or one an experiment runs it with) does not have."),
     # templates
     "E601": Code("template syntax error", "A prompt is not valid Jinja."),
     "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),

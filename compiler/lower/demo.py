@@ -71,3 +71,53 @@ def lower_demo(e: A.Demo, ir: dict, root, report: Reporter) -> None:
     problem = demonstration_problem(replies)
     if problem:
         report.error("E507", f"demonstration file {path!r}: {problem}", e.value.span)
+
+
+def demo_steps(root, path: str) -> list[dict]:
+    """The steps of a version-2 demonstration that checks clean; [] for any other (E507 says why)."""
+    try:
+        document = json.loads((root / path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if demonstration_problem(document) or isinstance(document, list):
+        return []
+    return document["steps"]
+
+
+def step_problem(step: dict, actions: dict[str, dict], agent: str) -> tuple[str, str] | None:
+    """(what is wrong, hint) when an agent with these actions (name → action IR) cannot play the
+    step, or None."""
+    action = actions.get(step["action"])
+    if action is None:
+        return (f"uses the action {step['action']!r}, which agent {agent} does not have",
+                f"its actions: {', '.join(actions)}; change the step, or play the task with an agent that has it")
+    schema = action.get("input_schema") or {}
+    given, takes = set(step.get("input", {})), list(schema.get("properties", {}))
+    missing = [name for name in schema.get("required", []) if name not in given]
+    unknown = sorted(given - set(takes)) if schema.get("additionalProperties") is False else []
+    if missing:
+        return (f"gives {step['action']} no {', '.join(missing)}, which agent {agent} requires",
+                f"{step['action']} takes the inputs: {', '.join(takes)}")
+    if unknown:
+        return (f"gives {step['action']} the input(s) {', '.join(unknown)}, which agent {agent} does not take",
+                f"{step['action']} takes the inputs: {', '.join(takes) or 'none'}")
+    return None
+
+
+def check_demo_players(decl: A.Task, ir: dict, root, players: dict[str, tuple[str, dict]], report: Reporter) -> None:
+    """E514 for each agent that would play the demonstration (the task's default agent, each agent an
+    experiment runs the task with) and cannot: a step whose action it lacks, or whose inputs do not fit.
+
+    `players` maps an agent's name to (why it plays the task, its action table)."""
+    if not ir["demo"]:
+        return
+    steps = demo_steps(root, ir["demo"])
+    entry = next(e for e in decl.entries if isinstance(e, A.Demo))
+    for agent, (why, table) in players.items():
+        actions = {a["name"]: a for a in table["actions"]}
+        for number, step in enumerate(steps, 1):
+            problem = step_problem(step, actions, f"`{agent}` ({why})")
+            if problem:
+                report.error("E514", f"demonstration {ir['demo']!r} step {number} {problem[0]}", entry.value.span,
+                             hint=problem[1])
+                break

@@ -16,6 +16,10 @@ SUPPORT_FILES = {
     "env/train.py": "import pandas as pd\n\nprint(len(pd.read_csv('train.csv')))\n",
     "data.csv": "id,x,y\n" + "".join(f"{i},{i / 10:.1f},{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),
     "demo.json": '["Action: Final Answer\\nAction Input: {\\"final_answer\\": \\"done\\"}"]\n',
+    "peek-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "Peek File", '
+                       '"input": {"file_name": "train.csv"}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
+    "list-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "List Files", '
+                       '"input": {"dir_path": "."}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
     "evaluate.py": "def score(submission_dir, answers_dir):\n    return 0.0\n",
     "broken.py": "def score(submission_dir, answers_dir)\n    return 0.0\n",
     "header-only.csv": "id,x,y\n",

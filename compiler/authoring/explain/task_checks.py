@@ -65,6 +65,14 @@ EXPLANATIONS: dict[str, Explanation] = {
         example_task(('  metric   mae on "y"', '  submission "submission.csv" columns ["id", "y"]\n  metric   mae on "y"'),
                      ("write submission.csv with the columns id and y.", "write submission.csv with the columns id and x.")),
         example_task(('  metric   mae on "y"', '  submission "submission.csv" columns ["id", "y"]\n  metric   mae on "y"'))),
+    "E514": Explanation(
+        "The keyless demo model plays the task's demonstration through whichever agent runs the task, "
+        "so every step must be an action of that agent, with the inputs the action takes. It is "
+        "checked for the task's default agent and for every agent an experiment runs the task with "
+        "(tree-search agents play it as operator variants instead). Without the check, `mlab drive` "
+        "plays such a demonstration through and `mlab run` refuses it.",
+        'use std "agents"\n\n' + example_task(extra='  demo     "peek-demo.json"\n'),
+        'use std "agents"\n\n' + example_task(extra='  demo     "list-demo.json"\n')),
 }
 
 
