@@ -65,6 +65,7 @@ CODES: dict[str, Code] = {
     "E509": Code("data column missing", "An answer, id or split column is not in the header of the bundled CSV file."),
     "E510": Code("data file has no rows", "A bundled CSV file is empty or holds a header and no rows."),
     "E511": Code("data file is not UTF-8", "A bundled CSV file holds bytes that are not UTF-8 text."),
+    "E512": Code("ids empty or repeated", "The `id` column of a bundled table has an empty value or a value twice, so the answers could not name each test row once."),
     "E513": Code("problem and submission disagree", "The problem text must name the submission file and, in the sentence that does, every declared submission column, and no other answer or id column as one to submit."),
     "E514": Code("demonstration not playable", "A step of the task's demonstration uses an action, or inputs, that an agent playing the task (its default agent, or one an experiment runs it with) does not have."),
     # templates

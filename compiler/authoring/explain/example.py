@@ -23,6 +23,7 @@ SUPPORT_FILES = {
     "evaluate.py": "def score(submission_dir, answers_dir):\n    return 0.0\n",
     "broken.py": "def score(submission_dir, answers_dir)\n    return 0.0\n",
     "header-only.csv": "id,x,y\n",
+    "repeated-ids.csv": "id,x,y\n" + "".join(f"{i % 9},{i / 10:.1f},{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),
     "latin1.csv": b"id,x,y\n1,K\xf6ln,0.3\n",  # not UTF-8: written as bytes
     "shared.mlab": '# Declarations several files share.\nuse std "agents"\n',
 }

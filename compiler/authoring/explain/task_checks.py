@@ -73,6 +73,12 @@ EXPLANATIONS: dict[str, Explanation] = {
         "plays such a demonstration through and `mlab run` refuses it.",
         'use std "agents"\n\n' + example_task(extra='  demo     "peek-demo.json"\n'),
         'use std "agents"\n\n' + example_task(extra='  demo     "list-demo.json"\n')),
+    "E512": Explanation(
+        "The answers of a split table name each test row by the variant's `id` column, and scoring "
+        "aligns a submission on it. A bundled table whose id column is empty on some row, or holds "
+        "a value twice, could not be answered row by row (at preparation, mlab also refuses answers "
+        "whose ids differ from the public test file's, as a task error).",
+        example_task(('csv "data.csv"', 'csv "repeated-ids.csv"')), example_task()),
 }
 
 
