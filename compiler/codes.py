@@ -68,6 +68,7 @@ CODES: dict[str, Code] = {
     "E512": Code("ids empty or repeated", "The `id` column of a bundled table has an empty value or a value twice, so the answers could not name each test row once."),
     "E513": Code("problem and submission disagree", "The problem text must name the submission file and, in the sentence that does, every declared submission column, and no other answer or id column as one to submit."),
     "E514": Code("demonstration not playable", "A step of the task's demonstration uses an action, or inputs, that an agent playing the task (its default agent, or one an experiment runs it with) does not have."),
+    "E515": Code("starter file too large", "A file of the starter folder is larger than a starter file may be (20 MB) and is not declared as data, yet it would be copied into every run's workspace."),
     # templates
     "E601": Code("template syntax error", "A prompt is not valid Jinja."),
     "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),

@@ -93,6 +93,35 @@ def check_baseline_script(decl: A.Task, ir: dict, root: Path, report: Reporter) 
                  entry.script.span, hint=hint)
 
 
+STARTER_FILE_LIMIT = 20 * 10**6  # bytes: a starter file past this that is not declared data is a mistake
+
+
+def check_starter_sizes(decl: A.Task, ir: dict, root: Path, report: Reporter,
+                        limit: int = STARTER_FILE_LIMIT) -> None:
+    """E515 for a starter file past `limit` that no data variant declares as a public file: the
+    starter folder is copied into every run's workspace (and every snapshot's first state), so a
+    stray dataset or checkpoint left there costs each run its size."""
+    starter = ir.get("starter")
+    folder = root / starter if starter else None
+    if folder is None or not folder.is_dir():
+        return
+    declared = {normalise_pattern(name) for variant in ir["data"].values() for name in variant["public"]}
+    entry = next(e for e in decl.entries if isinstance(e, A.Starter))
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        size, rel = path.stat().st_size, path.relative_to(folder).as_posix()
+        if size > limit and rel not in declared:
+            report.error("E515", f"starter file {rel!r} is {_megabytes(size)}, past the {_megabytes(limit)} a "
+                         "starter file may be", entry.value.span,
+                         hint="the starter folder is copied into every run's workspace: remove the file, or "
+                              "make it data (a variant's `public` file)")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 10**6:.1f} MB" if size % 10**6 else f"{size // 10**6} MB"
+
+
 def check_data_files(decl: A.Task, ir: dict, root: Path, report: Reporter) -> None:
     """Each data variant bundled as a CSV: UTF-8 text, a header naming the declared columns, rows."""
     for data in (e for e in decl.entries if isinstance(e, A.Data)):

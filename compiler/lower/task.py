@@ -8,7 +8,8 @@ from pathlib import Path
 from .. import ast as A
 from ..loader import display_path
 from ..values import Reporter, did_you_mean, duplicate_entries
-from .data_files import check_baseline_script, check_data_files, check_sklearn_name, normalise_pattern
+from .data_files import (check_baseline_script, check_data_files, check_sklearn_name, check_starter_sizes,
+                         normalise_pattern)
 from .demo import lower_demo
 from .metric import check_baseline_range, check_metric_columns, lower_metric
 from .problem import check_problem_text
@@ -79,6 +80,7 @@ class TaskLowerer:
         self._check_read_only(ir)
         check_baseline_script(decl, ir, self.root, report)
         check_data_files(decl, ir, self.root, report)
+        check_starter_sizes(decl, ir, self.root, report)
         if self._metric_entry is not None:
             check_metric_columns(ir, self._metric_entry, report)
         check_baseline_range(decl, ir, report)

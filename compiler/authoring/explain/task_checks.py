@@ -79,6 +79,12 @@ EXPLANATIONS: dict[str, Explanation] = {
         "a value twice, could not be answered row by row (at preparation, mlab also refuses answers "
         "whose ids differ from the public test file's, as a task error).",
         example_task(('csv "data.csv"', 'csv "repeated-ids.csv"')), example_task()),
+    "E515": Explanation(
+        "Every run copies the starter folder into its workspace, so a file there costs each run its "
+        "size: a dataset or checkpoint left in the folder by mistake (here a 30 MB checkpoint.pt) is "
+        "refused past 20 MB. Remove it, or make it data: a file a data variant declares `public` is "
+        "prepared once and installed from the cache.",
+        example_task(('starter  "env"', 'starter  "big-env"')), example_task()),
 }
 
 
