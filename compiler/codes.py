@@ -41,6 +41,7 @@ CODES: dict[str, Code] = {
     "E306": Code("unknown action", "A name in `show`, `hide` or `drop action` (or a prompt) is not an action of the set it refers to."),
     "E307": Code("inheritance cycle", "Agents, or action sets, extend each other in a cycle."),
     "E308": Code("missing entry", "A declaration lacks an entry it must have."),
+    "E309": Code("inherited action missing", "An agent that extends another and names an action set of its own inherits its parent's `show` list, and that list names an action the new set lacks."),
     # values
     "E401": Code("wrong value type", "The entry takes a value of another type."),
     "E402": Code("unknown primitive", "`does` names a primitive that the runtime does not provide (spec/primitives.json)."),
@@ -50,6 +51,8 @@ CODES: dict[str, Code] = {
     "E406": Code("inputs do not match the primitive", "An action must declare exactly the inputs its primitive requires, with the same types, except those its `does` binds to constants."),
     "E407": Code("model tier", "A model-backed primitive needs `model main|fast|edit`; a plain primitive must not have one."),
     "E408": Code("metric column not declared", "A tabular metric scores a column that the submission's declared columns or a data variant's answers do not hold."),
+    "E409": Code("metric direction reversed", "A task declares the opposite direction of a metric whose direction the catalogue (spec/metrics.json) knows, e.g. `rmsle ... higher_is_better`."),
+    "E410": Code("baseline outside the metric's range", "A `baseline VALUE` is a score the metric cannot give (the catalogue's `range`: F1, accuracy, AUC at most 1, R² at most 1, errors at least 0)."),
     # files
     "E501": Code("starter folder missing", "The task's starter folder does not exist."),
     "E502": Code("data file missing", "A bundled data file or folder named by a data variant does not exist."),
@@ -62,6 +65,10 @@ CODES: dict[str, Code] = {
     "E509": Code("data column missing", "An answer, id or split column is not in the header of the bundled CSV file."),
     "E510": Code("data file has no rows", "A bundled CSV file is empty or holds a header and no rows."),
     "E511": Code("data file is not UTF-8", "A bundled CSV file holds bytes that are not UTF-8 text."),
+    "E512": Code("ids empty or repeated", "The `id` column of a bundled table has an empty value or a value twice, so the answers could not name each test row once."),
+    "E513": Code("problem and submission disagree", "The problem text must name the submission file and, in the sentence that does, every declared submission column, and no other answer or id column as one to submit."),
+    "E514": Code("demonstration not playable", "A step of the task's demonstration uses an action, or inputs, that an agent playing the task (its default agent, or one an experiment runs it with) does not have."),
+    "E515": Code("starter file too large", "A file of the starter folder is larger than a starter file may be (20 MB) and is not declared as data, yet it would be copied into every run's workspace."),
     # templates
     "E601": Code("template syntax error", "A prompt is not valid Jinja."),
     "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),

@@ -6,6 +6,7 @@ import re
 
 from .. import ast as A
 from .actions import TIERS, TOOL_NAME, input_schema, tool_entry, usage_text
+from .inherited import check_shown
 from ..resources import spec_json
 from .search import SEARCH_PROMPTS, lower_search, search_ir
 from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, baked_reply_format_template,
@@ -327,11 +328,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         return None
     actions = action_sets[set_ref.value]
     names = [a["name"] for a in actions]
-    for label, items in (("show", (settings["show"] or []) + settings["unhide"]), ("hide", settings["hide"])):
-        for item, value in items:
-            if item not in names:
-                report.error("E306", f"`{label}` names {item!r}, which is not an action of `{set_ref.value}`",
-                             value.span, did_you_mean(item, names, "actions"))
+    check_shown(decl, settings, set_ref, names, report)
     shown = set(names) if settings["show"] is None else {n for n, _ in settings["show"]}
     shown -= {n for n, _ in settings["hide"]}
     if settings["search"] is not None:

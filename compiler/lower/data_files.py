@@ -93,6 +93,35 @@ def check_baseline_script(decl: A.Task, ir: dict, root: Path, report: Reporter) 
                  entry.script.span, hint=hint)
 
 
+STARTER_FILE_LIMIT = 20 * 10**6  # bytes: a starter file past this that is not declared data is a mistake
+
+
+def check_starter_sizes(decl: A.Task, ir: dict, root: Path, report: Reporter,
+                        limit: int = STARTER_FILE_LIMIT) -> None:
+    """E515 for a starter file past `limit` that no data variant declares as a public file: the
+    starter folder is copied into every run's workspace (and every snapshot's first state), so a
+    stray dataset or checkpoint left there costs each run its size."""
+    starter = ir.get("starter")
+    folder = root / starter if starter else None
+    if folder is None or not folder.is_dir():
+        return
+    declared = {normalise_pattern(name) for variant in ir["data"].values() for name in variant["public"]}
+    entry = next(e for e in decl.entries if isinstance(e, A.Starter))
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        size, rel = path.stat().st_size, path.relative_to(folder).as_posix()
+        if size > limit and rel not in declared:
+            report.error("E515", f"starter file {rel!r} is {_megabytes(size)}, past the {_megabytes(limit)} a "
+                         "starter file may be", entry.value.span,
+                         hint="the starter folder is copied into every run's workspace: remove the file, or "
+                              "make it data (a variant's `public` file)")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 10**6:.1f} MB" if size % 10**6 else f"{size // 10**6} MB"
+
+
 def check_data_files(decl: A.Task, ir: dict, root: Path, report: Reporter) -> None:
     """Each data variant bundled as a CSV: UTF-8 text, a header naming the declared columns, rows."""
     for data in (e for e in decl.entries if isinstance(e, A.Data)):
@@ -126,10 +155,12 @@ def _check_csv(path: Path, rel: str, data: A.Data, source: A.Source, variant: di
         report.error("E510", f"data file {rel!r} is empty", source.value.span,
                      hint="a CSV source needs a header line and at least one row")
         return
+    rows = list(rows)
     if not any(any(cell.strip() for cell in row) for row in rows):
         report.error("E510", f"data file {rel!r} has a header and no rows", source.value.span,
                      hint="a CSV source needs at least one row under its header")
     columns = [name.strip() for name in header]
+    _check_ids(rows, columns, rel, data, variant, report)
     for what, value in _declared_columns(data):
         if value.value not in columns:
             if len(columns) <= 12:
@@ -150,3 +181,28 @@ def _declared_columns(data: A.Data):
         elif isinstance(entry, A.Split) and entry.method.value in ("group", "time") and entry.args \
                 and isinstance(entry.args[0], A.Str):
             yield f"`split {entry.method.value}` column", entry.args[0]
+
+
+def _check_ids(rows: list[list[str]], columns: list[str], rel: str, data: A.Data, variant: dict,
+               report: Reporter) -> None:
+    """E512 for a bundled table whose id column has an empty or repeated value: the split's answers
+    would name no row, or two, and scoring could not align a submission on them."""
+    entry = next((e for e in data.entries if isinstance(e, A.IdColumn) and isinstance(e.value, A.Str)), None)
+    if entry is None or variant.get("id") not in columns:
+        return
+    at = columns.index(variant["id"])
+    first: dict[str, int] = {}
+    for line, row in enumerate(rows, 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        value = row[at].strip() if at < len(row) else ""
+        if not value:
+            report.error("E512", f"id column {variant['id']!r} of {rel!r} is empty on line {line}", entry.value.span,
+                         hint="the answers name each test row by its id: give every row an id of its own")
+            return
+        if value in first:
+            report.error("E512", f"id column {variant['id']!r} of {rel!r} repeats {value!r} on lines {first[value]} "
+                         f"and {line}", entry.value.span,
+                         hint="the answers name each test row by its id: give every row an id of its own")
+            return
+        first[value] = line

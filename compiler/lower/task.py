@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import ast as pyast
 import fnmatch
-import json
 from pathlib import Path
 
 from .. import ast as A
-from ..diagnostics import display_path
-from ..resources import spec_json
 from ..values import Reporter, did_you_mean, duplicate_entries
-from .data_files import check_baseline_script, check_data_files, check_sklearn_name, normalise_pattern
+from .data_files import (check_baseline_script, check_data_files, check_sklearn_name, check_starter_sizes,
+                         normalise_pattern)
+from .demo import lower_demo
+from .metric import check_baseline_range, check_metric_columns, lower_metric
+from .problem import check_problem_text
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
@@ -49,32 +50,6 @@ def lower_limits(limits: A.Limits, report: Reporter, where: str) -> dict:
     return out
 
 
-def check_metric_columns(ir: dict, entry: A.Metric, report: Reporter) -> None:
-    """E408 for a scored column of a tabular metric that the submission does not declare or a data
-    variant does not list among its answers: the scorer reads the column from both files, so such
-    a task would score a file that breaks its own declaration, or none that follows it."""
-    metric, submission = ir["metric"], ir["submission"]
-    if not metric or metric["kind"] != "tabular" or entry.on is None:
-        return
-    declared = submission["columns"] if submission else []
-    ids = {variant["id"] for variant in ir["data"].values()}
-    accepted = spec_json("metrics.json")["metrics"][metric["name"]].get("parameters", {})
-    answered = set(metric["columns"])
-    if "answer" in accepted and len(metric["columns"]) > 1:  # a probability table: the answers hold the class
-        answered = {metric.get("params", {}).get("answer", accepted["answer"]["default"])}
-    for column in metric["columns"]:
-        if declared and column not in declared and column not in ids:
-            report.error("E408", f"metric column `{column}` is not a column of the submission",
-                         entry.on.span, hint=f"the submission declares columns {json.dumps(declared)}: score one of them, "
-                                             f"or add `{column}` to `submission ... columns`")
-            answered.discard(column)
-    for column in sorted(answered):
-        for name, variant in ir["data"].items():
-            if variant["answers"] and column not in variant["answers"]:
-                report.error("E408", f"metric column `{column}` is not among the answers of data `{name}`",
-                             entry.on.span, hint=f"data `{name}` declares answers {json.dumps(variant['answers'])}")
-
-
 class TaskLowerer:
     def __init__(self, decl: A.Task, root: Path, report: Reporter):
         self.decl, self.root, self.report = decl, root, report
@@ -104,8 +79,11 @@ class TaskLowerer:
         self._check_read_only(ir)
         check_baseline_script(decl, ir, self.root, report)
         check_data_files(decl, ir, self.root, report)
+        check_starter_sizes(decl, ir, self.root, report)
         if self._metric_entry is not None:
             check_metric_columns(ir, self._metric_entry, report)
+        check_baseline_range(decl, ir, report)
+        check_problem_text(decl, ir, self.root, report)
         metric = ir["metric"]
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
             report.error("E308", f"metric `{metric['name']}` is computed by the task's own evaluator, "
@@ -154,59 +132,9 @@ class TaskLowerer:
         ir["submission"] = {"file": file, "columns": columns or []}
 
     def _metric(self, e: A.Metric, ir):
-        catalogue = spec_json("metrics.json")["metrics"]
-        name = e.name.value
-        if name not in catalogue:
-            self.report.error("E404", f"unknown metric `{name}`", e.name.span,
-                              did_you_mean(name, catalogue, "metrics"))
-            return
-        spec = catalogue[name]
-        columns: list[str] = []
-        if e.on is not None:
-            if isinstance(e.on, A.List):
-                columns = self.report.string_list(e.on, "metric columns") or []
-            else:
-                single = self.report.string(e.on, "`metric ... on`")
-                columns = [single] if single is not None else []
-        arity = spec["columns"]
-        where = e.on.span if e.on is not None else e.name.span
-        if arity == "one" and len(columns) != 1:
-            self.report.error("E405", f"metric `{name}` scores exactly one column", where,
-                              hint=f'write `metric {name} on "COLUMN"`')
-        elif arity == "many" and not columns:
-            self.report.error("E405", f"metric `{name}` needs its columns", where,
-                              hint=f'write `metric {name} on ["A", "B"]`')
-        elif arity == "none" and columns:
-            self.report.error("E405", f"metric `{name}` scores no column", where, hint="remove `on ...`")
-        direction = e.direction.value if e.direction else spec["direction"]
-        if direction is None:
-            self.report.error("E308", f"metric `{name}` needs a direction", e.name.span,
-                              hint="add lower_is_better or higher_is_better")
-        ir["metric"] = {"name": name, "columns": columns, "direction": direction, "kind": spec["kind"]}
-        params = self._metric_params(e, name, spec.get("parameters", {}))
-        if params:
-            ir["metric"]["params"] = params
-        self._metric_entry = e
-
-    def _metric_params(self, e: A.Metric, name: str, accepted: dict) -> dict:
-        """The declared `metric NAME(key = value)` parameters, checked against the catalogue's."""
-        from .actions import param_value
-
-        params: dict = {}
-        for param in e.params:
-            key = param.name.value
-            if key not in accepted:
-                self.report.error("E403", f"metric `{name}` has no parameter `{key}`", param.name.span,
-                                  did_you_mean(key, accepted, "parameters") if accepted else "it takes no parameters")
-                continue
-            value = param_value(param.value, accepted[key]["type"], self.report, f"parameter `{key}`")
-            allowed = accepted[key].get("values")
-            if value is not None and allowed and value not in allowed:
-                self.report.error("E405", f"metric `{name}` takes `{key}` among {', '.join(allowed)}",
-                                  param.value.span, did_you_mean(str(value), allowed, "values"))
-            elif value is not None:
-                params[key] = value
-        return params
+        lower_metric(e, ir, self.report)
+        if ir["metric"] is not None:
+            self._metric_entry = e
 
     def _baselinerun(self, e: A.BaselineRun, ir):
         script = self.report.string(e.script, "`baseline run`")
@@ -251,22 +179,7 @@ class TaskLowerer:
                 self.report.error("E405", f"`{item.need.value}` applies to `gpus` only", item.need.span)
 
     def _demo(self, e: A.Demo, ir):
-        path = self.report.string(e.value, "`demo`")
-        if path is None:
-            return
-        ir["demo"] = path
-        file = self.root / path
-        try:
-            replies = json.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            self.report.error("E507", f"demonstration file {path!r} does not exist", e.value.span)
-            return
-        except (OSError, ValueError) as error:
-            self.report.error("E507", f"demonstration file {path!r} is not valid JSON: {error}", e.value.span)
-            return
-        problem = demonstration_problem(replies)
-        if problem:
-            self.report.error("E507", f"demonstration file {path!r}: {problem}", e.value.span)
+        lower_demo(e, ir, self.root, self.report)
 
     def _evaluator(self, e: A.Evaluator, ir):
         target = self.report.string(e.target, "`evaluator`")
@@ -466,50 +379,3 @@ def lower_task(decl: A.Task, root: Path, report: Reporter) -> tuple[dict, A.Iden
     lowerer = TaskLowerer(decl, root, report)
     ir = lowerer.lower()
     return ir, getattr(lowerer, "agent_ref", None)
-
-
-DEMO_ROLES = ("reflection", "plan", "fact-check", "thought", "criticism", "speak")
-
-
-def demonstration_problem(document) -> str | None:
-    """What is wrong with a demo.json's content (docs/tasks.md#demonstrations), or None.
-
-    Version 2: {"format": "mlab-demonstration", "version": 2, "solution"?, "steps": [...], "variants"?};
-    version 1 (still read): a non-empty JSON list of reply strings."""
-    if isinstance(document, list):
-        if document and all(isinstance(r, str) for r in document):
-            return None
-        return "a version-1 demonstration must be a non-empty JSON list of reply strings"
-    if not isinstance(document, dict) or document.get("format") != "mlab-demonstration":
-        return 'must hold a demonstration ({"format": "mlab-demonstration", "version": 2, "steps": [...]})'
-    if document.get("version") != 2:
-        return f"demonstration version {document.get('version')!r} is not supported (version 2)"
-    unknown = set(document) - {"format", "version", "solution", "steps", "variants"}
-    if unknown:
-        return f"unknown field(s) {', '.join(sorted(unknown))}"
-    if "solution" in document and not (isinstance(document["solution"], str) and document["solution"]):
-        return '"solution" must be a file name'
-    steps = document.get("steps")
-    if not isinstance(steps, list) or not steps:
-        return '"steps" must be a non-empty list'
-    for number, step in enumerate(steps, 1):
-        if not isinstance(step, dict) or not isinstance(step.get("action"), str) or not step["action"]:
-            return f'step {number} must be an object with an "action" name'
-        extra = set(step) - {"sections", "action", "input"}
-        if extra:
-            return f"step {number} has unknown field(s) {', '.join(sorted(extra))}"
-        if not isinstance(step.get("input", {}), dict):
-            return f'step {number} ({step["action"]}): "input" must be an object'
-        sections = step.get("sections", {})
-        if not isinstance(sections, dict) or not all(isinstance(t, str) for t in sections.values()):
-            return f'step {number} ({step["action"]}): "sections" must map roles to texts'
-        roles = set(sections) - set(DEMO_ROLES)
-        if roles:
-            return (f"step {number} ({step['action']}): unknown section role(s) {', '.join(sorted(roles))}; "
-                    f"roles: {', '.join(DEMO_ROLES)}")
-    variants = document.get("variants", [])
-    if not isinstance(variants, list) or not all(
-            isinstance(v, dict) and isinstance(v.get("files"), dict)
-            and all(isinstance(k, str) and isinstance(t, str) for k, t in v["files"].items()) for v in variants):
-        return '"variants" must be a list of {"description": ..., "files": {NAME: CONTENT}}'
-    return None

@@ -10,6 +10,7 @@ from ..diagnostics import Diagnostic
 from .loader import Program
 from ..lower.actions import ActionSetResolver
 from ..lower.agent import AgentResolver, lower_agent
+from ..lower.demo import check_demo_players
 from ..lower.experiment import lower_experiment
 from ..lower.task import lower_task
 from ..values import Reporter, did_you_mean
@@ -116,8 +117,30 @@ class Checker:
                     checked.add(node.value)
                     self._check_variant(ir, node, out.tasks[node.value][0])
             out.experiments[name] = (ir, path)
+        self._check_demonstrations(out)
         out.diagnostics = _sorted_unique(self.report.diagnostics)
         return out
+
+    def _check_demonstrations(self, out: Compiled) -> None:
+        """A task's demonstration must be playable by every agent that plays it: the task's default
+        agent and each agent an experiment runs the task with (tree-search agents play it as
+        operators' variants, so they are not held to its steps)."""
+        players: dict[str, dict[str, str]] = {name: {} for name in out.tasks}
+        for name, (ir, _) in out.tasks.items():
+            players[name][ir["agent"]] = "the task's default agent"
+        for experiment, _ in out.experiments.values():
+            for task, (ir, _) in out.tasks.items():
+                selected = experiment["tasks"]
+                if not (selected.get("all") or task in selected.get("names", ())
+                        or selected.get("category") == ir["category"]):
+                    continue
+                agents = experiment["overrides"].get(task, {}).get("agents") or experiment["agents"]
+                for agent in agents:
+                    players[task].setdefault(agent, f"in experiment `{experiment['name']}`")
+        for name, (ir, path) in out.tasks.items():
+            table = {agent: (why, out.agents[agent].actions) for agent, why in players[name].items()
+                     if agent in out.agents and not out.agents[agent].ir.get("search")}
+            check_demo_players(self.table["task"][name][0], ir, Path(path).resolve().parent, table, self.report)
 
 
     def _check_variant(self, experiment: dict, task_node, task: dict) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from mlab.build import TaskBuild
 from mlab.cache import data_cache, file_sha256
 from mlab.errors import DataError
+from mlab.data.answers import check_answer_ids
 from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
 
@@ -219,6 +220,7 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
             raise DataError(f"{where}: `validation` holds out rows of a table, but "
                             f"{source['function']} wrote its files itself (return a DataFrame instead)")
     _check_declared_files(variant, public, private, where)
+    check_answer_ids(variant, public, private, where)
 
 
 def _read(reader, path: Path, where: str):

@@ -86,7 +86,7 @@ def make_task(folder: Path, data_block: str, extra_files: dict[str, str] | None 
         task mini {
           title "A small task"
           category canonical
-          problem "Predict y."
+          problem "Predict TARGET; write submission.csv with the columns Id and TARGET."
           starter "env"
           read_only READ_ONLY
           DATA

@@ -16,9 +16,16 @@ SUPPORT_FILES = {
     "env/train.py": "import pandas as pd\n\nprint(len(pd.read_csv('train.csv')))\n",
     "data.csv": "id,x,y\n" + "".join(f"{i},{i / 10:.1f},{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),
     "demo.json": '["Action: Final Answer\\nAction Input: {\\"final_answer\\": \\"done\\"}"]\n',
+    "peek-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "Peek File", '
+                       '"input": {"file_name": "train.csv"}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
+    "list-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "List Files", '
+                       '"input": {"dir_path": "."}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
     "evaluate.py": "def score(submission_dir, answers_dir):\n    return 0.0\n",
     "broken.py": "def score(submission_dir, answers_dir)\n    return 0.0\n",
     "header-only.csv": "id,x,y\n",
+    "big-env/train.py": "import pandas as pd\n\nprint(len(pd.read_csv('train.csv')))\n",
+    "big-env/checkpoint.pt": 30 * 10**6,  # a size: written as a sparse file of that many bytes
+    "repeated-ids.csv": "id,x,y\n" + "".join(f"{i % 9},{i / 10:.1f},{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),
     "latin1.csv": b"id,x,y\n1,K\xf6ln,0.3\n",  # not UTF-8: written as bytes
     "shared.mlab": '# Declarations several files share.\nuse std "agents"\n',
 }
@@ -67,6 +74,10 @@ def check_example(text: str, encoding: str = "utf-8"):
         root = Path(folder)
         for name, content in SUPPORT_FILES.items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, int):
+                with (root / name).open("wb") as file:
+                    file.truncate(content)
+                continue
             (root / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
         example = root / EXAMPLE_NAME
         example.write_bytes(text.encode(encoding))
