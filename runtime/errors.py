@@ -1,4 +1,9 @@
-"""The errors a user of the runtime can cause, each with the CLI exit code it maps to."""
+"""The errors a user of the runtime can cause, each with the CLI exit code it maps to.
+
+One convention for every command: 0 ok, 1 a run (or a check, or a build) failed, 2 usage (bad
+arguments, an unknown task, agent or experiment name, a missing API key), 3 I/O (a file that
+cannot be read or written), 130 interrupted (Ctrl-C; a run stays resumable).
+"""
 from __future__ import annotations
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
@@ -50,6 +55,19 @@ class UsageError(MlabError):
     """A command was called with arguments that cannot work together."""
 
     exit_code = EXIT_USAGE
+
+
+class UnknownName(UsageError, BuildError):
+    """A task, agent or experiment named on the command line that does not exist (a usage error,
+    exit 2; still a BuildError for the code that looks names up in a build)."""
+
+
+def did_you_mean(name: str, known) -> str:
+    """' (did you mean `x`?)' for the known name closest to a mistyped one, else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
 
 
 class StorageError(MlabError):
