@@ -97,7 +97,8 @@ def _add_export_task(verbs) -> None:
     shared.add_data(exporting)
     shared.add_build(exporting)
     exporting.add_argument("--wheel", metavar="FILE.whl", help="the mlab-harness wheel the verifier installs "
-                           "(default: built from this checkout with pip wheel . --no-deps)")
+                           "(default: built from this checkout with pip wheel . --no-deps, or for an installed copy "
+                           "packed from its installed files)")
     exporting.add_argument("--base-image", metavar="IMAGE", help="the Python base image of both environments, e.g. "
                            "pinned by digest (default: python:<this Python's version>-slim-bookworm)")
 
