@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.cache import builds_cache, file_sha256
-from mlab.errors import BuildError
+from mlab.errors import BuildError, UnknownName, did_you_mean
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -172,8 +172,8 @@ class Build:
 
     def task(self, name: str) -> TaskBuild:
         if name not in self.manifest["tasks"]:
-            raise BuildError(f"the build in {self.dir} has no task {name!r}; it has: "
-                             f"{', '.join(self.task_names) or 'none'}")
+            raise UnknownName(f"the build in {self.dir} has no task {name!r}{did_you_mean(name, self.task_names)}; "
+                              f"it has: {', '.join(self.task_names) or 'none'}")
         key = ("task", name)
         if key not in self._loaded:
             doc = _read_yaml(self.dir / "tasks" / name / "task.yaml")
@@ -183,8 +183,8 @@ class Build:
 
     def agent(self, name: str) -> AgentBuild:
         if name not in self.manifest["agents"]:
-            raise BuildError(f"the build in {self.dir} has no agent {name!r}; it has: "
-                             f"{', '.join(self.agent_names) or 'none'}")
+            raise UnknownName(f"the build in {self.dir} has no agent {name!r}{did_you_mean(name, self.agent_names)}; "
+                              f"it has: {', '.join(self.agent_names) or 'none'}")
         key = ("agent", name)
         if key not in self._loaded:
             folder = self.dir / "agents" / name
@@ -395,7 +395,7 @@ def find_task_source(name: str) -> Path:
             if _declares_task(candidate, candidate.stat().st_mtime, name):
                 return candidate
     known = sorted({source_name(p) for folder in dirs for p in source_files(folder)} - {"experiments"})
-    raise BuildError(f"no task named {name!r} in {', '.join(map(str, dirs))}; "
+    raise UnknownName(f"no task named {name!r}{did_you_mean(name, known)} in {', '.join(map(str, dirs))}; "
                      f"known: {', '.join(known) or 'none'} (or give a .mlab path or a build folder)")
 
 

@@ -1,4 +1,9 @@
-"""The errors a user of the runtime can cause, each with the CLI exit code it maps to."""
+"""The errors a user of the runtime can cause, each with the CLI exit code it maps to.
+
+One convention for every command: 0 ok, 1 a run (or a check, or a build) failed, 2 usage (bad
+arguments, an unknown task, agent or experiment name, a missing API key), 3 I/O (a file that
+cannot be read or written), 130 interrupted (Ctrl-C; a run stays resumable).
+"""
 from __future__ import annotations
 
 import re
@@ -12,16 +17,73 @@ DISTRIBUTION = "mlab-harness"
 
 
 def install_hint(extra: str) -> str:
-    """The command that adds an optional dependency group (pyproject.toml's extras) to this mlab:
-    in a source checkout (an editable install), reinstall the checkout with the extra; otherwise
-    name the installed distribution, which pip finds installed and only adds the extra's packages to."""
+    """The command that adds an optional dependency group (pyproject.toml's extras) to this mlab,
+    runnable as printed for the way it was installed: a source checkout (an editable install) is
+    reinstalled editable with the extra; a copy installed from a checkout folder or a wheel file
+    that is still there is reinstalled from it with the extra; otherwise (the distribution is on
+    no index) the extra's own packages are named."""
     from pathlib import Path
+
+    kind, where = installed_origin()
+    if kind in ("checkout", "folder"):
+        shown = "." if Path.cwd().resolve() == where else str(where)
+        return f"pip install {'-e ' if kind == 'checkout' else ''}'{shown}[{extra}]'"
+    if kind == "wheel":
+        return f"pip install '{where}[{extra}]'"
+    packages = extra_requirements(extra)
+    if not packages:
+        return f"install the packages of the `{extra}` extra of {DISTRIBUTION} (its pyproject.toml lists them)"
+    return "pip install " + " ".join(f"'{p}'" for p in packages)
+
+
+def installed_origin():
+    """Where this mlab comes from: ("checkout", folder) when it runs from a source checkout (an
+    editable install or the folder itself); ("folder", folder) or ("wheel", file) when a copy was
+    installed from a checkout folder or a wheel file that still exists, as pip recorded it (PEP
+    610's direct_url.json); ("installed", None) otherwise."""
+    import json
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
 
     root = Path(__file__).resolve().parent.parent
     if (root / "pyproject.toml").is_file() and (root / "runtime" / "errors.py").is_file():
-        where = "." if Path.cwd().resolve() == root else str(root)
-        return f"pip install -e '{where}[{extra}]'"
-    return f"pip install '{DISTRIBUTION}[{extra}]'"
+        return "checkout", root
+    dist = installed_distribution()
+    try:
+        record = json.loads(dist.read_text("direct_url.json") or "{}") if dist is not None else {}
+    except ValueError:
+        record = {}
+    url = urlparse(str(record.get("url", "")))
+    path = Path(unquote(url.path)) if url.scheme == "file" else None
+    if path is not None and "dir_info" in record and (path / "pyproject.toml").is_file():
+        return "folder", path.resolve()
+    if path is not None and "archive_info" in record and path.suffix == ".whl" and path.is_file():
+        return "wheel", path.resolve()
+    return "installed", None
+
+
+def installed_distribution():
+    """The installed distribution this mlab's files belong to (importlib.metadata), else None."""
+    from importlib import metadata
+    from pathlib import Path
+
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+        ours = Path(str(dist.locate_file("mlab/errors.py"))).resolve() == Path(__file__).resolve()
+    except (metadata.PackageNotFoundError, OSError):
+        return None
+    return dist if ours else None
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """The requirements an extra adds, as the installed metadata lists them (markers dropped)."""
+    dist = installed_distribution()
+    found = []
+    for line in (dist.requires or []) if dist is not None else []:
+        requirement, _, marker = line.partition(";")
+        if marker and f'extra == "{extra}"' in marker.replace("'", '"'):
+            found.append(requirement.strip().replace(" ", ""))
+    return found
 
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and isolates
@@ -69,6 +131,19 @@ class UsageError(MlabError):
     """A command was called with arguments that cannot work together."""
 
     exit_code = EXIT_USAGE
+
+
+class UnknownName(UsageError, BuildError):
+    """A task, agent or experiment named on the command line that does not exist (a usage error,
+    exit 2; still a BuildError for the code that looks names up in a build)."""
+
+
+def did_you_mean(name: str, known) -> str:
+    """' (did you mean `x`?)' for the known name closest to a mistyped one, else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
 
 
 class StorageError(MlabError):

@@ -1,7 +1,8 @@
 """`mlab`: the runtime's command line; one module per verb, imported only when it runs.
 
-Exit codes: 0 ok, 1 the run failed or an error a user can fix (bad build, bad data, ...),
-2 usage, 3 I/O (a file that cannot be read or written).
+Exit codes (mlab.errors): 0 ok, 1 the run (or a check, a build, the data) failed, 2 usage (bad
+arguments, an unknown task, agent or experiment, a missing API key), 3 I/O (a file that cannot be
+read or written), 130 interrupted.
 Heavy libraries (pandas, scikit-learn, litellm) are imported only by the commands that need them.
 """
 from __future__ import annotations
@@ -34,7 +35,8 @@ exit codes: 0 scored, 1 the run failed, 2 usage or a missing API key, 3 I/O, 130
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mlab", description="The mlab runtime: runs compiled mlab tasks and agents.",
-        epilog="exit codes: 0 ok, 1 run failed or error, 2 usage, 3 I/O")
+        epilog="exit codes: 0 ok, 1 failed (a run, a check, a build), 2 usage (bad arguments, unknown "
+               "names, a missing key), 3 I/O, 130 interrupted")
     parser.add_argument("--version", action="store_true", help="print the runtime version")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
 
@@ -95,7 +97,8 @@ def _add_export_task(verbs) -> None:
     shared.add_data(exporting)
     shared.add_build(exporting)
     exporting.add_argument("--wheel", metavar="FILE.whl", help="the mlab-harness wheel the verifier installs "
-                           "(default: built from this checkout with pip wheel . --no-deps)")
+                           "(default: built from this checkout with pip wheel . --no-deps, or for an installed copy "
+                           "packed from its installed files)")
     exporting.add_argument("--base-image", metavar="IMAGE", help="the Python base image of both environments, e.g. "
                            "pinned by digest (default: python:<this Python's version>-slim-bookworm)")
 

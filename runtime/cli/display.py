@@ -31,8 +31,15 @@ class Display:
         action = printable(action)   # the agent's own text: an unknown action is shown as it wrote it
         cost = "unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
         tokens = 0 if usage is None else usage.total_tokens
-        return (f"step {record['step']:>3}  {action:<28} {time.monotonic() - self.start:7.1f}s  "
-                f"tokens {tokens:>9,}  cost {cost}  [{record['status']}]")
+        step, status = f"step {record['step']:>3}", record["status"]
+        limit = self.run.limits.steps
+        if status == "shutdown" or (limit is not None and isinstance(record.get("step"), int) and record["step"] > limit):
+            # Wind-down after a limit (the last chance to submit): no step number past the limit,
+            # and an action refused there reads as not carried out.
+            step = "at limit"
+            status = "not run: limit reached" if status == "shutdown" else status
+        return (f"{step}  {action:<28} {time.monotonic() - self.start:7.1f}s  "
+                f"tokens {tokens:>9,}  cost {cost}  [{status}]")
 
     def _panel(self, record, usage):
         from rich.panel import Panel

@@ -48,7 +48,7 @@ def main(args) -> int:
         gpus = f"{task['gpus']} gpu{'s' if task['gpus'] != 1 else ''}" + \
             ("" if not task["gpus"] else " (required)" if task["gpus_required"] else " (optional)")
         print(f"  {task['name']:<22} {task['category']:<17} {task['metric']:<10} data: "
-              f"{', '.join(task['data']):<10} {task['cpus']} cpu, {gpus}"
+              f"{', '.join(task['data']) + ';':<11} {task['cpus']} cpu, {gpus}"
               + (f"; requires {', '.join(task['requires'])}" if task["requires"] else "")
               + ("; demonstration (mlab/demo)" if task["demonstration"] else ""))
     print("agents:")

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from mlab.cli.display import Display
-from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, MlabError, UsageError, printable
+from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, MlabError, UnknownName, UsageError, \
+    did_you_mean, printable
 from mlab.failure import FailureMode
 
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
@@ -187,11 +188,15 @@ def _open_run(args):
         return Run.resume(folder, device=args.device), config
     if not args.task:
         raise UsageError("name a task (e.g. `mlab run house-price --model mlab/demo`) or give --resume RUN_DIR")
+    from mlab.cli.keys import check_known_keys, known_provider
+
+    overrides = limit_overrides(args)  # bad limits, before the build is looked at
     task = resolve_task(args.task, Path(args.build) if args.build else None)
     agent_name = args.agent or task.view.agent
     build = load_build(Path(args.build)) if args.build else task.build
     if agent_name not in build.agent_names:
-        raise UsageError(f"no agent {agent_name!r} in the build of {task.name}; agents: {', '.join(build.agent_names)}")
+        raise UnknownName(f"no agent {agent_name!r}{did_you_mean(agent_name, build.agent_names)} in the build of "
+                          f"{task.name}; agents: {', '.join(build.agent_names)}")
     agent = build.agent(agent_name)
     no_tools = bool(getattr(args, "no_tools", False))
     if no_tools and agent.doc["reply"] and agent.doc["reply"].get("format") == "tools" \
@@ -199,9 +204,13 @@ def _open_run(args):
         raise UsageError(f"--no-tools: agent {agent.name} declares no fallback format (respond tools {{ fallback "
                          "... }}), so it cannot run without tools")
     tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model, args.api_base)
+    models = {tier: t["model"] for tier, t in tiers.items()}
+    if not args.api_base:  # the common providers' keys without importing litellm, then the others'
+        check_known_keys(models)
+        models = {tier: model for tier, model in models.items() if not known_provider(model)}
     from mlab.models.client import check_keys, import_litellm
 
-    check_keys({tier: t["model"] for tier, t in tiers.items()}, args.api_base)
+    check_keys(models, args.api_base)
     _check_offline_models([t["model"] for t in tiers.values()])
     _check_demonstration(task, agent, [t["model"] for t in tiers.values()])
     if agent.doc.get("search"):
@@ -218,22 +227,26 @@ def _open_run(args):
     # models.json is written with the folder, which appears whole: a creation killed half way
     # leaves no run that `--resume` would take for a driven one
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
-                     limits=limit_overrides(args), python=args.python, device=args.device,
+                     limits=overrides, python=args.python, device=args.device,
                      extra={LOOP_CONFIG: config})
     return run, config
 
 
 def main(args) -> int:
-    from mlab.agent.loop import AgentLoop
-    from mlab.models.client import MissingKey, ModelClient, TierConfig
-    from mlab.scoring.result import write_result
+    from mlab.models.errors import MissingKey
 
+    # Usage errors (a missing key, a bad option or limit) are found before the agent loop, pandas
+    # or litellm are imported: those come after _open_run.
     settings = client_settings()
     try:
         run, config = _open_run(args)
     except MissingKey as problem:
         print(f"mlab: {problem}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    from mlab.agent.loop import AgentLoop
+    from mlab.models.client import ModelClient, TierConfig
+    from mlab.scoring.result import write_result
+
     tiers = config["tiers"]
     client = ModelClient({t: TierConfig(c["model"], c["params"]) for t, c in tiers.items()},
                          api_base=config.get("api_base"), seed=config.get("seed"),

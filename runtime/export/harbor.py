@@ -114,13 +114,15 @@ def check_output(out: Path) -> None:
 
 
 def build_wheel(into: Path) -> Path:
-    """This project's wheel, built from the checkout mlab runs from (`pip wheel . --no-deps`)."""
+    """This project's wheel, built from the checkout mlab runs from (`pip wheel . --no-deps`), or
+    for an installed copy packed from its installed files (mlab.export.wheel)."""
     import mlabc
 
     checkout = Path(mlabc.__file__).resolve().parent.parent
     if not (checkout / "pyproject.toml").is_file():
-        raise UsageError(f"mlab is not running from a checkout (no pyproject.toml beside {checkout}), so its "
-                         f"wheel cannot be built here; give one with --wheel FILE.whl (pip wheel . --no-deps)")
+        from mlab.export.wheel import repack_installed
+
+        return repack_installed(into)
     into.mkdir(parents=True, exist_ok=True)
     # Built from a clean copy of the sources: setuptools builds in place, and a build/ folder left in
     # the checkout by an earlier build would bring modules since deleted into the wheel.

@@ -1,7 +1,9 @@
 """Inspect AI logs: runs as `.eval` files written through Inspect's own API (inspect_ai.log).
 
 An Inspect log holds one task and one model, so runs are grouped by (task, agent, model): one log
-per group, one sample per run. A sample's id is the run's data variant and its epoch counts the
+per group, one sample per run, with a task_id of its own (GroupKey.ident) so that Inspect View
+lists every log rather than taking those of one task for retries, and the agent in the task's
+display name, arguments and tags. A sample's id is the run's data variant and its epoch counts the
 runs of that variant in the group in order of seed (the seed itself is in the sample's metadata).
 inspect_ai is an optional dependency (the `inspect` extra), imported only here, when the command
 runs. docs/interop.md maps every field.
@@ -31,6 +33,20 @@ class GroupKey:
     def file_name(self) -> str:
         text = f"{self.task}_{self.agent}_{self.model}"
         return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") + LOG_SUFFIX
+
+    def ident(self, *more: str) -> str:
+        """A stable id of this group (and `more`), 22 letters and digits like Inspect's own ids.
+        Inspect View takes logs of one task_id in a folder for retries of one another and lists
+        only the newest, so each (task, agent, model) gets its own."""
+        import hashlib
+
+        digest = int.from_bytes(hashlib.sha256("\x00".join((self.task, self.agent, self.model, *more))
+                                               .encode("utf-8")).digest()[:16], "big")
+        alphabet, text = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", ""
+        while len(text) < 22:
+            digest, index = divmod(digest, len(alphabet))
+            text += alphabet[index]
+        return text
 
 
 def _inspect():
@@ -253,11 +269,17 @@ def eval_log(key: GroupKey, conversations: list[RunConversation]):
         for name, used in sample.model_usage.items():
             usage[name] = usage[name] + used if name in usage else used
     unfinished = [c.run.id for c in conversations if c.result is None]
+    runs = [c.run.id for c in conversations]
+    seeds = sorted({c.run.seed for c in conversations})
     spec = log.EvalSpec(
-        created=created or "", task=key.task, task_id=key.task, solver=key.agent, model=key.model,
+        created=created or "", task=key.task, task_id=key.ident(), eval_id=key.ident(*runs),
+        run_id=key.ident("runs", *runs), task_display_name=f"{key.task} / {key.agent}",
+        task_args={"agent": key.agent, "data": sorted(epochs), "seeds": seeds},
+        tags=[f"agent:{key.agent}", *(f"data:{v}" for v in sorted(epochs))],
+        solver=key.agent, model=key.model,
         dataset=log.EvalDataset(name=key.task, samples=len(epochs), sample_ids=sorted(epochs)),
         config=log.EvalConfig(epochs=max(epochs.values())),
-        metadata={"harness": "mlab", "agent": key.agent, "runs": [c.run.id for c in conversations],
+        metadata={"harness": "mlab", "agent": key.agent, "runs": runs, "seeds": seeds,
                   "reply_format": ((first.agent_doc or {}).get("reply") or {}).get("format")},
         packages={"mlab-harness": first.meta.get("mlab_version") or "unknown"})
     plan = log.EvalPlan(name=key.agent, steps=[log.EvalPlanStep(solver=key.agent, params={"models": first.tiers})])

@@ -166,9 +166,20 @@ def _describe(error: Exception, api_base: str | None) -> str:
     litellm = import_litellm()
     if isinstance(error, litellm.Timeout):
         return f"{kind}: no answer within the time-out ({text})"
-    if api_base and _connection_failed(error):
-        return f"cannot reach {api_base} ({kind}: {text})"
+    if api_base and _connection_failed(error):  # plainly first (what the retry line shows), then litellm's text
+        return f"cannot reach {api_base}: {_deepest_reason(error)} ({kind}: {text})"
     return f"{kind}: {text}"
+
+
+def _deepest_reason(error: BaseException) -> str:
+    """The innermost cause's text, e.g. 'connection refused' from '[Errno 111] Connection refused'."""
+    seen, reason = set(), ""
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else reason
+        error = getattr(error, "original_exception", None) or error.__cause__ or error.__context__
+    reason = re.sub(r"^\[Errno -?\d+\]\s*", "", reason)[:200] or "no connection"
+    return reason[0].lower() + reason[1:]
 
 
 def _connection_failed(error: BaseException) -> bool:
@@ -372,6 +383,7 @@ class ModelClient:
         from mlab.models.transport import MAX_RESPONSE_BYTES, ResponseRefused, bounded  # httpx: loaded by litellm
 
         start = time.monotonic()
+        said = None  # the last retry line's failure: the same failure again is not said again
         for attempt in range(1, self.max_attempts + 1):
             try:
                 with bounded(self.timeout_s, self.max_response_bytes or MAX_RESPONSE_BYTES):  # the whole attempt, not each read
@@ -397,8 +409,11 @@ class ModelClient:
                 if attempt == self.max_attempts or is_offline(config.model) or not retry:
                     raise ModelError(f"{where} failed after {attempt} attempt(s): {what}") from None
                 delay = min(self.backoff_s * 2 ** (attempt - 1), 60.0)
-                self.on_retry(f"mlab: {where}: {what}; retrying in {delay:g}s "
-                              f"(attempt {attempt + 1} of {self.max_attempts})")
+                plain = what.split(" (", 1)[0] if what.startswith("cannot reach") else what  # detail: in the error
+                if plain != said:
+                    said = plain
+                    self.on_retry(f"mlab: {where}: {plain}; retrying in {delay:g}s "
+                                  f"(attempt {attempt + 1} of {self.max_attempts})")
                 self.sleep(delay)
         return response, value, attempt, time.monotonic() - start
 

@@ -192,6 +192,8 @@ def run_row(run: LoadedRun) -> dict:
         "submitted_validation": search.get("submitted_validation"),
         "reply_format_declared": form.get("declared"), "reply_format_ran": form.get("ran"),
         "reply_format_reason": form.get("reason"),
+        # whether its scripts ran in the sandbox (None: a result from before result.json version 4)
+        "sandboxed": (result.get("sandbox") or {}).get("sandboxed") if isinstance(result.get("sandbox"), dict) else None,
     })
     return row
 

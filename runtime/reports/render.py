@@ -172,6 +172,11 @@ def _summary(frame: pd.DataFrame, unfinished: int, runs_dir: Path, seed: int) ->
     if demos:
         lines.append(f"**{demos} run(s) were played by the keyless demo model: demonstrations, not agent "
                      f"results.** Their model is named `mlab/demo{DEMO_SUFFIX}` in every table and plot.")
+    bare = sorted(frame.loc[frame["sandboxed"].eq(False), "run_id"]) if "sandboxed" in frame else []
+    if bare:
+        lines.append(f"**{len(bare)} run(s) ran scripts without the sandbox** (bubblewrap missing or turned off; "
+                     "result.json's `sandbox`): their scripts could read every file this user can, the answers "
+                     f"included, and use the network, so nothing kept them from the answers: {', '.join(bare)}.")
     lines.append(f"Intervals are 95% percentile bootstrap intervals ({RESAMPLES} resamples, seed {seed}). "
                  "Average improvement counts only runs with a valid submission, as in MLAgentBench; "
                  "improvement is relative to the baseline and positive when better, for any metric direction.")

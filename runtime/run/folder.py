@@ -45,6 +45,14 @@ class RunEnded(MlabError):
     """step() was called on a run that has ended."""
 
 
+def _sandbox_state() -> dict:
+    """Whether scripts can run inside bubblewrap here, and why (run.json's sandbox)."""
+    from mlab.sandbox.runner import sandbox_available
+
+    usable, reason = sandbox_available()
+    return {"sandboxed": bool(usable), "reason": reason}
+
+
 def new_run_id() -> str:
     """Sortable by creation time and unique: 20261130T041500-3f9a2c."""
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
@@ -211,13 +219,13 @@ class Run:
             snapshotter = Snapshotter(staging / "workspace", store)
             snapshotter.scan()
             meta = {
-                "schema": RUN_SCHEMA_ID, "schema_version": 2, "id": run_id, "created": timestamp(),
+                "schema": RUN_SCHEMA_ID, "schema_version": 3, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),
                 "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
                 "seed": int(seed), "limits": resolved.to_json(),
                 "python": python or sys.executable, "device": device,
                 "build": {"digest": task.build.digest, "from": str(task.build.dir)},
-                "read_only": list(task.view.read_only),
+                "read_only": list(task.view.read_only), "sandbox": _sandbox_state(),
                 "initial_snapshot": store.put_json(snapshotter.manifest),
             }
             _write_json_atomic(staging / RUN_JSON, meta)

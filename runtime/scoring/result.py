@@ -11,7 +11,7 @@ from mlab import __version__
 from mlab.errors import MlabError
 
 RESULT = "result.json"
-RESULT_VERSION = 3  # 3: reply_format, search; 2: each tier's source, scoring_s
+RESULT_VERSION = 4  # 4: sandbox; 3: reply_format, search; 2: each tier's source, scoring_s
 
 
 def _litellm_version() -> str | None:
@@ -39,6 +39,18 @@ def reply_format(run) -> dict | None:
     return {"declared": declared, "ran": ran, "reason": reason}
 
 
+def sandbox_record(run) -> dict:
+    """Whether the run's scripts ran in the sandbox: counted from the steps' compute records, with
+    the reason the sandbox can (or cannot) be used here."""
+    from mlab.sandbox.runner import sandbox_available
+
+    computes = [record["compute"] for record in run.records if isinstance(record.get("compute"), dict)]
+    unsandboxed = sum(1 for compute in computes if compute.get("sandboxed") is False)
+    usable, reason = sandbox_available()
+    return {"sandboxed": unsandboxed == 0 and (bool(computes) or usable), "scripts": len(computes),
+            "unsandboxed_scripts": unsandboxed, "reason": reason}
+
+
 def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False,
                  extra: dict | None = None) -> dict:
     """Score the run's final workspace and write result.json; `extra` adds fields of the run's kind
@@ -61,7 +73,7 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
         "steps": sum(1 for r in run.records if r.get("status") in ("ok", "error", "final")),
         "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3), "scoring_s": round(scoring_s, 3),
         "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
-        "model_calls": usage.calls, "compute": run.compute_totals(),
+        "model_calls": usage.calls, "compute": run.compute_totals(), "sandbox": sandbox_record(run),
         "models": {tier: {**config, "source": config.get("source", "unknown")} for tier, config in tiers.items()},
         "provenance": {"mlab_version": __version__, "compiler_version": run.meta["compiler_version"],
                        "build_digest": run.meta["build"]["digest"], "litellm_version": _litellm_version(),

@@ -62,7 +62,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .tool-call, .tool-result { border-left: 4px solid #5b7fbf; padding: 2px 10px; margin: 6px 0; }
 .tool-call h4 { font-size: 11px; color: var(--muted); margin: 6px 0 2px; font-weight: normal; }
 .tool-result.error { border-color: var(--bad); background: #fff6f5; }
-.chart.tree { overflow-x: auto; }
+.chart.tree svg.search-tree { display: block; max-width: 100%; height: auto; }
 svg.search-tree .edge { stroke: #9aa5b8; stroke-width: 1.5; }
 svg.search-tree .edge.second { stroke-dasharray: 4 3; }
 svg.search-tree .tree-node rect { fill: #e8f3ec; stroke: #3f8f5a; stroke-width: 1.2; }

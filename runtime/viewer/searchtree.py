@@ -2,7 +2,9 @@
 
 Each node record (trace fields node, parent, operator, validation, buggy) is a box placed under
 its parent: leaves take the next free column in depth-first order and a parent sits over the
-middle of its children, so lines never cross. A box names the node and its operator and shows
+middle of its children, so lines never cross; the roots' subtrees are packed into bands that fit
+the page's width, one under the other, and a drawing wider than the page is scaled to fit it
+(never a scroll box that hides nodes). A box names the node and its operator and shows
 its validation score; buggy nodes are drawn red and crossed, the submitted node (result.json
 search.submitted_node) has a thick green border and says so, and a crossover's second parent is
 joined by a dashed line. Every box links to the node's article (#node-N), which the page's
@@ -18,6 +20,10 @@ from html import escape
 BOX_W, BOX_H = 92, 38
 GAP_X, GAP_Y = 14, 34
 MARGIN = 12
+# A band of subtrees is at most this many columns wide: 9 boxes fit the 1,060 pixels of the page's
+# main column, so a tree is drawn at full size on any screen; wider subtrees are scaled down.
+BAND_COLUMNS = 9
+BAND_GAP = 0.4  # extra levels between two bands
 
 
 @dataclass
@@ -64,17 +70,40 @@ def node_plan(record: dict) -> str:
     return facts["plan"] if isinstance(facts.get("plan"), str) else ""
 
 
-def _layout(nodes: list[TreeNode]) -> tuple[dict[int, tuple[float, int]], int, int]:
-    """(column, depth) of every node, and the number of columns and levels."""
+def _layout(nodes: list[TreeNode]) -> tuple[dict[int, tuple[float, float]], int, float]:
+    """(column, level) of every node, and the number of columns and levels the drawing spans.
+
+    Each root's subtree is laid out on its own (leaves in depth-first order, a parent over the
+    middle of its children), then the subtrees are packed left to right into bands of at most
+    BAND_COLUMNS columns, one band under the other, so a search with many drafts grows down the
+    page instead of sideways out of it; a subtree wider than a band gets a band of its own (the
+    page then scales the drawing to its width)."""
     known = {node.id for node in nodes}
     children: dict[int | None, list[int]] = {}
     for node in nodes:
         parent = node.parent if node.parent in known else None
         children.setdefault(parent, []).append(node.id)
+    place: dict[int, tuple[float, float]] = {}
+    band_column, band_level, band_depth, widest = 0, 0.0, 0, 1
+    for root in children.get(None, []):
+        local, columns, depth = _subtree(root, children)
+        if band_column and band_column + columns > BAND_COLUMNS:  # start the next band under this one
+            band_level += band_depth + 1 + BAND_GAP
+            band_column, band_depth = 0, 0
+        for number, (column, level) in local.items():
+            place[number] = (band_column + column, band_level + level)
+        band_column += columns
+        band_depth = max(band_depth, depth)
+        widest = max(widest, band_column)
+    return place, widest, band_level + band_depth + 1
+
+
+def _subtree(root: int, children: dict[int | None, list[int]]) -> tuple[dict[int, tuple[float, int]], int, int]:
+    """(column, depth) of every node under root, with the columns and the deepest depth it uses."""
     place: dict[int, tuple[float, int]] = {}
     column = 0
     # iterative post-order walk: a node is placed once all its children are
-    stack: list[tuple[int, int, bool]] = [(root, 0, False) for root in reversed(children.get(None, []))]
+    stack: list[tuple[int, int, bool]] = [(root, 0, False)]
     while stack:
         number, depth, expanded = stack.pop()
         below = children.get(number, [])
@@ -86,8 +115,7 @@ def _layout(nodes: list[TreeNode]) -> tuple[dict[int, tuple[float, int]], int, i
             stack += [(child, depth + 1, False) for child in reversed(below)]
         else:
             place[number] = ((place[below[0]][0] + place[below[-1]][0]) / 2, depth)
-    levels = 1 + max((depth for _, depth in place.values()), default=0)
-    return place, max(column, 1), levels
+    return place, max(column, 1), max(depth for _, depth in place.values())
 
 
 def _score(value: float | None) -> str:
@@ -103,9 +131,8 @@ def tree_svg(nodes: list[TreeNode], submitted: int | None, lower_is_better: bool
     if not nodes:
         return ""
     place, columns, levels = _layout(nodes)
-    by_id = {node.id: node for node in nodes}
     width = 2 * MARGIN + columns * BOX_W + (columns - 1) * GAP_X
-    height = 2 * MARGIN + levels * BOX_H + (levels - 1) * GAP_Y + 18
+    height = round(2 * MARGIN + levels * BOX_H + (levels - 1) * GAP_Y + 18)
 
     def centre(number: int) -> tuple[float, float]:
         col, depth = place[number]
@@ -117,7 +144,8 @@ def tree_svg(nodes: list[TreeNode], submitted: int | None, lower_is_better: bool
         best = min(valid, key=lambda n: ((n.validation if lower_is_better else -n.validation), n.id)).id
     direction = "" if lower_is_better is None else " (lower is better)" if lower_is_better else " (higher is better)"
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="search-tree" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" role="img" aria-label="search tree of {len(nodes)} nodes">',
+             f'width="{width}" height="{height}" style="max-width: 100%; height: auto" role="img" '
+             f'aria-label="search tree of {len(nodes)} nodes">',
              f'<text class="legend" x="{MARGIN}" y="{MARGIN + 4}">{len(nodes)} nodes, {len(valid)} valid; '
              f'validation score{direction}; red: buggy; green border: submitted</text>']
     for node in nodes:

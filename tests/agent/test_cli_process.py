@@ -106,3 +106,26 @@ def test_help_imports_no_heavy_library():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "HEAVY []" in done.stdout, done.stdout[-500:] + done.stderr
     assert "MLAB_MODEL_TIMEOUT" in done.stdout and "--resume RUN_DIR" in done.stdout
+
+
+def test_usage_errors_come_before_any_heavy_library_is_imported(tiny_task, tmp_path):
+    """A missing key, an unknown agent or task, a bad limit: each answered (exit 2) before litellm,
+    pandas or the agent loop is imported, so the answer takes no import time."""
+    runs = str(tmp_path / "runs")
+    calls = [["run", str(tiny_task), "--model", "openai/gpt-4o", "--runs-dir", runs],
+             ["run", str(tiny_task), "--runs-dir", runs],
+             ["run", str(tiny_task), "--agent", "reserch", "--model", "mlab/demo", "--runs-dir", runs],
+             ["run", "house-prise", "--model", "mlab/demo", "--runs-dir", runs],
+             ["run", str(tiny_task), "--model", "mlab/demo", "--memory", "lots", "--runs-dir", runs]]
+    code = (f"import sys\nfrom mlab.cli import main\ncodes = [main(c) for c in {calls!r}]\n"
+            "print('CODES', codes)\nprint('HEAVY', sorted(m for m in ('litellm', 'pandas', 'sklearn', "
+            "'mlab.agent.loop', 'mlab.scoring.result') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "CODES [2, 2, 2, 2, 2]" in done.stdout, done.stdout[-500:] + done.stderr
+    assert "HEAVY []" in done.stdout, done.stdout[-500:] + done.stderr
+    err = done.stderr.splitlines()
+    assert "OPENAI_API_KEY" in err[0] and "ANTHROPIC_API_KEY" in err[1]
+    assert "no agent 'reserch' (did you mean `research`?)" in err[2]
+    assert "no task named 'house-prise' (did you mean `house-price`?)" in err[3]
+    assert "'lots' is not a size" in err[4]
+    assert not (tmp_path / "runs").exists()

@@ -13,6 +13,11 @@ def test_the_step_limit_gives_one_last_chance_then_ends_the_run(tiny_task, tmp_p
     document = result(run_dir)
     assert (document["end_reason"], document["failure_mode"], document["steps"]) == ("steps_limit", "limit reached", 2)
     assert "no success (limit reached)" in out
+    # the wind-down after the limit is shown without step numbers past it
+    lines = [line.split() for line in out.splitlines() if line.startswith(("step ", "at limit"))]
+    assert [line[:3] for line in lines] == [["step", "1", "List"], ["step", "2", "List"], ["at", "limit", "List"],
+                                           ["at", "limit", "List"]]
+    assert out.count("[not run: limit reached]") == 2 and "step   3" not in out and "[shutdown]" not in out
 
 
 def test_the_token_limit_ends_the_run_before_the_next_call(tiny_task, tmp_path):

@@ -119,3 +119,17 @@ def test_installed_wheel_uses_its_bundled_files(tmp_path):
     assert listed.stdout.count("\n  house-price ") == 1
     checked = run([mlabc, "check", "tasks"], cwd=source).stdout
     assert checked.startswith(f"ok: {len(bundled)} files, ")
+
+    # The installed copy knows where it came from: an install hint names the wheel with the
+    # extra (runnable as printed), and its wheel for `mlab export-task` is packed from its
+    # installed files into the same files the original wheel holds.
+    code = ("import sys; from pathlib import Path; from mlab.errors import install_hint; "
+            "from mlab.export.harbor import build_wheel; "
+            "print(install_hint('inspect')); print(build_wheel(Path(sys.argv[1])))")
+    hint, repacked = run([python, "-c", code, tmp_path / "repacked"], cwd=elsewhere).stdout.splitlines()
+    assert hint == f"pip install '{wheel.resolve()}[inspect]'"
+    assert Path(repacked).name == wheel.name
+    with zipfile.ZipFile(wheel) as original, zipfile.ZipFile(repacked) as again:
+        assert sorted(again.namelist()) == sorted(original.namelist())
+        differ = [n for n in original.namelist() if not n.endswith("/RECORD") and original.read(n) != again.read(n)]
+        assert differ == []

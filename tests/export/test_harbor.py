@@ -197,7 +197,7 @@ task broken {
 
 def test_bad_input_is_refused_and_leaves_nothing(cache, tmp_path):
     code, _, stderr = mlab("export-task", "no-such-task", "--to", "harbor", "-o", tmp_path / "a")
-    assert code == 1 and "no task named 'no-such-task'" in stderr and "house-price" in stderr
+    assert code == 2 and "no task named 'no-such-task'" in stderr and "house-price" in stderr
     assert not (tmp_path / "a").exists()
 
     (tmp_path / "full").mkdir()

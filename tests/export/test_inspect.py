@@ -161,3 +161,25 @@ def test_a_version_1_run_exports(tmp_path):
     assert (log.eval.model, sample.id, sample.epoch, sample.metadata["seed"]) == ("mlab/demo", "lite", 1, 3)
     assert [m.role for m in sample.messages] == ["user"] + ["assistant", "tool"] * 3
     assert sample.scores["success"].value == "I" and sample.scores["score"].value == 8.5
+
+
+def test_each_log_has_an_identity_inspect_view_keeps_apart(std_runs, second_seed, tmp_path):
+    """Inspect View groups the logs of a folder by task_id and lists only the newest of each group
+    (the others are taken for retries): every (task, agent, model) log needs its own task_id, and
+    the agent must show in what the View lists (the task's display name, its arguments, tags)."""
+    runs = [std_runs["research"], second_seed, std_runs["simple"], std_runs["react"]]
+    logs = []
+    for attempt in ("a", "b"):
+        code, _, err = mlab("export", *runs, "--to", "inspect", "-o", tmp_path / attempt)
+        assert code == 0, err
+        logs.append({p.name: inspect_log.read_eval_log(str(p), header_only=True).eval
+                     for p in sorted((tmp_path / attempt).iterdir())})
+    first, again = logs
+    assert len(first) == 3 and len({spec.task_id for spec in first.values()}) == 3   # none is a "retry"
+    assert len({spec.eval_id for spec in first.values()}) == 3
+    assert {name: spec.task_id for name, spec in first.items()} == {n: s.task_id for n, s in again.items()}
+    research = first["tiny_research_mlab-demo.eval"]
+    assert research.task == "tiny" and research.task_display_name == "tiny / research"
+    assert research.task_args == {"agent": "research", "data": ["lite"], "seeds": [0, 1]}
+    assert "agent:research" in research.tags and research.solver == "research"
+    assert all(len(spec.task_id) == 22 and spec.task_id.isalnum() for spec in first.values())

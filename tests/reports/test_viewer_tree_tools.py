@@ -192,3 +192,61 @@ def test_a_real_tree_search_is_drawn_and_reported(task_source, tmp_path):
     run = load_run(folder)
     assert curve_rows([run]).best_validation.tolist() == [0.7, 0.7, 0.4]
     assert search_summary([run]).iloc[0][["nodes_per_run", "valid_share"]].tolist() == [3, 2 / 3]
+
+
+def _big_tree() -> list[tuple]:
+    """24 drafts (every third one buggy) each improved once, then a chain of 6 improves from the
+    last draft's child; the last node is submitted: a tree far wider than a page."""
+    nodes, number = [], 0
+    for draft in range(24):
+        number += 1
+        buggy = draft % 3 == 1
+        nodes.append((number, None, "draft", None if buggy else 0.9 - draft / 100, buggy, f"W = {draft}\n"))
+        nodes.append((number + 1, number, "debug" if buggy else "improve", 0.8 - draft / 100, False, f"W = {draft}.5\n"))
+        number += 1
+    for _ in range(6):
+        number += 1
+        nodes.append((number, number - 1, "improve", 0.5 - number / 1000, False, f"W = {number}\n"))
+    return nodes
+
+
+def _magenta(image):
+    """The pixels of exactly #ff00ff, as a boolean array, and the number of separate regions of them."""
+    import numpy as np
+    from scipy import ndimage
+
+    mask = np.all(np.asarray(image.convert("RGB")) == (255, 0, 255), axis=-1)
+    return mask, ndimage.label(mask)[1]  # 4-connected regions
+
+
+@needs_chromium
+@pytest.mark.parametrize("window", [1400, 2600])
+def test_a_wide_tree_fits_the_page_in_a_screenshot(run_of, tmp_path, window):
+    """Every node of a 54-node tree is on the screenshot, at a readable size, at 1,400 and 2,600
+    pixels: the tree is laid out in bands that fit the page, not in a scroll box hiding nodes."""
+    from PIL import Image
+
+    nodes = _big_tree()
+    run = tree_run(run_of("research-0"), tmp_path / "run", nodes=nodes, submitted=len(nodes))
+    page = tmp_path / "tree.html"
+    assert mlab("view", run, "-o", page)[0] == 0
+    html = page.read_text()
+    # Paint each box's rectangle one flat colour (text, crosses and the rest of the page hidden),
+    # so that each node visible on the screenshot is one magenta region.
+    paint = ("<style>body * { visibility: hidden !important; } svg.search-tree, svg.search-tree rect "
+             "{ visibility: visible !important; } svg.search-tree rect { fill: #ff00ff !important; "
+             "stroke: none !important; } svg.search-tree .cross, svg.search-tree text, svg.search-tree line "
+             "{ display: none !important; }</style>")
+    page.write_text(html.replace("</head>", paint + "</head>", 1))
+    shot = tmp_path / "tree.png"
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+                           f"--window-size={window},1800", page.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    image = Image.open(shot)
+    assert image.size == (window, 1800)
+    mask, regions = _magenta(image)
+    assert regions == len(nodes) == 54
+    # drawn at full size: the magenta area is 54 whole boxes (92 x 38 pixels, rounded corners)
+    assert mask.sum() > 0.9 * 54 * 92 * 38

@@ -12,3 +12,10 @@ def test_list_shows_every_experiment_and_marks_demonstrations(capsys):
     tasks = {line.split()[0]: line for line in out.split("tasks:\n")[1].split("agents:")[0].splitlines()}
     # every bundled task ships a winning demonstration
     assert len(tasks) == 13 and all(line.endswith("; demonstration (mlab/demo)") for line in tasks.values())
+
+
+def test_each_task_line_separates_its_data_variants_from_its_hardware(capsys):
+    assert mlab_main(["list"]) == 0
+    lines = capsys.readouterr().out.split("tasks:\n")[1].split("agents:")[0].splitlines()
+    house = next(line for line in lines if line.split()[0] == "house-price")
+    assert "data: full, lite; 2 cpu, 0 gpus" in " ".join(house.split())

@@ -70,7 +70,7 @@ def test_a_timed_task_reports_the_starters_time_and_records_nothing(capsys, suit
 
 
 def test_an_unknown_task_is_a_clear_error(capsys):
-    assert mlab_main(["baseline", "no-such-task"]) == 1
+    assert mlab_main(["baseline", "no-such-task"]) == 2  # a usage error, as an unknown agent is
     assert "no task named 'no-such-task'" in capsys.readouterr().err
 
 
