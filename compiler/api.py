@@ -20,7 +20,7 @@ start-up:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a tenth of `mlab --help`)
 
 from . import __version__
 from .lazy import lazy_exports
@@ -36,7 +36,7 @@ __all__ = [
 
 # name → the module (relative to mlabc) that defines it; imported when the name is first read.
 _EXPORTS = {
-    "BuildError": ".emit",
+    "BuildError": ".resources",
     "render_all": ".diagnostics",
     "problems": ".schemas",
     "data_dir": ".resources",
