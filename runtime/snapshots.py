@@ -72,10 +72,14 @@ class ObjectStore:
             return self._put_stream(source)
 
     def _put_stream(self, source) -> str:
+        first = source.read(CHUNK)
+        if len(first) < CHUNK:  # the whole file (most are small): no temporary file when it is stored already
+            return self.put_bytes(first)
         fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".in-")
-        digest = hashlib.sha256()
+        digest = hashlib.sha256(first)
         try:
             with os.fdopen(fd, "wb") as handle:
+                handle.write(first)
                 while block := source.read(CHUNK):
                     digest.update(block)
                     handle.write(block)
@@ -202,11 +206,18 @@ class Snapshotter:
         return delta
 
     def restore(self, manifest: dict[str, str]) -> None:
-        """Make the workspace hold exactly `manifest` (removing other files), then track it."""
+        """Make the workspace hold exactly `manifest` (removing other files), then track it.
+
+        Each file is read at most once: restore_files has just checked (or written) every file's
+        contents, so the files are not hashed again by a scan; their stats are taken as a scan
+        takes them, a file modified within the racy window left to be read at the next scan."""
+        started = time.time_ns()
         restore_files(self.store, manifest, self.root, current=None)
         self.manifest = dict(manifest)
         self._stats.clear()
-        self.scan()
+        for rel, _, info in self._walk():
+            if rel in manifest and info.st_mtime_ns < started - RACY_WINDOW_NS:
+                self._stats[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
 
 
 def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
