@@ -1,17 +1,19 @@
-"""Benchmark of `mlab report` and `mlab view RUNS_DIR` at scale: N run folders sharing one build.
+"""Benchmark of `mlab report`, `mlab eval` and `mlab view RUNS_DIR` at scale: N run folders sharing one build.
 
 One real run of a tiny task is made with `mlab run` (the offline scripted model: write a
 script, run it, submit) and scored step by step with `mlab eval --intermediate`; its folder is
 then copied N times (a new id and seed each, the same build digest; the workspace and objects
-are left out, as the report and the index never read them). `mlab report` and the index of
-`mlab view` are timed in-process for 10, 100 and 1,000 runs (CPU time of this process).
+are left out, as the report and the index never read them). Each command runs over each size
+in a fresh process (imports and first-use costs paid on 5 runs first, untimed), which reports
+its CPU time and how much its peak memory grew.
 
-Printed per command: the time at each size and the marginal cost per run, between 10 and 100
-runs ((t100 - t10) / 90) and between 100 and 1,000 ((t1000 - t100) / 900). Targets: at most
-2 ms per run between 100 and 1,000 for `mlab report`, and within 1.2x of its marginal cost
-between 10 and 100 (the cost of a run does not grow with the number of runs).
+Printed per command: the CPU time and peak-memory growth at each size and the marginal cost per
+run between consecutive sizes ((t_large - t_small) / (large - small)). Targets for `mlab report`
+and `mlab eval`: at most 2 ms of CPU and 0.05 MB per run between every two sizes, and the last
+interval's CPU per run within 1.2x of the first's (flat: the cost of a run does not grow with
+the number of runs).
 
-    python bench/report.py [--sizes 10,100,1000] [--view]
+    python bench/report.py [--sizes 100,1000,5000] [--view] [--quick]
 """
 from __future__ import annotations
 
@@ -31,11 +33,11 @@ sys.path.insert(0, str(HERE.parent / "tests" / "reports"))
 from report_helpers import environment, mlab  # noqa: E402
 from scenarios import SCENARIOS, write_task  # noqa: E402
 
+QUICK_RUN = HERE.parent / "tests" / "reports" / "data" / "golden-runs" / "template"
 TARGET_MS = 2.0
+TARGET_MB = 0.05
 TARGET_RATIO = 1.2
 _LEFT_OUT = ("workspace", "objects", "private", "output", "view.html")
-
-
 def make_run(folder: Path) -> Path:
     """One finished, scored run folder of the tiny task; returns its path."""
     source = write_task(folder / "task")
@@ -66,45 +68,69 @@ def copy_runs(template: Path, count: int, into: Path) -> Path:
     return into
 
 
-def timed(action) -> float:
-    start = time.process_time()
-    action()
-    return time.process_time() - start
+CHILD = """\
+import resource, sys, time
+from pathlib import Path
+from mlab.reports.eval import evaluate_runs
+from mlab.reports.render import write_report
+from mlab.reports.runs import load_runs
+from mlab.viewer.index import write_index
+command, warm, runs, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
+commands = {"mlab report": lambda folder, to: write_report(folder, to),
+            "mlab eval": lambda folder, to: evaluate_runs(load_runs([folder])),
+            "mlab view RUNS_DIR": lambda folder, to: write_index(folder, to / "index.html")}
+commands[command](warm, out / "warm")  # imports and first-use costs, untimed
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.process_time()
+commands[command](runs, out / "timed")
+print(time.process_time() - start, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def measured(command: str, warm: Path, runs: Path, out: Path) -> tuple[float, float]:
+    """(CPU seconds, peak memory growth in MB) of one command over `runs`, in a fresh process."""
+    import subprocess
+
+    out.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-c", CHILD, command, str(warm), str(runs), str(out)],
+                          capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    if done.returncode:
+        sys.exit(f"{command} failed:\n{done.stderr[-2000:]}")
+    seconds, megabytes = done.stdout.split()[-2:]
+    return float(seconds), float(megabytes)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10,100,1000", help="run counts, smallest first (default 10,100,1000)")
+    parser.add_argument("--sizes", default="100,1000,5000", help="run counts, smallest first (default 100,1000,5000)")
     parser.add_argument("--view", action="store_true", help="time the index of `mlab view RUNS_DIR` too")
+    parser.add_argument("--quick", action="store_true", help="sizes 10 and 30 of the checked-in run: checks the benchmark runs")
     options = parser.parse_args()
-    sizes = [int(s) for s in options.sizes.split(",")]
-    from mlab.reports.render import write_report
-    from mlab.viewer.index import write_index
-
+    sizes = [10, 30] if options.quick else [int(s) for s in options.sizes.split(",")]
+    commands = ["mlab report", "mlab eval"] + (["mlab view RUNS_DIR"] if options.view else [])
     with tempfile.TemporaryDirectory(prefix="mlab-bench-report-") as scratch:
         root = Path(scratch)
-        template = make_run(root)
-        commands = {"mlab report": lambda runs: write_report(runs, runs / "report")}
-        if options.view:
-            commands["mlab view RUNS_DIR"] = lambda runs: write_index(runs, runs / "index.html")
+        # quick: the checked-in run of the report's golden test stands in for a fresh real run
+        template = QUICK_RUN if options.quick else make_run(root)
+        warm = copy_runs(template, 5, root / "warm")
         folders = {n: copy_runs(template, n, root / f"runs-{n}") for n in sizes}
-        write_report(folders[sizes[0]], root / "warm-up")  # imports and first-use costs, untimed
         verdict = 0
-        for name, command in commands.items():
-            times = {n: timed(lambda: command(folders[n])) for n in sizes}
-            print(f"{name}: " + ", ".join(f"{n} runs {t:.2f} s" for n, t in times.items()))
-            marginal = []
+        for name in commands:
+            figures = {n: measured(name, warm, folders[n], root / "out" / f"{name.split()[1]}-{n}") for n in sizes}
+            print(f"{name}: " + ", ".join(f"{n} runs {t:.2f} s CPU, +{mb:.1f} MB" for n, (t, mb) in figures.items()))
+            per_run = []
             for small, large in zip(sizes, sizes[1:]):
-                per_run = (times[large] - times[small]) / (large - small) * 1000
-                marginal.append(per_run)
-                print(f"  marginal cost {small} -> {large} runs: {per_run:.2f} ms per run")
-            if name == "mlab report" and len(marginal) >= 2:
-                ratio = marginal[-1] / marginal[-2] if marginal[-2] > 0 else float("inf")
-                good = marginal[-1] <= TARGET_MS and ratio <= TARGET_RATIO
-                print(f"  target: <= {TARGET_MS} ms per run and <= {TARGET_RATIO}x the smaller interval's "
-                      f"({ratio:.2f}x): {'met' if good else 'MISSED'}")
+                cpu = (figures[large][0] - figures[small][0]) / (large - small) * 1000
+                memory = (figures[large][1] - figures[small][1]) / (large - small)
+                per_run.append((cpu, memory))
+                print(f"  marginal cost {small} -> {large} runs: {cpu:.2f} ms CPU and {memory:.3f} MB per run")
+            if name != "mlab view RUNS_DIR" and per_run:
+                ratio = per_run[-1][0] / per_run[0][0] if per_run[0][0] > 0 else float("inf")
+                good = all(c <= TARGET_MS and m <= TARGET_MB for c, m in per_run) and ratio <= TARGET_RATIO
+                print(f"  target: <= {TARGET_MS} ms and <= {TARGET_MB} MB per run, last interval <= "
+                      f"{TARGET_RATIO}x the first ({ratio:.2f}x): {'met' if good else 'MISSED'}")
                 verdict = verdict or (0 if good else 1)
-    return verdict
+    return 0 if options.quick else verdict
 
 
 if __name__ == "__main__":

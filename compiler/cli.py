@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(args, int):
         return args
     from .api import PathsError
-    from .program.emit import BuildError
+    from .resources import BuildError
 
     try:
         from .authoring.cli import VERBS as authoring_verbs

@@ -7,7 +7,9 @@ pay for the compiler. The runtime's subpackages use the same function (through `
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing anything at start-up
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def lazy_exports(package: str, names: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:

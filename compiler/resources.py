@@ -16,6 +16,12 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 
 
+class BuildError(Exception):
+    """The build folder cannot be written (a user-facing I/O problem). Defined here, with the
+    other file locations, so that the CLI can catch it without importing the emitter (ruamel,
+    jsonschema, jinja2)."""
+
+
 @functools.cache
 def data_dir(name: str) -> Path:
     """The folder `name` (grammars, spec or tasks), installed or in a checkout."""

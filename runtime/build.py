@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlab.cache import builds_cache, file_sha256
+from mlab.cache import builds_cache, file_sha256, recall, remember
 from mlab.errors import BuildError, UnknownName, did_you_mean
 
 SCHEMA_VERSION = 1
@@ -176,9 +176,7 @@ class Build:
                               f"it has: {', '.join(self.task_names) or 'none'}")
         key = ("task", name)
         if key not in self._loaded:
-            doc = _read_yaml(self.dir / "tasks" / name / "task.yaml")
-            _validate("task", doc, self.dir / "tasks" / name / "task.yaml")
-            self._loaded[key] = TaskBuild(name, doc, self)
+            self._loaded[key] = TaskBuild(name, self._document(f"tasks/{name}/task.yaml", "task", _parse_yaml), self)
         return self._loaded[key]
 
     def agent(self, name: str) -> AgentBuild:
@@ -187,17 +185,30 @@ class Build:
                               f"it has: {', '.join(self.agent_names) or 'none'}")
         key = ("agent", name)
         if key not in self._loaded:
-            folder = self.dir / "agents" / name
-            doc = _read_json(folder / "agent.json")
-            _validate("agent", doc, folder / "agent.json")
-            actions = _read_json(folder / "actions.json")
-            _validate("actions", actions, folder / "actions.json")
+            doc = self._document(f"agents/{name}/agent.json", "agent", _parse_json)
+            actions = self._document(f"agents/{name}/actions.json", "actions", _parse_json)
             templates = {}
             for rel in self.manifest["agents"][name]["artifacts"]:
                 if rel.endswith(".j2"):
-                    templates[Path(rel).stem] = _read_text(self.dir / rel)
+                    templates[Path(rel).stem] = _parse_text(_read_bytes(self.dir / rel), self.dir / rel)
             self._loaded[key] = AgentBuild(name, doc, actions, templates, self)
         return self._loaded[key]
+
+    def _document(self, rel: str, kind: str, parse) -> dict:
+        """An artifact's document, validated against spec/<kind>.schema.json: read from the store
+        of validated documents when the file is the one the manifest records (mlab.cache),
+        else parsed and validated here."""
+        path = self.dir / rel
+        data = _read_bytes(path)
+        digest = hashlib.sha256(data).hexdigest()
+        recorded = digest == self.manifest["artifacts"].get(rel)
+        if recorded and (doc := recall(kind, digest)) is not None:
+            return doc
+        doc = parse(data, path)
+        _validate(kind, doc, path)
+        if recorded:
+            remember(kind, digest, doc)
+        return doc
 
     def compile_command(self) -> str:
         """The command that rebuilds this folder from its sources."""
@@ -211,28 +222,38 @@ class Build:
         return f"mlabc compile {' '.join(named)} -o {self.dir}"
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
         raise BuildError(f"{path} is missing from the build; rebuild it with `mlabc compile ... -o "
                          f"{path.parent}`") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise BuildError(f"cannot read {path}: {error}") from None
 
 
-def _read_json(path: Path) -> dict:
+def _parse_text(data: bytes, path: Path) -> str:
     try:
-        return json.loads(_read_text(path))
-    except ValueError as error:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BuildError(f"cannot read {path}: {error}") from None
+
+
+def _parse_json(data: bytes, path: Path) -> dict:
+    try:
+        doc = json.loads(data)
+    except ValueError as error:  # UnicodeDecodeError included
         raise BuildError(f"{path} is not valid JSON ({error}); rebuild with `mlabc compile`") from None
+    if not isinstance(doc, dict):
+        raise BuildError(f"{path} does not hold a JSON object; rebuild with `mlabc compile`")
+    return doc
 
 
-def _read_yaml(path: Path) -> dict:
+def _parse_yaml(data: bytes, path: Path) -> dict:
     from ruamel.yaml import YAML, YAMLError
 
     try:
-        doc = YAML(typ="safe").load(_read_text(path))
+        doc = YAML(typ="safe").load(_parse_text(data, path))
     except YAMLError as error:
         raise BuildError(f"{path} is not valid YAML ({error}); rebuild with `mlabc compile`") from None
     if not isinstance(doc, dict):
@@ -293,8 +314,11 @@ def load_build(folder: Path, *, check_fresh: bool = True) -> Build:
             f"the build in {folder} was made by mlabc {made_by} (schema version {version}), but this "
             f"runtime reads builds of mlabc {compiler_version()} (schema version {SCHEMA_VERSION}); "
             f"recompile it with `mlabc compile <paths> -o {folder}`")
-    _validate("manifest", manifest, folder / MANIFEST)
-    build = Build(folder, manifest, hashlib.sha256(raw).hexdigest())
+    digest = hashlib.sha256(raw).hexdigest()
+    if recall("manifest", digest) is None:  # a manifest validated once is not validated again
+        _validate("manifest", manifest, folder / MANIFEST)
+        remember("manifest", digest, manifest)
+    build = Build(folder, manifest, digest)
     if check_fresh:
         stale = stale_files(manifest)
         if stale:

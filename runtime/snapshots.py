@@ -73,11 +73,14 @@ class ObjectStore:
             return self._put_stream(source)
 
     def _put_stream(self, source) -> str:
+        first = source.read(CHUNK)
+        if len(first) < CHUNK:  # the whole file (most are small): no temporary file when it is stored already
+            return self.put_bytes(first)
         fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".in-")
         digest = hashlib.sha256()
         try:
             with os.fdopen(fd, "wb") as handle:
-                copy_keeping_holes(source, handle, digest.update)   # a sparse file is stored sparse
+                copy_keeping_holes(_Prefixed(first, source), handle, digest.update)   # a sparse file is stored sparse
                 if self.durable:
                     handle.flush()
                     os.fsync(handle.fileno())
@@ -201,11 +204,18 @@ class Snapshotter:
         return delta
 
     def restore(self, manifest: dict[str, str]) -> None:
-        """Make the workspace hold exactly `manifest` (removing other files), then track it."""
+        """Make the workspace hold exactly `manifest` (removing other files), then track it.
+
+        Each file is read at most once: restore_files has just checked (or written) every file's
+        contents, so the files are not hashed again by a scan; their stats are taken as a scan
+        takes them, a file modified within the racy window left to be read at the next scan."""
+        started = time.time_ns()
         restore_files(self.store, manifest, self.root, current=None)
         self.manifest = dict(manifest)
         self._stats.clear()
-        self.scan()
+        for rel, _, info in self._walk():
+            if rel in manifest and info.st_mtime_ns < started - RACY_WINDOW_NS:
+                self._stats[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
 
 
 def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
@@ -239,3 +249,16 @@ def _holds(store: ObjectStore, target: Path, rel: str, digest: str) -> bool:
         while block := handle.read(CHUNK):
             hashed.update(block)
     return hashed.hexdigest() == digest
+
+
+class _Prefixed:
+    """A reader that gives `head` (bytes already read from `rest`) first, then the rest of `rest`."""
+
+    def __init__(self, head: bytes, rest):
+        self.head, self.rest = head, rest
+
+    def read(self, size: int = -1) -> bytes:
+        if self.head:
+            block, self.head = self.head, b""
+            return block
+        return self.rest.read(size)

@@ -5,14 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-import jinja2
-from jinja2 import meta
-
 from .. import ast as A
 from ..resources import spec_json
 from ..values import Reporter, did_you_mean
-
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+from .jinja_analysis import analyse
 
 DEFAULT_FORMAT_ERROR = (
     "Your reply could not be used: {{ error }}\n"
@@ -50,10 +46,8 @@ def context_names(template: str, kind: str = "text") -> set[str]:
 
 def template_variables(text: str) -> set[str] | None:
     """The variables a template uses; None when it does not parse (reported by check_template)."""
-    try:
-        return set(meta.find_undeclared_variables(_ENV.parse(text)))
-    except jinja2.TemplateSyntaxError:
-        return None
+    found = analyse(text)
+    return set(found) if isinstance(found, frozenset) else None
 
 
 def _source_line(value: A.Str, template_line: int) -> int:
@@ -65,15 +59,13 @@ def _source_line(value: A.Str, template_line: int) -> int:
 def check_template(text: str, value: A.Value, template: str, report: Reporter, owner: str,
                    kind: str = "text") -> None:
     """Report Jinja syntax errors and variables the template context does not provide."""
-    try:
-        parsed = _ENV.parse(text)
-        # compiling for the analysis also finds unknown filters and tests (TemplateAssertionError)
-        undeclared = meta.find_undeclared_variables(parsed)
-    except jinja2.TemplateSyntaxError as error:
-        line = _source_line(value, error.lineno or 1) if isinstance(value, A.Str) else value.span.line
+    undeclared = analyse(text)
+    if not isinstance(undeclared, frozenset):
+        lineno, message = undeclared
+        line = _source_line(value, lineno or 1) if isinstance(value, A.Str) else value.span.line
         span = value.span if line == value.span.line else \
             type(value.span)(value.span.path, line, 1 + getattr(value, "indent", 0))
-        report.error("E601", f"the {template} template of {owner} is not valid Jinja: {error.message}", span)
+        report.error("E601", f"the {template} template of {owner} is not valid Jinja: {message}", span)
         return
     allowed = context_names(template, kind)
     for name in sorted(undeclared - allowed):

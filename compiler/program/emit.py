@@ -17,13 +17,10 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from .. import __version__
 from .check import Compiled
+from ..resources import BuildError  # noqa: F401 (raised here; defined with the file locations so the CLI need not import this module)
 from ..schemas import problems, stamp
 
 OWNED = ("tasks", "agents", "experiments", "manifest.json")
-
-
-class BuildError(Exception):
-    """The build folder cannot be written (a user-facing I/O problem)."""
 
 
 def sha256(data: bytes) -> str:

@@ -90,7 +90,7 @@ def _load(program: Program, path: Path, stack: list[str], at: Span | None = None
     if path.name.endswith(YAML_SUFFIX):
         from ..yaml.form import parse_yaml_bytes as parse_bytes
     else:
-        from ..parser import parse_bytes
+        from ..ast_cache import parse_module as parse_bytes  # unchanged files are not parsed again
 
     key = display_path(path)
     if key in program.modules or key in program.imports:

@@ -116,8 +116,17 @@ def write_text(ctx, name: str, content: str, mode: str) -> tuple[Path, str]:
     real = ws.writable(name, "file_name")
     rel = ws.relative(real)
     _make_room(ctx, real, rel)
-    with open(real, mode, encoding="utf-8", newline="") as handle:
-        handle.write(content)
+    if mode == "a":
+        with open(real, mode, encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        return real, rel
+    data = content.encode("utf-8")
+    # Overwritten in place, then cut to length: truncating to zero first (mode "w") makes some
+    # file systems (ext4) flush the old contents and then wait for that flush at the next
+    # rewrite, which cost a step on disk several times all the rest of it.
+    with open(os.open(real, os.O_WRONLY | os.O_CREAT, 0o666), "wb") as handle:
+        handle.write(data)
+        handle.truncate(len(data))
     return real, rel
 
 

@@ -205,6 +205,7 @@ def evaluate_runs(runs: list[LoadedRun], intermediate: bool = False, on_run=None
         if intermediate:
             write_scores(run, score_steps(run))
         rows.append(run_row(run))
+        run.release()  # what reports read later is kept; the trace is not
         if on_run:
             on_run(run, rows[-1])
     return rows

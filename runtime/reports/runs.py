@@ -150,6 +150,27 @@ class LoadedRun:
         """Per-step scores written by `mlab eval --intermediate`, or None when there are none."""
         return read_scores(self.dir)
 
+    @cached_property
+    def nodes(self) -> list[dict]:
+        """A tree search's node records in trace order (empty for a linear run), with the fields
+        reports read of them."""
+        return [{name: record[name] for name in _NODE_FIELDS if name in record} for record in self.records
+                if isinstance(record.get("node"), int) and not isinstance(record.get("node"), bool)]
+
+    def release(self) -> None:
+        """Keep of the trace and the scores only what a report reads once a run's row is made (the
+        node records, the scores' numbers), so that a report over thousands of runs does not
+        hold all their traces; the trace is read again if it is asked for."""
+        self.nodes
+        if self.scores is not None:
+            self.__dict__["scores"] = [{name: row[name] for name in _SCORE_FIELDS if name in row}
+                                       for row in self.scores]
+        self._records = None
+
+
+_NODE_FIELDS = ("node", "parent", "operator", "validation", "buggy")
+_SCORE_FIELDS = ("step", "score", "improvement", "success", "elapsed_s", "tokens", "cost")
+
 
 # Documents of run builds, by (build digest, path inside the build): runs made from one build
 # share it, so a report over 1,000 such runs parses its task.yaml once, not 1,000 times.

@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 
 from mlab.reports.runs import LoadedRun
-from mlab.reports.taxonomy import is_valid_node, node_records
+from mlab.reports.taxonomy import is_valid_node
 
 CURVE_COLUMNS = ["run_id", "data_variant", "task", "agent", "model", "seed", "direction", "node", "operator",
                  "validation", "buggy", "best_validation", "submitted", "test_score"]
 
 
 def is_tree_run(run: LoadedRun) -> bool:
-    return isinstance((run.result or {}).get("search"), dict) or bool(node_records(run.records))
+    return isinstance((run.result or {}).get("search"), dict) or bool(run.nodes)
 
 
 def best_so_far(nodes: list[dict], lower_is_better: bool) -> list[float | None]:
@@ -46,7 +46,7 @@ def curve_rows(runs: list[LoadedRun]) -> pd.DataFrame:
         result = run.result or {}
         lower = result.get("direction") == "lower_is_better"
         submitted = (result.get("search") or {}).get("submitted_node")
-        nodes = sorted(node_records(run.records), key=lambda r: r["node"])
+        nodes = sorted(run.nodes, key=lambda r: r["node"])
         for record, best in zip(nodes, best_so_far(nodes, lower)):
             rows.append({"run_id": run.id, "data_variant": run.variant, "task": run.task, "agent": run.agent,
                          "model": run.model, "seed": run.seed, "direction": result.get("direction"),
@@ -67,7 +67,7 @@ def search_summary(runs: list[LoadedRun]) -> pd.DataFrame:
             continue
         result = run.result or {}
         search = result.get("search") or {}
-        nodes = node_records(run.records)
+        nodes = run.nodes
         valid = [r for r in nodes if is_valid_node(r)]
         lower = result.get("direction") == "lower_is_better"
         best = best_so_far(nodes, lower)[-1] if nodes else None

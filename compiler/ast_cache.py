@@ -1,0 +1,69 @@
+"""The ASTs of unchanged .mlab files, kept in the user cache so that a check parses only what changed.
+
+A one-file `mlabc check` of a task also reads the standard library files it uses; parsing them
+(and importing lark to do it) is most of the command's time. A file that parsed is stored as the
+pickled AST under a key made of its path, its bytes and the code that turns text into an AST
+(the grammar and the modules parser, transform, ast, diagnostics, units), so any change to
+either parses afresh. A file that fails to parse is never stored: its diagnostics come from the
+parser every time. Without a usable cache folder nothing is stored and every file is parsed.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from . import __version__
+from . import ast as A
+from .resources import cache_root, grammar_path
+
+_CODE = ("parser.py", "transform.py", "ast.py", "diagnostics.py", "units.py", "ast_cache.py")
+
+
+@functools.cache
+def _code_digest() -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for path in (grammar_path(), *(Path(__file__).with_name(name) for name in _CODE)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _entry(data: bytes, path: str) -> Path:
+    key = hashlib.sha256(b"\0".join((_code_digest().encode(), path.encode(), data))).hexdigest()
+    return cache_root() / "mlabc" / "ast" / key[:2] / f"{key}.pickle"
+
+
+def parse_module(data: bytes, path: str) -> A.Module:
+    """The AST of one .mlab file's bytes (as parser.parse_bytes), from the cache when it has them;
+    raises DiagnosticError as the parser does."""
+    entry = _entry(data, path)
+    try:
+        with open(entry, "rb") as stream:
+            module = pickle.load(stream)
+        if isinstance(module, A.Module):
+            return module
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError,
+            RecursionError):
+        pass  # absent, unreadable or written by other code: parse
+    from .parser import parse_bytes
+
+    module = parse_bytes(data, path)
+    _store(entry, module)
+    return module
+
+
+def _store(entry: Path, module: A.Module) -> None:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".new-")
+        with os.fdopen(handle, "wb") as stream:
+            pickle.dump(module, stream, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, entry)  # whole or absent: a reader never sees half a file
+    except (OSError, pickle.PicklingError, RecursionError):
+        try:
+            os.unlink(temporary)
+        except (OSError, NameError):
+            pass
