@@ -153,8 +153,14 @@ class ExternalRunner:
                 env[key] = render(template, context, f"environment variable {key}")
             remaining = run.remaining_time()
             policy = run.scripts.policy(run.workspace.root, timeout_s=max(min(remaining, 10 ** 9), 0.0))
-            policy = dataclasses.replace(policy, python=python, env=env, stop=self.stop, max_output_chars=20000,
-                                         binds=((str(gateway_dir), INSIDE, True),) if sandboxed else ())
+            # The sandbox is the scripts' one (the task's interpreter, its packages, mlab's masked); the
+            # agent's environment is bound read-only beside it, its bin/ after the task's on PATH, so the
+            # agent's own commands find the task's `python` and the agent's entry points alike.
+            env["PATH"] = ":".join([str(Path(run.scripts.python).parent), str(folder / "bin"),
+                                    "/usr/local/bin", "/usr/bin", "/bin"])
+            binds = ((str(folder), str(folder), False), (str(gateway_dir), INSIDE, True))
+            policy = dataclasses.replace(policy, env=env, stop=self.stop, max_output_chars=20000,
+                                         binds=binds if sandboxed else ())
             threading.Thread(target=self._watch_interrupt, args=(done,), daemon=True).start()
             log_path = run.dir / "output" / AGENT_LOG
             with open(log_path, "a", encoding="utf-8", errors="replace") as log:
