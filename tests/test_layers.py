@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 RUNTIME, COMPILER = REPO / "runtime", REPO / "compiler"
 
 RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
-         ("agent", "audit"), ("search", "external"), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
+         ("agent", "audit"), ("search", "external", "gym"), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
 # what the runtime may import from the compiler
 MLABC_PUBLIC = {"mlabc", "mlabc.api"}
