@@ -465,6 +465,26 @@ class Search(Entry):
     keyword: ClassVar[str] = "search"
 
 
+# ---- external agents (`agent NAME external { ... }`) ------------------------
+
+@dataclass(frozen=True)
+class Command(Entry):
+    value: Value
+    keyword: ClassVar[str] = "command"
+
+
+@dataclass(frozen=True)
+class Env(Entry):
+    items: tuple[Limit, ...]
+    keyword: ClassVar[str] = "env"
+
+
+@dataclass(frozen=True)
+class Submits(Entry):
+    value: Value
+    keyword: ClassVar[str] = "submits"
+
+
 # ---- experiments --------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -551,6 +571,11 @@ class Actions(Decl):
 class Agent(Decl):
     parent: Ident | None = None
     kind: ClassVar[str] = "agent"
+
+
+@dataclass(frozen=True)
+class ExternalAgent(Agent):
+    """`agent NAME external { ... }`: a command from outside mlab; an agent for references and `extends`."""
 
 
 @dataclass(frozen=True)

@@ -88,4 +88,10 @@ CODES: dict[str, Code] = {
     # tree search
     "E801": Code("score pattern does not compile", "`score \"PATTERN\"` in a `search` block must be a valid Python regular expression: it is run over each node's output to read the validation score."),
     "E802": Code("score pattern captures nothing", "The score pattern needs a capture group: its first group is the validation score, e.g. \"Validation score: ([-+0-9.eE]+)\"."),
+    # external agents
+    "E901": Code("empty command", "An external agent's `command` is the shell command that starts it inside the sandbox; it cannot be empty."),
+    "E902": Code("requirement does not parse", "Each item of an external agent's `requires` is a PEP 508 requirement (a distribution name with optional extras, version specifiers and markers), installed into the agent's own cached environment."),
+    "E903": Code("model tier never used", "An external agent declares a model tier that neither its command nor its environment passes to the agent (`{{ model }}` or `{{ models.main }}`, `{{ models.fast }}`, `{{ models.edit }}`), so the declared default could never be called."),
+    "E904": Code("limit the gateway cannot enforce", "An external agent's `limits` may set what mlab enforces on it from outside: steps (model calls), time, tokens and cost. Script timeouts, memory and disk are the task's limits, applied by the sandbox."),
+    "E905": Code("extends across kinds", "`extends` works within a kind of agent: an external agent extends an external agent, a linear or tree-search agent extends one of those."),
 }

@@ -117,6 +117,15 @@ class ToAst(Transformer):
             parent, rest = self._ident(rest[0]), rest[1:]
         return A.Agent(self._ident(name), rest, self._span(meta), parent)
 
+    def external_agent(self, meta, name, *rest):
+        parent = None
+        if rest and isinstance(rest[0], Token):
+            parent, rest = self._ident(rest[0]), rest[1:]
+        return A.ExternalAgent(self._ident(name), rest, self._span(meta), parent)
+
+    def env(self, meta, *items):
+        return A.Env(self._span(meta), items)
+
     def experiment(self, meta, name, *entries):
         return A.Experiment(self._ident(name), entries, self._span(meta))
 
@@ -132,6 +141,8 @@ class ToAst(Transformer):
     starter = _one(A.Starter)
     read_only = _one(A.ReadOnly)
     requires = _one(A.Requires)
+    command = _one(A.Command)
+    submits = _one(A.Submits)
     baseline_run = _one(A.BaselineRun)
     success = _one(A.Success)
     demo = _one(A.Demo)

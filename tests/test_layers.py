@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 RUNTIME, COMPILER = REPO / "runtime", REPO / "compiler"
 
 RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
-         ("agent", "audit"), ("search",), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
+         ("agent", "audit"), ("search", "external", "gym"), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
 COMPILER_RANKS = [("kernel",), ("lower",), ("yaml",), ("program",), ("authoring",)]
 COMPILER_ENTRY = {"mlabc.api", "mlabc.cli", "mlabc.__main__"}

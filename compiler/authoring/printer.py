@@ -306,7 +306,7 @@ class MlabPrinter:
         if isinstance(node, A.Use):
             return "use", (["std"] if node.std else []) + [node.target], None, False
         if isinstance(node, A.Decl):
-            parts = [node.name.value]
+            parts = [node.name.value] + (["external"] if isinstance(node, A.ExternalAgent) else [])
             if isinstance(node, (A.Agent, A.Actions)) and node.parent is not None:
                 parts += ["extends", node.parent.value]
             return node.kind, parts, list(node.entries), True
@@ -396,6 +396,8 @@ ENTRY_LAYOUT = {
     A.DropAction: lambda e: ("drop", ["action", e.name], None, False),
     A.Prompts: lambda e: ("prompts", [], list(e.items), True),
     A.Hook: lambda e: (e.time.value, [e.name.value], None, False),
+    A.Command: _one("command"), A.Submits: _one("submits"),
+    A.Env: lambda e: ("env", [], list(e.items), False),
     A.ExpTasks: _one("tasks"),
     A.ExpTasksCategory: lambda e: ("tasks", ["category", e.name.value], None, False),
     A.ExpAgents: _one("agents"),

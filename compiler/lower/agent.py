@@ -109,7 +109,7 @@ class AgentResolver:
                 names = report.string_list(entry.value, "hidden actions") or []
                 s["hide"] = s["hide"] + _with_nodes(names, entry.value)
             elif isinstance(entry, A.Model):
-                self._model(entry, s)
+                self.model_entry(entry, s)
             elif isinstance(entry, A.History):
                 s["history"] = report.integer(entry.value, "`history`", minimum=0)
             elif isinstance(entry, A.Summarize):
@@ -135,7 +135,7 @@ class AgentResolver:
                 s["search"] = lower_search(entry, inherited, report) or {"_broken": True}
         return s
 
-    def _model(self, entry: A.Model, s: dict) -> None:
+    def model_entry(self, entry: A.Model, s: dict) -> None:
         tier = self.report.choice(entry.tier, TIERS, "a model tier")
         default = self.report.string(entry.default, "`model ... default`")
         if tier is None:

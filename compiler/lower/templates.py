@@ -34,7 +34,8 @@ _MOVED = {
                     "(`prompts { turn \"\"\"...\"\"\" }`), the user message that closes each step",
 }
 
-_KIND_SECTIONS = {"tools": "tools_agent_templates", "search": "search_agent_templates"}
+_KIND_SECTIONS = {"tools": "tools_agent_templates", "search": "search_agent_templates",
+                  "external": "external_agent_templates"}
 
 
 def context_names(template: str, kind: str = "text") -> set[str]:

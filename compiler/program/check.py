@@ -12,6 +12,7 @@ from ..lower.actions import ActionSetResolver
 from ..lower.agent import AgentResolver, lower_agent
 from ..lower.demo import check_demo_players
 from ..lower.experiment import lower_experiment
+from ..lower.external import ExternalResolver, crosses_kinds, lower_external
 from ..lower.task import lower_task
 from ..values import Reporter, did_you_mean
 
@@ -87,7 +88,18 @@ class Checker:
         all_actions = {a["name"] for actions in action_sets.values() for a in actions}
         agents = {name: decl for name, (decl, _) in self.table["agent"].items()}
         resolver = AgentResolver(agents, self.report)
+        external = ExternalResolver(agents, self.report, resolver.model_entry)
         for name, (decl, path) in self.table["agent"].items():
+            if crosses_kinds(decl, agents, self.report):
+                continue
+            if isinstance(decl, A.ExternalAgent):  # a command from outside mlab (lower/external.py)
+                settings = external.resolve(name)
+                if settings is not None and decl.parent is not None:
+                    self.reference("agent", decl.parent.value, decl.parent.span, path, "agent")
+                lowered = lower_external(decl, settings, self.report) if settings is not None else None
+                if lowered is not None:
+                    out.agents[name] = CompiledAgent(*lowered, path=path)
+                continue
             settings = resolver.resolve(name)
             if settings is None:
                 continue

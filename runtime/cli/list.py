@@ -26,8 +26,12 @@ def _listing() -> dict:
         form = doc["reply"]["format"] if doc.get("reply") else \
             f"search {(doc.get('search') or {}).get('policy', '')}".strip()
         search = doc.get("search")
-        agents.append({"name": name, "reply_format": form,
-                       "actions_shown": None if search else len(doc["shown"]),  # a search calls no actions
+        external = doc.get("external")  # an agent from outside mlab: a command, no actions
+        kind = "external" if external else "search" if search else "linear"
+        if external:
+            form = "external"
+        agents.append({"name": name, "kind": kind, "reply_format": form,
+                       "actions_shown": None if search or external else len(doc["shown"]),  # a search calls no actions
                        "nodes_at_once": search.get("parallel", 1) if search else None,
                        "main_model": doc["models"]["main"]["default"]})
     # Experiments are found by name, as `mlab sweep` finds them: some (paper-table) live in the
@@ -53,7 +57,8 @@ def main(args) -> int:
               + ("; demonstration (mlab/demo)" if task["demonstration"] else ""))
     print("agents:")
     for agent in listing["agents"]:
-        what = f"shows {agent['actions_shown']} actions" if agent["actions_shown"] is not None else \
+        what = "runs a command in the sandbox" if agent["kind"] == "external" else \
+            f"shows {agent['actions_shown']} actions" if agent["actions_shown"] is not None else \
             f"evaluates {agent['nodes_at_once']} node{'s' if agent['nodes_at_once'] != 1 else ''} at once"
         print(f"  {agent['name']:<22} {agent['reply_format']:<16} {what}; main model {agent['main_model']}")
     print("experiments:")

@@ -146,6 +146,18 @@ def _prepare_offline(task, records: list[dict], agent=None):
 # -- run -----------------------------------------------------------------------------------
 
 
+def with_std_external(task):
+    """The task compiled together with the standard library's external agents (tasks/std/external.mlab)."""
+    from mlab.build import compile_into_cache
+    from mlabc.api import std_dir
+
+    source = Path(task.build.manifest["tasks"][task.name]["source"])
+    external = std_dir() / "external.mlab"
+    if not external.is_file() or not source.is_file():
+        return task
+    return compile_into_cache([source, external]).task(task.name)
+
+
 def _open_run(args):
     from mlab.build import load_build, resolve_task
     from mlab.limits import limit_overrides
@@ -194,6 +206,9 @@ def _open_run(args):
     task = resolve_task(args.task, Path(args.build) if args.build else None)
     agent_name = args.agent or task.view.agent
     build = load_build(Path(args.build)) if args.build else task.build
+    if agent_name not in build.agent_names and not args.build:
+        task = with_std_external(task)  # `--agent mini-swe-agent` on any task: std "external" joins the build
+        build = task.build
     if agent_name not in build.agent_names:
         raise UnknownName(f"no agent {agent_name!r}{did_you_mean(agent_name, build.agent_names)} in the build of "
                           f"{task.name}; agents: {', '.join(build.agent_names)}")
@@ -264,7 +279,11 @@ def main(args) -> int:
     display = Display(run, args.plain, demo)
     search = run.agent.doc.get("search")  # a tree-search agent runs in the search engine, not the loop
     try:
-        if search:
+        if run.agent.doc.get("external"):  # an agent from outside mlab: its command in the sandbox
+            from mlab.external.runner import ExternalRunner
+
+            outcome = ExternalRunner(run, client, should_stop=lambda: stop["asked"]).run_until_done()
+        elif search:
             from mlab.search.engine import SearchEngine
 
             outcome = SearchEngine(run, client, on_node=display.step, should_stop=lambda: stop["asked"]).run_until_done()

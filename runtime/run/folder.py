@@ -345,6 +345,15 @@ class Run:
         self._record(number, started, clock, action, action_input, prepared, observation, end_reason, model, hooks)
         return observation
 
+    def record_exchange(self, observation_text: str, model: dict, started: float) -> dict:
+        """One model call of an external agent as a step: no action, the exchange in `model`, and
+        a snapshot of the workspace as the agent left it at the call."""
+        if self.ended:
+            raise RunEnded(f"run {self.id} has ended ({self.end_reason}); no more steps can be taken")
+        clock = time.perf_counter() - max(time.time() - started, 0.0)
+        return self._record(self.steps_taken + 1, started, clock, None, None, None,
+                            Observation(observation_text, status="ok"), None, model, None)
+
     def finish(self, reason: str, detail: str | None = None, *, model: dict | None = None,
                hooks: dict | None = None) -> None:
         """End the run without an action (the agent gave up, a token or cost limit, ...).

@@ -127,7 +127,7 @@ class BwrapCommand:
 
 def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: list[str],
                         read_only: list[str], network: bool, gpu: bool, tmpfs_bytes: int,
-                        features: BwrapFeatures) -> BwrapCommand:
+                        features: BwrapFeatures, extra_binds=()) -> BwrapCommand:
     """The bubblewrap flags and mount operations for one script run.
 
     workspace, hidden and read_only are real (resolved) absolute paths; hidden
@@ -189,6 +189,8 @@ def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: li
             ops += cover
             late += seal
     ops.append(["--bind", workspace, workspace])
+    for source, target, writable in extra_binds:  # (an external agent's gateway folder)
+        ops.append(["--bind" if writable else "--ro-bind", source, target])
     ops += late
     for path in read_only:
         if is_within(path, workspace) and os.path.lexists(path) and not os.path.islink(path):

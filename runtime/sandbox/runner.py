@@ -79,6 +79,7 @@ def _killed_reason(code: str | None, policy: SandboxPolicy, disk_used: int = 0) 
         "init": ("the sandbox's init process stopped working (it was stopped or tampered with "
                  "from inside), so the sandbox was ended"),
         "sandbox_failed": "the sandbox could not start it (see the output)",
+        "stopped": "mlab stopped it (the run ended)",
     }.get(code, code)
 
 
@@ -99,6 +100,8 @@ class SandboxPolicy:
     max_processes: int = DEFAULT_MAX_PROCESSES   # processes and threads the script may have at once
     max_streamed_chars: int = 1_000_000   # bound on what on_output receives
     disk_bytes: int | None = None   # most the workspace may hold while the script runs (None: no limit)
+    binds: tuple[tuple[str, str, bool], ...] = ()   # (host path, path inside, writable): an external agent's gateway
+    stop: threading.Event | None = None   # set: end the script now (an external agent past a limit)
 
 
 @dataclass(frozen=True)
@@ -345,7 +348,8 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
             command = build_bwrap_command(
                 workspace=workspace, layout=interpreter_layout(python), hidden=hidden,
                 read_only=sorted(read_only), network=policy.network, gpu=gpu,
-                tmpfs_bytes=policy.memory_bytes or DEFAULT_SCRATCH_BYTES, features=features)
+                tmpfs_bytes=policy.memory_bytes or DEFAULT_SCRATCH_BYTES, features=features,
+                extra_binds=policy.binds)
             seccomp = ptrace_filter()
             config.update(mode="bwrap", bwrap=bwrap, bwrap_flags=command.flags,
                           bwrap_ops=command.ops, stage=drop, json_status=features.json_status,
@@ -354,7 +358,7 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
         else:
             config.update(mode="direct")
         watched = supervise(config, Limits(policy.timeout_s, policy.memory_bytes, policy.max_processes,
-                                           scratch_mounts, disk), collector, cgroup)
+                                           scratch_mounts, disk, policy.stop), collector, cgroup)
         if watched.killed_reason and drop and lease.pooled:
             # what a killed tree left beyond the watched one (orphans of a killed launcher) runs
             # as the leased uid alone: none of it outlives the lease

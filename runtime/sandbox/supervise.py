@@ -52,6 +52,7 @@ class Limits:
     max_processes: int | None              # tasks (processes and threads) of the script's tree
     scratch_mounts: tuple[str, ...] = ()   # sandbox tmpfs whose RAM counts as the tree's
     disk: DiskWatch | None = None
+    stop: object | None = None                 # a threading.Event: set, the script is ended ("stopped")
 
 
 @dataclass
@@ -306,6 +307,8 @@ class _Run:
             self._kill(now, "disk")
         elif self._init_stuck(now):
             self._kill(now, "init")
+        elif self.limits.stop is not None and self.limits.stop.is_set():
+            self._kill(now, "stopped")
 
     def _init_stuck(self, now: float) -> bool:
         """Whether the sandbox's init is stopped, or lives on alone: it would never end the run."""

@@ -11,7 +11,7 @@ from mlab import __version__
 from mlab.errors import MlabError
 
 RESULT = "result.json"
-RESULT_VERSION = 4  # 4: sandbox; 3: reply_format, search; 2: each tier's source, scoring_s
+RESULT_VERSION = 4  # 4: sandbox, agent_kind; 3: reply_format, search; 2: each tier's source, scoring_s
 
 
 def _litellm_version() -> str | None:
@@ -51,6 +51,11 @@ def sandbox_record(run) -> dict:
             "unsandboxed_scripts": unsandboxed, "reason": reason}
 
 
+def agent_kind(doc: dict) -> str:
+    """linear, search (a tree-search policy) or external (a command from outside mlab)."""
+    return "external" if doc.get("external") else "search" if doc.get("search") else "linear"
+
+
 def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False,
                  extra: dict | None = None) -> dict:
     """Score the run's final workspace and write result.json; `extra` adds fields of the run's kind
@@ -67,7 +72,7 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
     last = run.records[-1] if run.records else {}
     result = {
         "schema": "https://mlab.dev/spec/result.schema.json", "schema_version": RESULT_VERSION,
-        "run_id": run.id, "task": run.task.name, "agent": run.agent.name,
+        "run_id": run.id, "task": run.task.name, "agent": run.agent.name, "agent_kind": agent_kind(run.agent.doc),
         "data_variant": run.meta["data"]["variant"], "seed": run.meta["seed"], "demo": demo,
         "end_reason": run.end_reason or outcome.end_reason, **scored,
         "steps": sum(1 for r in run.records if r.get("status") in ("ok", "error", "final")),

@@ -116,6 +116,10 @@ _ACTION = '''actions mine {
 }
 '''
 
+def _external(body: str) -> str:
+    return "agent mine external {\n" + body + "}\n"
+
+
 EXPLANATIONS: dict[str, Explanation] = {
     "E401": Explanation(
         "Each entry takes values of one type: `runs` an integer, `time` a duration such as 30m, "
@@ -368,6 +372,39 @@ EXPLANATIONS: dict[str, Explanation] = {
         "the part that matches the number in parentheses.",
         _search_agent('"Validation score: [-+0-9.eE]+"'),
         _search_agent('"Validation score: ([-+0-9.eE]+)"')),
+    "E901": Explanation(
+        "An external agent runs its `command` inside the sandbox, where it reaches mlab's model gateway "
+        "and nothing else. An empty command would start nothing: write the shell command that starts the "
+        "agent, as a Jinja template over the external context.",
+        _external('    command ""\n'),
+        _external('    command "{{ python }} -m my_agent --task-file {{ problem_file }}"\n')),
+    "E902": Explanation(
+        "`requires` lists the agent's Python requirements in PEP 508 form; mlab installs them into a "
+        "cached environment of the agent's own, keyed by their digest, never into the workspace. This one "
+        "does not parse as a requirement.",
+        _external('    command  "{{ python }} -m my_agent"\n    requires ["my-agent = 1.0"]\n'),
+        _external('    command  "{{ python }} -m my_agent"\n    requires ["my-agent==1.0"]\n')),
+    "E903": Explanation(
+        "A declared model tier is only called when the agent is told its name at the gateway; neither "
+        "the command nor an environment variable passes this tier, so its default could never be used. "
+        "Pass it (`{{ models.fast }}`), or remove the entry.",
+        _external('    command "{{ python }} -m my_agent --model {{ model }}"\n'
+                  '    model   fast default "gpt-4o-mini"\n'),
+        _external('    command "{{ python }} -m my_agent --model {{ model }} --cheap-model {{ models.fast }}"\n'
+                  '    model   fast default "gpt-4o-mini"\n')),
+    "E904": Explanation(
+        "mlab enforces an external agent's model calls and its time from outside: the gateway counts "
+        "steps, tokens and cost, and the run's clock stops the command. A script timeout, memory or disk "
+        "limit is the task's, applied by the sandbox to everything the agent runs; it cannot be set here.",
+        _external('    command "{{ python }} -m my_agent"\n    limits {\n        memory 4GB\n    }\n'),
+        _external('    command "{{ python }} -m my_agent"\n    limits {\n        tokens 200000\n    }\n')),
+    "E905": Explanation(
+        "`extends` copies a parent's entries, which only make sense within one kind of agent: an external "
+        "agent declares a command, an mlab agent a loop over actions. Extend an agent of the same kind.",
+        'agent mine external {\n    command "{{ python }} -m my_agent"\n}\n\nagent child extends mine {\n'
+        '    actions core\n}\n',
+        'agent mine external {\n    command "{{ python }} -m my_agent"\n}\n\nagent child external extends mine {\n'
+        '    env {\n        MY_AGENT_VERBOSE "1"\n    }\n}\n'),
 }
 
 

@@ -1,0 +1,206 @@
+"""`agent NAME external { ... }` (with `extends` within the kind) → agent IR, an empty action table
+and the command template.
+
+An external agent is a command run inside the sandbox; its model calls go through mlab's
+gateway. The compiler checks what can be known before a run: the command and the environment
+values are Jinja over the external context of spec/template-context.json, the requirements are
+PEP 508, every declared tier is used, and the limits are ones a gateway can enforce.
+"""
+from __future__ import annotations
+
+import re
+
+from .. import ast as A
+from ..values import Reporter, describe, did_you_mean, duplicate_entries
+from .actions import TIERS
+from .templates import check_template
+
+# What the gateway can enforce on an outside agent: its model calls (steps, tokens, cost) and its
+# wall-clock time. Every other limit of a task (script timeouts, memory, disk) belongs to the task.
+ENFORCEABLE = {"steps": "int", "time": "duration", "tokens": "int", "cost": "number"}
+TASK_ONLY_LIMITS = ("script_timeout", "memory", "disk")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PROBLEM_FILE = "problem.md"  # where the runner writes the problem statement, in the workspace
+
+
+def empty_external() -> dict:
+    return {"command": None, "requires": None, "env": {}, "models": {}, "submits": None, "limits": {}}
+
+
+def kind_of(decl: A.Agent) -> str:
+    return "external" if isinstance(decl, A.ExternalAgent) else "mlab"
+
+
+def crosses_kinds(decl: A.Agent, agents: dict[str, A.Agent], report: Reporter) -> bool:
+    """E905 for an agent that extends an agent of the other kind; True when it does."""
+    if decl.parent is None or decl.parent.value not in agents:
+        return False
+    parent = agents[decl.parent.value]
+    if kind_of(parent) == kind_of(decl):
+        return False
+    mine, theirs = ("an external agent", "an mlab agent") if kind_of(decl) == "external" else \
+        ("an mlab agent", "an external agent")
+    report.error("E905", f"agent `{decl.name.value}` is {mine} but extends `{parent.name.value}`, {theirs}",
+                 decl.parent.span, hint="`extends` works within a kind: an external agent extends an external "
+                                        "agent, a linear or search agent one of those")
+    return True
+
+
+class ExternalResolver:
+    """Applies an external agent's entries over its parent's (resolved first)."""
+
+    def __init__(self, agents: dict[str, A.Agent], report: Reporter, model_entry):
+        self.agents, self.report, self.model_entry = agents, report, model_entry
+        self.settings: dict[str, dict | None] = {}
+        self.visiting: list[str] = []
+
+    def resolve(self, name: str) -> dict | None:
+        if name in self.settings:
+            return self.settings[name]
+        decl = self.agents[name]
+        if name in self.visiting:
+            cycle = " -> ".join(self.visiting[self.visiting.index(name):] + [name])
+            self.report.error("E307", f"agents extend each other in a cycle: {cycle}", decl.name.span)
+            return None
+        base = empty_external()
+        if decl.parent is not None:
+            parent = decl.parent.value
+            if parent not in self.agents:
+                self.report.error("E304", f"agent `{name}` extends unknown agent `{parent}`", decl.parent.span,
+                                  did_you_mean(parent, self.agents, "agents"))
+                self.settings[name] = None
+                return None
+            self.visiting.append(name)
+            resolved = self.resolve(parent)
+            self.visiting.pop()
+            if resolved is None:
+                self.settings[name] = None
+                return None
+            base = {k: (dict(v) if isinstance(v, dict) else v) for k, v in resolved.items()}
+            base["models"] = {t: dict(m) for t, m in resolved["models"].items()}
+        self.settings[name] = self._apply(decl, base)
+        return self.settings[name]
+
+    def _apply(self, decl: A.Agent, s: dict) -> dict:
+        report = self.report
+        duplicate_entries(decl.entries, report, f"agent `{decl.name.value}`")
+        for entry in decl.entries:
+            if isinstance(entry, A.Command):
+                s["command"] = entry.value
+            elif isinstance(entry, A.Requires):
+                s["requires"] = _requirements(entry.value, report)
+            elif isinstance(entry, A.Env):
+                for item in entry.items:
+                    key = item.key.value
+                    if not ENV_NAME.match(key):
+                        report.error("E405", f"`{key}` cannot be an environment variable's name", item.key.span,
+                                     hint="use letters, digits and `_`, not starting with a digit")
+                        continue
+                    if report.string(item.value, f"environment variable `{key}`") is not None:
+                        s["env"][key] = item.value
+            elif isinstance(entry, A.Model):
+                self.model_entry(entry, s)
+                if entry.tier.value in s["models"]:
+                    s["models"][entry.tier.value]["_span"] = entry.tier.span
+            elif isinstance(entry, A.Submits):
+                s["submits"] = entry.value
+            elif isinstance(entry, A.Limits):
+                s["limits"].update(_limits(entry, report))
+        return s
+
+
+def _requirements(value: A.Value, report: Reporter) -> list[str]:
+    """PEP 508 requirements, each checked with `packaging` (E902 at the item that does not parse)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    items = value.items if isinstance(value, A.List) else (value,)
+    out = []
+    for item in items:
+        text = report.string(item, "a requirement")
+        if text is None:
+            continue
+        try:
+            out.append(str(Requirement(text)))
+        except InvalidRequirement as problem:
+            first = str(problem).splitlines()[0]
+            report.error("E902", f"requirement {text!r} is not a PEP 508 requirement: {first}", item.span,
+                         hint='write e.g. "mini-swe-agent==1.17.4" or "numpy>=1.26,<2"')
+    return out
+
+
+def _limits(entry: A.Limits, report: Reporter) -> dict:
+    out: dict = {}
+    for item in entry.items:
+        key = item.key.value
+        if key in TASK_ONLY_LIMITS:
+            report.error("E904", f"the gateway cannot enforce `{key}` for an external agent", item.key.span,
+                         hint="an external agent's limits are its model calls and its time (steps, time, tokens, "
+                              f"cost); `{key}` is the task's to set, and the sandbox applies it")
+            continue
+        kind = ENFORCEABLE.get(key)
+        if kind is None:
+            report.error("E403", f"unknown limit `{key}` in an external agent", item.key.span,
+                         did_you_mean(key, ENFORCEABLE, "limits"))
+            continue
+        reader = {"int": lambda v, w: report.integer(v, w, minimum=1), "duration": report.duration,
+                  "number": report.number}[kind]
+        got = reader(item.value, f"limit `{key}`")
+        if got is not None:
+            out[key] = got
+    return out
+
+
+def _tier_pattern(tier: str) -> str:
+    main = r"|(?<![\w.])model(?![\w])" if tier == "main" else ""
+    return rf"models\s*(\.\s*{tier}\b|\[\s*['\"]{tier}['\"]\s*\]){main}"
+
+
+def lower_external(decl: A.Agent, s: dict, report: Reporter) -> tuple[dict, dict, dict[str, str]] | None:
+    """The agent IR (with its `external` block), an empty action table and the command template."""
+    name = decl.name.value
+    where = f"agent `{name}`"
+    before = len(report.diagnostics)
+    command = s["command"]
+    text = ""
+    if command is None:
+        report.error("E308", f"{where} declares no `command`", decl.name.span,
+                     hint='add e.g. `command "python {{ workspace }}/my_agent.py"`')
+    elif not isinstance(command, A.Str):
+        report.error("E401", f"`command` takes a string, not {describe(command)}", command.span)
+    elif not command.value.strip():
+        report.error("E901", f"the command of {where} is empty", command.span,
+                     hint="write the shell command that starts the agent")
+    else:
+        text = command.value
+        check_template(text, command, "command", report, where, kind="external")
+    env_texts = {}
+    for key, value in s["env"].items():
+        check_template(value.value, value, "env", report, f"{where} (environment variable `{key}`)",
+                       kind="external")
+        env_texts[key] = value.value
+    submits = None
+    if s["submits"] is not None:
+        submits = report.string(s["submits"], "`submits`")
+        if submits is not None and (not submits.strip() or submits.startswith("/") or ".." in submits.split("/")):
+            report.error("E405", f"`submits` names {submits!r}, not a file inside the workspace",
+                         s["submits"].span, hint='name a workspace-relative file, e.g. "submission.csv"')
+    used_texts = [(text, command)] + [(v.value, v) for v in s["env"].values()]
+    for tier, model in sorted(s["models"].items()):
+        if not any(re.search(_tier_pattern(tier), t) for t, _ in used_texts):
+            spelled = "`{{ model }}` or `{{ models.main }}`" if tier == "main" else f"`{{{{ models.{tier} }}}}`"
+            report.error("E903", f"{where} declares a `{tier}` model, but neither its command nor its environment "
+                         f"uses it", model["_span"], hint=f"pass {spelled} to the agent, or remove the `model "
+                                                          f"{tier}` entry")
+    if len(report.diagnostics) != before:
+        return None
+    models = {tier: {k: v for k, v in s["models"][tier].items() if not k.startswith("_")}
+              if tier in s["models"] else {"default": None, "params": {}} for tier in TIERS}
+    external = {"requires": s["requires"] or [], "env": env_texts, "submits": submits, "limits": s["limits"],
+                "problem_file": PROBLEM_FILE}
+    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": "", "shown": [],
+          "models": models, "history_steps": 0, "summarize_over_chars": 1, "format_retries": 0, "reply": None,
+          "hooks": {"before_step": [], "after_step": []}, "search": None,
+          "templates": {"command": "templates/command.j2"}, "external": external}
+    table = {"agent": name, "action_set": "", "actions": []}
+    return ir, table, {"command.j2": text if text.endswith("\n") else text + "\n"}
+

@@ -1,0 +1,139 @@
+"""An external agent's Python environment: a virtual environment with its requirements, made once.
+
+It lives in the cache (agents/<digest>/), keyed by the digest of the requirements and the base
+interpreter's version, never in the workspace, and is made with the run's interpreter (the one
+the scripts use), so the agent runs on the same Python with none of mlab's packages. A half-made
+environment is never used: it is built in a temporary folder and renamed when complete.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+from mlab.errors import MlabError
+
+READY = ".mlab-ready"
+INSTALL_TIMEOUT_S = 1800.0
+_NOT_FOUND = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the "
+                        r"requirement) (\S+)")
+_CONFLICT = re.compile(r"(?:Cannot install|conflict is caused by:)\s*(.+)")
+
+
+class AgentEnvironmentError(MlabError):
+    """The agent's environment could not be made (a requirement did not install)."""
+
+
+def python_version(python: str) -> str:
+    done = subprocess.run([python, "-I", "-c", "import sys, platform; print(sys.version.split()[0], "
+                           "platform.machine())"], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise AgentEnvironmentError(f"cannot run the interpreter {python}: {done.stderr.strip()[-300:]}")
+    return done.stdout.strip()
+
+
+def environment_key(requires: list[str], version: str) -> str:
+    """The digest that names the environment: the requirements (as declared, in order) and the Python."""
+    text = json.dumps({"requires": list(requires), "python": version}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def agents_cache() -> Path:
+    """$MLAB_AGENT_ENVS, else agents/ in the cache."""
+    from mlab.cache import cache_root
+
+    kept = os.environ.get("MLAB_AGENT_ENVS", "").strip()
+    return Path(kept) if kept else cache_root() / "agents"
+
+
+def environment_python(folder: Path) -> Path:
+    return folder / "bin" / "python"
+
+
+def prepare_environment(agent_name: str, requires: list[str], base_python: str,
+                        say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+                        cache: Path | None = None) -> Path:
+    """The folder of the agent's environment, made first when the cache has none for these requirements."""
+    version = python_version(base_python)
+    key = environment_key(requires, version)
+    root = Path(cache) if cache is not None else agents_cache()
+    folder = root / key[:20]
+    if (folder / READY).is_file():
+        return folder
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{key[:20]}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same environment: wait for it
+        if (folder / READY).is_file():
+            return folder
+        what = f"{len(requires)} requirement{'s' if len(requires) != 1 else ''}" if requires else "no requirements"
+        say(f"preparing the environment of agent {agent_name} ({what}) in {folder} ...")
+        temp = root / f"{key[:20]}.partial"
+        shutil.rmtree(temp, ignore_errors=True)
+        try:
+            _make(temp, requires, base_python)
+            shutil.rmtree(folder, ignore_errors=True)
+            # the venv's scripts name its folder in their first line: make it at its final path
+            os.replace(temp, folder)
+            _fix_paths(folder, temp)
+            (folder / READY).write_text(json.dumps({"requires": requires, "python": version}) + "\n")
+        except BaseException:
+            shutil.rmtree(temp, ignore_errors=True)
+            raise
+    say(f"the environment of agent {agent_name} is ready")
+    return folder
+
+
+def _make(folder: Path, requires: list[str], base_python: str) -> None:
+    args = [base_python, "-m", "venv"] + ([] if requires else ["--without-pip"]) + [str(folder)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise AgentEnvironmentError(f"cannot make a virtual environment with {base_python}: "
+                                f"{(done.stderr or done.stdout).strip()[-400:]}")
+    if not requires:
+        return
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    try:
+        done = subprocess.run([str(environment_python(folder)), "-m", "pip", "install", "-q", *requires],
+                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise AgentEnvironmentError(f"installing {', '.join(requires)} took longer than {INSTALL_TIMEOUT_S:g} s") from None
+    if done.returncode != 0:
+        raise AgentEnvironmentError(install_failure(requires, done.stdout + "\n" + done.stderr))
+
+
+def install_failure(requires: list[str], output: str) -> str:
+    """One message naming the requirement that did not install, from pip's output."""
+    found = _NOT_FOUND.search(output)
+    if found:
+        name = found.group(1)
+        declared = next((r for r in requires if r.replace(" ", "").lower().startswith(
+            re.split(r"[<>=!~\[;]", name)[0].lower())), name)
+        return f"requirement {declared!r} could not be installed: pip found no matching distribution"
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.lower().startswith("error")] or lines[-3:]
+    named = next((r for r in requires if any(re.split(r"[<>=!~\[;]", r)[0].lower() in line.lower()
+                                             for line in errors)), None)
+    where = f"requirement {named!r}" if named else f"the requirements {', '.join(requires)}"
+    return f"{where} could not be installed: {' | '.join(errors)[-600:]}"
+
+
+def _fix_paths(folder: Path, temp: Path) -> None:
+    """Point the scripts and pyvenv.cfg of a venv made in `temp` at `folder`."""
+    old, new = str(temp), str(folder)
+    for path in [folder / "pyvenv.cfg", *sorted((folder / "bin").iterdir())]:
+        if not path.is_file() or path.is_symlink():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if old in text:
+            path.write_text(text.replace(old, new), encoding="utf-8")

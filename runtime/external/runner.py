@@ -1,0 +1,195 @@
+"""An external agent's run: its environment, the gateway, and its command inside the sandbox.
+
+The runner writes the problem statement into the workspace (problem.md), prepares the agent's
+environment once (external/environment.py), serves the gateway on a Unix socket in a folder of
+its own, and runs the relay and the command in the sandbox scripts run in (no network but the
+gateway, the task's memory, process and disk budgets, private/ and mlab unreachable) under the
+run's time limit. The agent's stdout and stderr go to output/agent.log. When the command ends (by
+itself, past a limit, at the time limit or on Ctrl-C) the run records a last step with the
+workspace as the agent left it, and the submission is scored as for any agent.
+
+A resumed external run restarts the command from the workspace of the last recorded step, with
+the calls, tokens and cost used so far counted against the limits: the agent starts afresh (its
+own memory of the earlier session is gone), the workspace does not.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import jinja2
+
+from mlab.agent.outcome import LoopOutcome
+from mlab.external.environment import environment_python, prepare_environment
+from mlab.external.gateway import Gateway, GatewayEnd
+from mlab.failure import FailureMode
+from mlab.models.client import Usage
+
+PORT = 4141                      # the relay's loopback port inside the sandbox
+INSIDE = "/mlab-gateway"         # where the gateway's folder is bound inside the sandbox
+GRACE_S = 5.0                    # after a limit's error response, the agent's time to end by itself
+AGENT_LOG = "agent.log"          # under output/
+_RELAY = Path(__file__).with_name("relay.py")
+_VALIDATE = Path(__file__).with_name("validate_client.py")
+
+
+def effective_limits(run) -> dict:
+    """The run's limits, tightened by the agent's own (`limits { ... }` in the declaration)."""
+    own = (run.agent.doc.get("external") or {}).get("limits") or {}
+    limits = {"steps": run.limits.steps, "time": run.limits.time, "tokens": run.limits.tokens,
+              "cost": run.limits.cost}
+    for key, value in own.items():
+        limits[key] = value if limits.get(key) is None else min(limits[key], value)
+    return limits
+
+
+def render(template: str, context: dict, what: str) -> str:
+    try:
+        return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False).from_string(template) \
+            .render(**context)
+    except jinja2.TemplateError as problem:
+        from mlab.errors import MlabError
+
+        raise MlabError(f"the {what} of this external agent cannot be rendered: {problem}") from None
+
+
+class ExternalRunner:
+    """Runs one session of an external agent on a Run; `run_until_done()` → a LoopOutcome."""
+
+    def __init__(self, run, client, *, should_stop=lambda: False, say=None, grace_s: float = GRACE_S):
+        self.run, self.client, self.should_stop = run, client, should_stop
+        self.say = say or (lambda line: print(line, flush=True, file=__import__("sys").stderr))
+        self.spec = run.agent.doc["external"]
+        self.limits = effective_limits(run)
+        self.grace_s = grace_s
+        self.stop = threading.Event()
+        self.ended: GatewayEnd | None = None
+
+    # -- the pieces -----------------------------------------------------------------------
+    def write_problem(self) -> str:
+        rel = self.spec.get("problem_file") or "problem.md"
+        task = self.run.task.doc
+        submission = self.submission_file()
+        text = (f"# {task.get('title') or task['name']}\n\n{task['problem'].strip()}\n\n"
+                f"Write your submission to `{submission}` in this folder (the working directory).\n")
+        path = self.run.workspace.root / rel
+        if not path.exists():
+            path.write_text(text, encoding="utf-8")
+        return rel
+
+    def submission_file(self) -> str:
+        declared = self.spec.get("submits")
+        view = self.run.task.view.submission
+        return declared or (view.file if view and view.file else "submission.csv")
+
+    def context(self, gateway: Gateway, python: str, inside: str, problem_file: str) -> dict:
+        task = self.run.task.doc
+        metric = task.get("metric") or {}
+        return {"problem_file": problem_file, "workspace": str(self.run.workspace.root),
+                "submission": self.submission_file(), "api_base": f"http://127.0.0.1:{PORT}/v1",
+                "api_key": gateway.key, "model": "main", "models": {t: t for t in ("main", "fast", "edit")},
+                "limits": {"steps": self.limits["steps"], "time_s": self.limits["time"],
+                           "tokens": self.limits["tokens"], "cost": self.limits["cost"]},
+                "python": python, "task": {"name": task["name"], "title": task.get("title"),
+                                           "metric": metric.get("name"), "direction": metric.get("direction")},
+                "validate": f"{python} {inside}/validate.py"}
+
+    def _record(self, request: dict, call, started: float) -> None:
+        messages = request.get("messages") or []
+        last = messages[-1].get("content") if messages else ""
+        prompt = last if isinstance(last, str) else str(last)
+        model = {"prompt": prompt, "response": call.response, "calls": [call.to_json()], "message": call.message,
+                 "request": {"messages": messages, "tools": request.get("tools")}, "external": True}
+        text = call.response or ""
+        if call.message and call.message.get("tool_calls"):
+            text += "".join(f"\n[tool call {c['function'].get('name')}] {c['function'].get('arguments')}"
+                            for c in call.message["tool_calls"])
+        self.run.record_exchange(text or "(an empty reply)", model, started)
+
+    def _on_end(self, end: GatewayEnd) -> None:
+        self.ended = end
+        threading.Timer(self.grace_s, self.stop.set).start()
+
+    def _watch_interrupt(self, done: threading.Event) -> None:
+        while not done.wait(0.2):
+            if self.should_stop():
+                self.stop.set()
+                return
+
+    # -- the session ----------------------------------------------------------------------
+    def run_until_done(self) -> LoopOutcome:
+        from mlab.sandbox.runner import run_script, sandbox_available
+
+        run = self.run
+        folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []), run.scripts.python,
+                                     say=self.say)
+        python = str(environment_python(folder))
+        problem_file = self.write_problem()
+        gateway_dir = Path(tempfile.mkdtemp(prefix="mlab-gw-"))
+        gateway_dir.chmod(0o755)
+        sandboxed = sandbox_available()[0]
+        inside = INSIDE if sandboxed else str(gateway_dir)
+        usage = Usage.from_records(run.records)
+        calls = sum(1 for r in run.records if (r.get("model") or {}).get("external"))
+        gateway = Gateway(str(gateway_dir / "gateway.sock"), self.client, self.limits, self._record, usage, calls,
+                          self._on_end, validate=self._validate)
+        for source, name in ((_RELAY, "relay.py"), (_VALIDATE, "validate.py")):
+            shutil.copyfile(source, gateway_dir / name)
+            (gateway_dir / name).chmod(0o644)
+        done = threading.Event()
+        try:
+            gateway.start()
+            context = self.context(gateway, python, inside, problem_file)
+            command = render(run.agent.templates["command"], context, "command").strip()
+            env = dict(run.scripts.env)
+            env.update({"OPENAI_API_KEY": gateway.key, "OPENAI_BASE_URL": context["api_base"],
+                        "OPENAI_API_BASE": context["api_base"], "MLAB_API_BASE": context["api_base"],
+                        "MLAB_API_KEY": gateway.key, "MLAB_PROBLEM_FILE": problem_file,
+                        "MLAB_SUBMISSION": context["submission"]})
+            for key, template in (self.spec.get("env") or {}).items():
+                env[key] = render(template, context, f"environment variable {key}")
+            remaining = run.remaining_time()
+            policy = run.scripts.policy(run.workspace.root, timeout_s=max(min(remaining, 10 ** 9), 0.0))
+            # The sandbox is the scripts' one (the task's interpreter, its packages, mlab's masked); the
+            # agent's environment is bound read-only beside it, its bin/ after the task's on PATH, so the
+            # agent's own commands find the task's `python` and the agent's entry points alike.
+            env["PATH"] = ":".join([str(Path(run.scripts.python).parent), str(folder / "bin"),
+                                    "/usr/local/bin", "/usr/bin", "/bin"])
+            binds = ((str(folder), str(folder), False), (str(gateway_dir), INSIDE, True))
+            policy = dataclasses.replace(policy, env=env, stop=self.stop, max_output_chars=20000,
+                                         binds=binds if sandboxed else ())
+            threading.Thread(target=self._watch_interrupt, args=(done,), daemon=True).start()
+            log_path = run.dir / "output" / AGENT_LOG
+            with open(log_path, "a", encoding="utf-8", errors="replace") as log:
+                result = run_script([python, "-I", f"{inside}/relay.py", f"{inside}/gateway.sock", str(PORT), command],
+                                    policy, on_output=lambda text: (log.write(text), log.flush()))
+        finally:
+            done.set()
+            gateway.stop()
+            shutil.rmtree(gateway_dir, ignore_errors=True)
+        return self._finish(result)
+
+    def _finish(self, result) -> LoopOutcome:
+        run = self.run
+        how = f"exit code {result.exit_code}" if result.exit_code is not None else result.killed_reason
+        if self.ended is not None:
+            run.finish(self.ended.end_reason, detail=f"{self.ended.detail}; the agent's command ended ({how})")
+            return LoopOutcome(self.ended.end_reason, self.ended.failure_mode, self.ended.detail)
+        if result.timed_out or run.remaining_time() <= 0:
+            run.finish("time_limit", detail="the run's time limit was reached; the agent's command was stopped")
+            return LoopOutcome("time_limit", FailureMode.LIMIT_REACHED, "time limit")
+        if self.should_stop():
+            return LoopOutcome("interrupted")
+        run.finish("agent_exited", detail=f"the agent's command ended ({how}); output: output/{AGENT_LOG}")
+        return LoopOutcome("agent_exited")
+
+    def _validate(self) -> str:
+        from types import SimpleNamespace
+
+        from mlab.scoring.validation import SubmissionValidator
+
+        observation = SubmissionValidator(self.run)(SimpleNamespace(workspace=self.run.workspace), {}, {})
+        return observation.text
