@@ -19,6 +19,8 @@ MAX_JSON_DEPTH = 100
 MAX_REPLY_CHARS = 64 << 20
 # The longest arguments of one tool call; a bigger file is written in parts (Append File).
 MAX_ARGUMENT_CHARS = 16 << 20
+# The longest file of replies or demonstration steps read (a user's or a task's file: nesting is bounded).
+FILE_CHARS = 1 << 30
 # The most bytes read of one provider response (headers and body, after decompression).
 MAX_RESPONSE_BYTES = 96 << 20
 
@@ -74,10 +76,8 @@ def nesting(text: str) -> int:
     return balanced(text, start.start(), quotes='"')[1] if start else 0
 
 
-def loads(text: str | bytes, *, what: str = "the value", max_chars: int = MAX_REPLY_CHARS, **options):
+def loads(text: str, *, what: str = "the value", max_chars: int = MAX_REPLY_CHARS, **options):
     """json.loads of `text` after checking its size and nesting; TooLarge, TooDeep or ValueError."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "surrogatepass" if not options.pop("strict_utf8", False) else "strict")
     if len(text) > max_chars:
         raise TooLarge(len(text), max_chars, what)
     depth = nesting(text)
