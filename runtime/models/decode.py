@@ -11,6 +11,7 @@ told about or a provider error. The bounds are listed on docs/security.md.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 # Nesting deeper than this is refused everywhere (replies, arguments, response bodies, exports).
@@ -84,6 +85,20 @@ def loads(text: str, *, what: str = "the value", max_chars: int = MAX_REPLY_CHAR
     if depth > MAX_JSON_DEPTH:
         raise TooDeep(depth, what)
     return json.loads(text, **options)
+
+
+def has_non_finite(value, depth: int = 0) -> bool:
+    """Whether a decoded value (nested at most MAX_JSON_DEPTH deep, as `loads` leaves it) holds NaN or an
+    infinity: Python's JSON reads `NaN`, `Infinity` and `1e999`, which standard JSON has no value for."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > MAX_JSON_DEPTH + 1:
+        return False
+    if isinstance(value, dict):
+        return any(has_non_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(has_non_finite(v, depth + 1) for v in value)
+    return False
 
 
 def object_arguments(text) -> dict | None:
