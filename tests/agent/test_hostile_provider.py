@@ -120,3 +120,18 @@ def test_a_scripted_replies_file_nested_too_deep_is_refused_with_a_message(tmp_p
     client = ModelClient({"main": TierConfig(f"mlab/scripted:{path}")})
     with pytest.raises(RepliesExhausted, match="is not valid JSON: the file nests objects or lists 5,000 levels deep"):
         client.complete("main", "hi", purpose="step")
+
+
+def test_arguments_a_provider_hands_over_decoded_and_nested_too_deep_are_refused_not_encoded():
+    from types import SimpleNamespace
+
+    from mlab.models.decode import refusal
+    from mlab.models.response import reply_message
+
+    deep = inner = {}
+    for _ in range(5000):
+        inner["a"] = inner = {}
+    response = SimpleNamespace(choices=[{"message": {"content": "", "tool_calls": [
+        {"id": "call_1", "function": {"name": "list_files", "arguments": deep}}]}}])
+    arguments = reply_message(response)["tool_calls"][0]["function"]["arguments"]
+    assert refusal(arguments) == "they nest more than 100 levels deep"
