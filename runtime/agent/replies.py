@@ -8,7 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from mlab.models.decode import MAX_JSON_DEPTH, MAX_REPLY_CHARS
+from mlab.models.decode import MAX_JSON_DEPTH, MAX_REPLY_CHARS, has_non_finite
 from mlab.models.decode import balanced as _balanced
 
 
@@ -48,18 +48,27 @@ def parse_json_lenient(text: str) -> object:
     attempts = [candidate, re.sub(r",\s*([}\]])", r"\1", candidate)]
     for attempt in attempts:
         try:
-            return json.loads(attempt, strict=False)  # strict=False admits raw newlines in strings
+            return _finite(json.loads(attempt, strict=False))  # strict=False admits raw newlines in strings
         except (ValueError, RecursionError):
             pass
     if len(candidate) <= LITERAL_EVAL_CHARS:
         pythonish = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False",
                                                        re.sub(r"\bnull\b", "None", attempts[1])))
         try:
-            return ast.literal_eval(pythonish)
+            return _finite(ast.literal_eval(pythonish))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             pass
     raise ReplyError("the action input is not a valid JSON object "
                      f"(it begins: {candidate[:80]!r})")
+
+
+def _finite(value):
+    """`value`, or ReplyError when it holds NaN or an infinity (`NaN`, `Infinity`, `1e999`), which
+    standard JSON has no value for: the trace, the viewer and the exports stay standard JSON."""
+    if has_non_finite(value):
+        raise ReplyError("the action input holds NaN or an infinite number (NaN, Infinity, or a number as "
+                         "large as 1e999), which JSON has no value for; write a finite number, or a string")
+    return value
 
 
 def _strip_fences(text: str) -> str:

@@ -11,6 +11,7 @@ told about or a provider error. The bounds are listed on docs/security.md.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 # Nesting deeper than this is refused everywhere (replies, arguments, response bodies, exports).
@@ -19,6 +20,8 @@ MAX_JSON_DEPTH = 100
 MAX_REPLY_CHARS = 64 << 20
 # The longest arguments of one tool call; a bigger file is written in parts (Append File).
 MAX_ARGUMENT_CHARS = 16 << 20
+# The longest file of replies or demonstration steps read (a user's or a task's file: nesting is bounded).
+FILE_CHARS = 1 << 30
 # The most bytes read of one provider response (headers and body, after decompression).
 MAX_RESPONSE_BYTES = 96 << 20
 
@@ -74,16 +77,28 @@ def nesting(text: str) -> int:
     return balanced(text, start.start(), quotes='"')[1] if start else 0
 
 
-def loads(text: str | bytes, *, what: str = "the value", max_chars: int = MAX_REPLY_CHARS, **options):
+def loads(text: str, *, what: str = "the value", max_chars: int = MAX_REPLY_CHARS, **options):
     """json.loads of `text` after checking its size and nesting; TooLarge, TooDeep or ValueError."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "surrogatepass" if not options.pop("strict_utf8", False) else "strict")
     if len(text) > max_chars:
         raise TooLarge(len(text), max_chars, what)
     depth = nesting(text)
     if depth > MAX_JSON_DEPTH:
         raise TooDeep(depth, what)
     return json.loads(text, **options)
+
+
+def has_non_finite(value, depth: int = 0) -> bool:
+    """Whether a decoded value (nested at most MAX_JSON_DEPTH deep, as `loads` leaves it) holds NaN or an
+    infinity: Python's JSON reads `NaN`, `Infinity` and `1e999`, which standard JSON has no value for."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > MAX_JSON_DEPTH + 1:
+        return False
+    if isinstance(value, dict):
+        return any(has_non_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(has_non_finite(v, depth + 1) for v in value)
+    return False
 
 
 def object_arguments(text) -> dict | None:

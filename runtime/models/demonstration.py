@@ -12,10 +12,10 @@ Version 1 (still read): a JSON list of reply strings in one agent's text format.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlab.models.decode import FILE_CHARS, loads
 from mlab.errors import MlabError
 
 FORMAT = "mlab-demonstration"
@@ -133,7 +133,7 @@ def _variant(item, where: str) -> Variant:
 def load(path: Path) -> Demonstration:
     """Read and check a demo.json (a DemonstrationError naming the file and the step if malformed)."""
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = loads(Path(path).read_text(encoding="utf-8"), what="the file", max_chars=FILE_CHARS)
     except OSError as problem:
         raise DemonstrationError(f"cannot read the demonstration {path}: {problem.strerror or problem}") from None
     except ValueError as problem:

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from mlab.errors import printable
+from mlab.models.decode import FILE_CHARS, loads
 from mlab.models.demonstration import Demonstration, DemoStep
 from mlab.models.errors import RepliesExhausted
 from mlab.models.tree_demo import PURPOSES as TREE_PURPOSES, TreeDemo
@@ -84,7 +85,7 @@ class Scripted(OfflineModel):
     def __init__(self, name: str, path: str):
         super().__init__(name)
         try:
-            replies = json.loads(Path(path).read_text(encoding="utf-8"))
+            replies = loads(Path(path).read_text(encoding="utf-8"), what="the file", max_chars=FILE_CHARS)
         except OSError as error:
             raise RepliesExhausted(f"cannot read scripted replies from {path}: {error.strerror or error}") from None
         except ValueError as error:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from mlab.models.decode import loads
+from mlab.models.decode import MAX_JSON_DEPTH, loads, refusal_text
 
 
 class MalformedResponse(Exception):
@@ -53,6 +53,8 @@ def reply_message(response) -> dict:
         if arguments is not None and not isinstance(arguments, str):
             try:  # some providers hand the arguments over decoded
                 arguments = json.dumps(arguments, ensure_ascii=False)
+            except RecursionError:  # nested past any bound: refused as the transport refuses text
+                arguments = refusal_text(f"they nest more than {MAX_JSON_DEPTH} levels deep")
             except (TypeError, ValueError):
                 arguments = str(arguments)
         calls.append({"id": raw.get("id"), "type": raw.get("type") or "function",

@@ -110,3 +110,28 @@ def test_tool_call_arguments_past_their_bound_are_a_format_error(key, monkeypatc
         "the arguments of write_file were not read: they are 1,048,615 characters long, more than the 1,048,576 a "
         "tool call may hold; write large files in parts (Append File)"]
     assert not (only_run(tmp_path / "runs") / "workspace" / "big.txt").exists()
+
+
+def test_a_scripted_replies_file_nested_too_deep_is_refused_with_a_message(tmp_path):
+    from mlab.models.errors import RepliesExhausted
+
+    path = tmp_path / "replies.json"
+    path.write_text("[" * 5000 + "]" * 5000)
+    client = ModelClient({"main": TierConfig(f"mlab/scripted:{path}")})
+    with pytest.raises(RepliesExhausted, match="is not valid JSON: the file nests objects or lists 5,000 levels deep"):
+        client.complete("main", "hi", purpose="step")
+
+
+def test_arguments_a_provider_hands_over_decoded_and_nested_too_deep_are_refused_not_encoded():
+    from types import SimpleNamespace
+
+    from mlab.models.decode import refusal
+    from mlab.models.response import reply_message
+
+    deep = inner = {}
+    for _ in range(5000):
+        inner["a"] = inner = {}
+    response = SimpleNamespace(choices=[{"message": {"content": "", "tool_calls": [
+        {"id": "call_1", "function": {"name": "list_files", "arguments": deep}}]}}])
+    arguments = reply_message(response)["tool_calls"][0]["function"]["arguments"]
+    assert refusal(arguments) == "they nest more than 100 levels deep"

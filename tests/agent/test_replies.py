@@ -91,3 +91,9 @@ def test_well_formed_replies_round_trip(action, payload, thought):
     text = f"Thought: {thought}\nAction: {action}\nAction Input: {json.dumps(payload)}"
     reply = parse_reply(text, SECTIONS, ACTIONS)
     assert reply.action == action and reply.action_input == payload
+
+
+@pytest.mark.parametrize("text", ['{"x": NaN}', '{"x": [1, -Infinity]}', '{"x": 1e999}', "{'x': 1e999}"])
+def test_an_input_holding_nan_or_an_infinity_is_a_format_error(text):
+    with pytest.raises(ReplyError, match="holds NaN or an infinite number"):
+        parse_json_lenient(text)

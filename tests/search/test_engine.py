@@ -93,3 +93,15 @@ def test_the_time_limit_is_wall_time_and_bounds_a_running_script(house_task, sea
     assert outcome.end_reason == "time_limit" and outcome.failure_mode == "no valid node"
     node = next(r for r in run.records if "node" in r)
     assert node["compute"]["timed_out"] and "the script did not run to the end" in node["search"]["problems"]
+
+
+def test_a_spent_token_limit_stops_an_operator_s_format_retries_and_ends_the_search(
+        house_task, search_agent, scripted, stand_in_sandbox, tmp_path):
+    agent = search_agent()
+    run = Run.create(house_task, agent, tmp_path / "runs", limits={"steps": 5, "tokens": 1})
+    client = scripted(["No code in this reply.", reply("One.", valid_code(3.0))])
+    outcome = SearchEngine(run, client, agent=agent).run_until_done()
+    run.close()
+    # the first reply spent the budget: its format retry is not made, and no node is drafted
+    assert outcome.end_reason == "tokens_limit" and outcome.search["nodes"] == 0
+    assert client.budget.spent.calls == 1
