@@ -173,6 +173,12 @@ def _start_child(config: dict, supervisor_pid: int) -> int:
             except OSError as error:
                 joined = False
                 _report(config["status_fd"], {"cgroup-failed": str(error)})
+        for procs_file in config.get("cgroup_optional_procs") or ():
+            try:   # a freezer or a hybrid layout's v2 group: they make the kill atomic, nothing more
+                with open(procs_file, "w") as procs:
+                    procs.write("0")
+            except OSError:
+                pass
         if joined:
             # pids.max budgets this script alone; RLIMIT_NPROC would count every
             # script that shares the uid (the fallback when the pool is used up).
