@@ -229,7 +229,9 @@ def supervise(config: dict) -> None:
             # bubblewrap's init (now this process's child) is spared at first so
             # that it reaps what is left and ends by itself; see kill_descendants.
             spare = 1 if config["mode"] == "bwrap" else 0
+            sandbox_proc.stop_descendants(me, spare_depth=spare)   # what is stopped cannot fork
             if not sandbox_proc.kill_descendants(me, spare_depth=spare, attempts=50) or not spare:
+                sandbox_proc.stop_descendants(me)
                 sandbox_proc.kill_descendants(me)
     _report(config["status_fd"], {"exit-code": exit_code, **_tree_usage()})
     os._exit(exit_code if 0 <= exit_code < 256 else 1)
