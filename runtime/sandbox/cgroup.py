@@ -170,6 +170,8 @@ class ScriptCgroup:
         """The files a process writes "0" to in order to join."""
         return [str(self.path / "cgroup.procs")]
 
+    optional_procs_files: list[str] = []
+
     @property
     def keeps_cpu_account(self) -> bool:
         """Whether the CPU time of killed processes stays counted, whoever reaps them."""
@@ -286,7 +288,12 @@ class ScriptCgroupV1:
 
     @property
     def procs_files(self) -> list[str]:
-        return [str(path / "cgroup.procs") for path in self.paths.values()]
+        return [str(self.paths[c] / "cgroup.procs") for c in ("pids", "cpuacct") if c in self.paths]
+
+    @property
+    def optional_procs_files(self) -> list[str]:
+        """The groups that only make the kill atomic: a script that cannot join them still runs."""
+        return [str(self.paths[c] / "cgroup.procs") for c in ("freezer", "unified") if c in self.paths]
 
     @property
     def keeps_cpu_account(self) -> bool:
@@ -313,11 +320,12 @@ class ScriptCgroupV1:
         """SIGKILL every member, none able to fork meanwhile: through the hybrid layout's v2
         cgroup where there is one (frozen, then cgroup.kill), else frozen by the v1 freezer and
         killed member by member, else pinned by pid fds and killed."""
-        if "unified" in self.paths and (self.paths["unified"] / "cgroup.kill").exists():
-            freeze_and_kill(self.paths["unified"])
+        unified = self.paths.get("unified")
+        if unified is not None and (unified / "cgroup.kill").exists() and _members(unified):
+            freeze_and_kill(unified)   # the script joined it: all of the tree is there
             return
         freezer = self.paths.get("freezer")
-        frozen = freezer is not None and _freeze_v1(freezer, "FROZEN")
+        frozen = freezer is not None and bool(_members(freezer)) and _freeze_v1(freezer, "FROZEN")
         pinned = []
         for pid in self.members():
             try:

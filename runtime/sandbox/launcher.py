@@ -174,6 +174,12 @@ def _start_child(config: dict, supervisor_pid: int) -> int:
             except OSError as error:
                 joined = False
                 _report(config["status_fd"], {"cgroup-failed": str(error)})
+        for procs_file in config.get("cgroup_optional_procs") or ():
+            try:   # a freezer or a hybrid layout's v2 group: they make the kill atomic, nothing more
+                with open(procs_file, "w") as procs:
+                    procs.write("0")
+            except OSError:
+                pass
         if joined:
             # pids.max budgets this script alone; RLIMIT_NPROC would count every
             # script that shares the uid (the fallback when the pool is used up).
@@ -230,7 +236,9 @@ def supervise(config: dict) -> None:
             # bubblewrap's init (now this process's child) is spared at first so
             # that it reaps what is left and ends by itself; see kill_descendants.
             spare = 1 if config["mode"] == "bwrap" else 0
+            sandbox_proc.stop_descendants(me, spare_depth=spare)   # what is stopped cannot fork
             if not sandbox_proc.kill_descendants(me, spare_depth=spare, attempts=50) or not spare:
+                sandbox_proc.stop_descendants(me)
                 sandbox_proc.kill_descendants(me)
     _report(config["status_fd"], {"exit-code": exit_code, **_tree_usage()})
     os._exit(exit_code if 0 <= exit_code < 256 else 1)

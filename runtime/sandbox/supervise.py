@@ -186,6 +186,7 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
         pass  # a smaller pipe only means more reads
     config = {**config, "status_fd": status_write, "parent_pid": os.getpid(),
               "cgroup_procs": cgroup.procs_files if cgroup else [],
+              "cgroup_optional_procs": cgroup.optional_procs_files if cgroup else [],
               "cgroup_budgets_tasks": bool(cgroup and cgroup.budgets_tasks)}
     started_at = time.monotonic()
     try:

@@ -190,14 +190,15 @@ def _read_submission(path: Path, expected: list[str], wanted_rows: int | None = 
 def _check_shape(path: Path, expected_columns: int, wanted_rows: int | None, layout: str) -> None:
     """Refuse, before any parsing, a file with too many columns, too long a line or too many rows.
 
-    Lines are counted by their newlines (a quoted field holding newlines counts more than once,
-    which only errs towards refusing sooner). One pass over the bytes in blocks: linear in size.
+    Lines are counted by their newlines, or their carriage returns where there are more (a file
+    of old Mac line ends); a quoted field holding line ends counts more than once, which only errs
+    towards refusing sooner. One pass over the bytes in blocks: linear in size.
     """
     import numpy as np
 
     max_columns = max(MAX_COLUMNS, 2 * expected_columns)
     max_rows = None if wanted_rows is None else MAX_ROWS_FACTOR * wanted_rows + MAX_ROWS_SLACK
-    lines = longest = run = 0
+    lines = longest = run = returns = 0
     header = b""
     with open(path, "rb") as handle:
         while block := handle.read(1 << 22):
@@ -211,12 +212,13 @@ def _check_shape(path: Path, expected_columns: int, wanted_rows: int | None, lay
                 run += len(block)
             longest = max(longest, run)
             lines += len(ends)
+            returns += block.count(b"\r")
             if longest > MAX_LINE_BYTES:
                 raise SubmissionError(f"{path.name} has a line longer than {MAX_LINE_BYTES // 2**20} MiB, the "
                                       f"limit for one line of a submission; expected {layout}")
-            if max_rows is not None and lines > max_rows + 1:
+            if max_rows is not None and max(lines, returns) > max_rows + 1:
                 break
-    rows = lines - 1 + (run > 0)   # a last line without its newline is a row too
+    rows = max(lines - 1 + (run > 0), returns - 1)   # a last line without its line end is a row too
     if max_rows is not None and rows > max_rows:
         raise SubmissionError(f"{path.name} has more than {max_rows:,} rows, the limit for a submission of "
                               f"{wanted_rows:,} ids ({MAX_ROWS_FACTOR} per id and {MAX_ROWS_SLACK:,} more); "

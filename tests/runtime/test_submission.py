@@ -315,3 +315,10 @@ def test_the_id_check_is_linear_in_the_rows(tmp_path):
     assert "50000 of the 50000 test ids are missing" in message
     assert "50000 id(s) are not test ids (e.g. x0, x1, x2, x3, x4, ...)" in message
     assert took < 5
+
+
+def test_rows_ended_by_carriage_returns_are_counted_too(tmp_path, monkeypatch):
+    monkeypatch.setattr(submission_module, "MAX_ROWS_SLACK", 10)
+    path = write(tmp_path, "Id,SalePrice\r" + "1461,1\r" * 19)
+    with pytest.raises(SubmissionError, match="has more than 18 rows"):
+        submission_module.check_submission(path, ["1461", "1462", "1463", "1464"], "Id", ["SalePrice"], "mae")
