@@ -4,9 +4,7 @@ the submission, no cheap exploit (constants, ids, row order, duplicates) reaches
 from __future__ import annotations
 
 import pytest
-from task_helpers import TASKS, TIMED
-
-from mlab.sandbox.runner import sandbox_available
+from task_helpers import TASKS, TIMED, confinement_checkable
 
 CONFINEMENT = "sandbox confines scripts"
 
@@ -15,7 +13,7 @@ CONFINEMENT = "sandbox confines scripts"
 def test_lite_task_passes_its_audit(name, audit_of):
     report = audit_of(name)
     findings = report.findings
-    if not sandbox_available()[0]:  # without bubblewrap confinement cannot hold; the rest must
+    if not confinement_checkable():  # without bubblewrap confinement cannot hold; the rest must (not in CI)
         findings = [f for f in findings if not f.startswith(CONFINEMENT)]
     assert findings == []
     assert {"answers stay private", "prompt names the submission", "baseline reproduces",
@@ -87,3 +85,14 @@ def test_audit_command_reports_each_check(capsys, suite_build, audit_of, monkeyp
     out = capsys.readouterr().out
     assert "ok    answers stay private" in out and "audit of house-price (lite)" in out
     assert code == (0 if audit_of("house-price").ok else 1)
+
+
+def test_a_missing_sandbox_fails_the_audit_tests_in_ci(monkeypatch):
+    from mlab.sandbox import runner
+
+    monkeypatch.setattr(runner, "sandbox_available", lambda: (False, "bubblewrap is not installed"))
+    monkeypatch.delenv("CI", raising=False)
+    assert confinement_checkable() is False
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set but the sandbox is unavailable"):
+        confinement_checkable()
