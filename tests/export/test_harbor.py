@@ -254,10 +254,13 @@ def test_a_task_without_demonstration_or_recorded_baseline_gets_one_measured_and
     (tmp_path / "rows.csv").write_text("\n".join(["Id,x,y"] + [f"{i},{i},{2 * i + 1}" for i in range(20)]) + "\n")
     (tmp_path / "tiny.mlab").write_text(TINY_TASK)
     wheel = next((exported / "house-price" / "tests").glob("*.whl"))
+    pinned = "python:3.11-slim@sha256:" + "0123456789abcdef" * 4  # --base-image: both images start from it
     code, _, stderr = mlab("export-task", tmp_path / "tiny.mlab", "--to", "harbor", "-o", tmp_path / "out",
-                           "--wheel", wheel)
+                           "--wheel", wheel, "--base-image", pinned)
     assert code == 0, stderr
     folder = tmp_path / "out" / "tiny"
+    for image in (folder / "environment" / "Dockerfile", folder / "tests" / "Dockerfile"):
+        assert [line for line in image.read_text().splitlines() if line.startswith("FROM ")] == [f"FROM {pinned}"]
     assert not (folder / "solution").exists()
     baseline = json.loads((folder / "tests" / "mlab" / "export.json").read_text())["baseline"]
     assert baseline["measured"] and baseline["script"] == "train.py" and baseline["value"] > 0

@@ -33,10 +33,42 @@ def results(runs_dir) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# what each plot drew (its name → the figure's artists as data), recorded as the report saves it
+DRAWN: dict[str, list[dict]] = {}
+
+
+def _drawn(figure) -> list[dict]:
+    """Per axes: the image arrays, bar heights, lines and scatter points the figure holds."""
+    from matplotlib.container import BarContainer
+
+    return [{"title": axis.get_title(), "images": [np.asarray(image.get_array(), float) for image in axis.images],
+             "bars": [(bars.get_label(), [bar.get_height() for bar in bars]) for bars in axis.containers
+                      if isinstance(bars, BarContainer)],
+             "lines": [(line.get_label(), np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float))
+                       for line in axis.get_lines() if not line.get_label().startswith("_")],
+             "points": [(c.get_label(), np.asarray(c.get_offsets(), float)) for c in axis.collections
+                        if not c.get_label().startswith("_")],
+             "texts": [text.get_text() for text in axis.texts],
+             "xticks": [tick.get_text() for tick in axis.get_xticklabels()],
+             "yticks": [tick.get_text() for tick in axis.get_yticklabels()]}
+            for axis in figure.axes if axis.get_label() != "<colorbar>"]
+
+
 @pytest.fixture(scope="session")
 def report(runs_dir, tmp_path_factory) -> Path:
+    from unittest import mock
+
+    from matplotlib.figure import Figure
+
     out = tmp_path_factory.mktemp("report")
-    code, stdout, stderr = mlab("report", runs_dir, "-o", out, "--compare", "agent:research,agent:react")
+    save = Figure.savefig
+
+    def recording_savefig(figure, path, *args, **kwargs):
+        DRAWN[Path(path).stem] = _drawn(figure)
+        return save(figure, path, *args, **kwargs)
+
+    with mock.patch.object(Figure, "savefig", recording_savefig):
+        code, stdout, stderr = mlab("report", runs_dir, "-o", out, "--compare", "agent:research,agent:react")
     assert code == 0, stderr
     assert f"report written to {out / 'report.md'}" in stdout
     return out
@@ -234,3 +266,75 @@ def test_runs_sharing_a_build_read_its_task_once(runs_dir, monkeypatch):
     runs = loaded.load_runs([runs_dir])
     evaluate_runs(runs)
     assert len(runs) > 10 and len(parsed) == len({run.build_key for run in runs}) < len(runs)
+
+
+
+def _label(row) -> str:
+    return f"{row.agent} · {row.model}"
+
+
+def _panels(name: str) -> dict[str, dict]:
+    """A plot's panels by the data variant their title names."""
+    return {axis["title"].rpartition("data ")[2]: axis for axis in DRAWN[name] if "data " in axis["title"]}
+
+
+def test_the_heatmap_draws_each_groups_success_rate_per_task(report, results):
+    panels = _panels("success_heatmap")
+    assert set(panels) == set(results.variant)
+    for variant, axis in panels.items():
+        (grid,) = axis["images"]
+        groups = [label.replace("\n", " · ") for label in axis["xticks"]]
+        part = results[results.variant == variant]
+        assert axis["yticks"] == sorted(part.task.unique()) and groups == sorted(results.apply(_label, axis=1).unique())
+        for i, task in enumerate(axis["yticks"]):
+            for j, group in enumerate(groups):
+                runs = part[(part.task == task) & (part.apply(_label, axis=1) == group)]
+                assert (np.isnan(grid[i, j]) if runs.empty else grid[i, j] == pytest.approx(runs.success.mean())), \
+                    (variant, task, group)
+    assert any(0 < value < 1 for axis in panels.values() for value in axis["images"][0].ravel() if value == value)
+
+
+def test_the_bars_draw_each_groups_average_improvement(report, results):
+    over = pd.read_csv(report / "over_tasks.csv")
+    panels = _panels("improvement_bars")
+    assert set(panels) == set(results.variant)
+    for variant, axis in panels.items():
+        part = results[results.variant == variant]
+        tasks = sorted(part.task.unique()) + ["all tasks"]
+        assert axis["xticks"] == tasks
+        for group, heights in axis["bars"]:
+            agent, model = group.split(" · ", 1)
+            expected = []
+            for task in tasks[:-1]:  # the mean over valid submissions; no bar (0) without one
+                valid = part[(part.task == task) & (part.agent == agent) & (part.model == model)].improvement.dropna()
+                expected.append(100 * valid.mean() if len(valid) else 0.0)
+            row = over[(over.data_variant == variant) & (over.agent == agent) & (over.model == model)]
+            expected.append(0.0 if row.empty or np.isnan(row.avg_improvement.iloc[0]) else 100 * row.avg_improvement.iloc[0])
+            assert heights == pytest.approx(expected), (variant, group)
+    assert any(abs(h) > 1 for axis in panels.values() for _, heights in axis["bars"] for h in heights)
+
+
+def test_the_scatter_draws_each_runs_tokens_and_outcome(report, results):
+    (axis,) = DRAWN["tokens_vs_success"]
+    several = results.variant.nunique() > 1
+    drawn = {label: points for label, points in axis["points"]}
+    expected = results.assign(label=results.apply(_label, axis=1) + (" · " + results.variant if several else ""))
+    assert set(drawn) == set(expected.label)
+    for label, points in drawn.items():
+        runs = expected[expected.label == label]
+        assert sorted(points[:, 0]) == sorted(runs.tokens.astype(float)), label
+        by_tokens = sorted(zip(points[:, 0], points[:, 1]))
+        for (tokens, y), success in zip(by_tokens, runs.sort_values("tokens").success):
+            assert abs(y - success) <= 0.12, (label, tokens)
+    assert len({round(y) for points in drawn.values() for y in points[:, 1]}) == 2  # both outcomes drawn
+
+
+def test_the_anytime_curves_end_at_each_groups_best_step_success(report, results):
+    axes = DRAWN["anytime"]
+    success_by_step = axes[3]  # the second row: runs successful so far; first column: against step
+    expected = results.assign(label=results.apply(_label, axis=1) + " · " + results.variant)
+    assert {label for label, _, _ in success_by_step["lines"]} == set(expected.label)
+    for label, steps, share in success_by_step["lines"]:
+        runs = expected[expected.label == label]
+        assert share[-1] == pytest.approx(100 * runs.best_success.mean()), label
+        assert steps[0] == 0 and np.all(np.diff(share) >= 0), label  # so far: never decreasing

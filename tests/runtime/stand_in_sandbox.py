@@ -3,61 +3,29 @@
 It runs the script as a plain child process in its own session, with the timeout and output
 bound of the policy, and reports the kernel's accounting of it. It is NOT a sandbox; tests use
 it where they check the harness around scripts (trace, compute, resume), not the confinement.
+The policy and result types and describe_result are mlab.sandbox's own; the search engine's
+isolation, time-limit and resume tests run once with the real sandbox too (script_sandbox in
+tests/search/conftest.py).
 """
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
+from mlab.sandbox.runner import SandboxPolicy, ScriptResult, describe_result  # the real types, not copies
 
-@dataclass
-class SandboxPolicy:
-    workspace: Path
-    timeout_s: float
-    memory_bytes: int | None
-    max_output_chars: int = 10000
-    python: str = sys.executable
-    device: str | None = None
-    hidden: tuple = ()
-    network: bool = False
-    env: Mapping[str, str] = field(default_factory=dict)
-    read_only: tuple = ()
-    max_processes: int = 512
-    max_streamed_chars: int = 1_000_000
-    disk_bytes: int | None = None
-
-
-@dataclass
-class ScriptResult:
-    exit_code: int | None
-    timed_out: bool
-    out_of_memory: bool
-    killed_reason: str | None
-    output: str
-    output_chars: int
-    wall_s: float
-    cpu_s: float
-    peak_memory_bytes: int | None
-    sandboxed: bool
+__all__ = ["SandboxPolicy", "ScriptResult", "describe_result", "run_script", "sandbox_available"]
 
 
 def sandbox_available() -> tuple[bool, str]:
     return False, "this is the tests' stand-in, not a sandbox"
 
 
-def describe_result(result: ScriptResult) -> str:
-    if result.timed_out:
-        return "The script was stopped: it reached the time limit."
-    return f"The script ended with exit code {result.exit_code} ({result.wall_s:.1f} s wall)."
-
-
-def run_script(argv: list[str], policy: SandboxPolicy, on_output: Callable[[str], None] | None = None) -> ScriptResult:
+def run_script(argv: list[str], policy: SandboxPolicy,
+               on_output: Callable[[str], None] | None = None) -> ScriptResult:
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

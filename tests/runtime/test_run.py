@@ -262,3 +262,13 @@ def test_a_task_whose_answers_cannot_be_read_is_a_task_error_not_the_agents(new_
     result = evaluate(run)
     assert result["failure_mode"] == "task error" and result["success"] is False
     assert "the task could not be scored" in result["detail"] and result["submitted"] is False
+
+
+def test_mlab_and_mlabc_print_the_installed_version(capsys):
+    from importlib.metadata import version
+
+    from mlabc.cli import main as mlabc_main
+
+    installed = version("mlab-harness")
+    assert main(["--version"]) == 0 and capsys.readouterr().out == f"mlab {installed}\n"
+    assert mlabc_main(["--version"]) == 0 and capsys.readouterr().out == f"mlabc {installed}\n"

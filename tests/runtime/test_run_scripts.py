@@ -43,3 +43,16 @@ def test_a_script_cannot_change_a_read_only_file(new_run, sandboxed):
     observation = run.step("Execute Script", {"script_name": "spoil.py"})
     assert "exit code 1" in observation.text
     assert (run.workspace.root / "train.csv").read_bytes() == original
+
+
+def test_the_stand_in_sandbox_offers_what_the_sandbox_offers_with_its_own_types():
+    import inspect
+
+    import stand_in_sandbox
+
+    from mlab.sandbox import runner
+
+    for name in ("SandboxPolicy", "ScriptResult", "describe_result"):
+        assert getattr(stand_in_sandbox, name) is getattr(runner, name), name
+    for name in ("run_script", "sandbox_available"):
+        assert inspect.signature(getattr(stand_in_sandbox, name)) == inspect.signature(getattr(runner, name)), name

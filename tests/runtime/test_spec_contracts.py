@@ -108,19 +108,102 @@ def test_the_task_object_has_the_declared_fields(house_task):
     assert view["submission_file"] == "submission.csv" and view["direction"] == "lower_is_better"
 
 
-def test_every_template_of_every_agent_renders_with_the_built_context(house_task):
-    build = house_task.build
+PROBLEM = "<the task's problem>"  # stands for the task's problem text in MUST
+# what each template must show of its variables (markers as sample_markers makes them), by agent kind
+# ("linear": the sections and json formats); the reply formats are checked against each agent's sections
+LINEAR_MUST = {
+    "prompt": [PROBLEM, "«tools»", "«reply_format»", "«history»"],
+    "tools": ["«action»", "«description»", "«returns»"],
+    "history": ["«observation»", "«reply»"],
+    "format_error": ["«error»", "«reply_format»"],
+    "understand_file": ["«chunk»", "«things_to_look_for»", "«file_name»"],
+    "understand_file_merge": ["«answers»", "«things_to_look_for»"],
+    "edit_script": ["«content»", "«instruction»"],
+    "edit_script_segment": ["«segment»", "«instruction»"],
+    "summarize_observation": ["«observation»", "«action»"],
+    "reflection": ["«things_to_reflect_on»", "«research_log»"],
+    "retrieve_log": ["«current_plan»", "«research_log»"],
+    "append_summary": ["«observation»", "«action»", "«reply»"],
+    "reply_format": [],
+}
+MUST = {
+    "sections": LINEAR_MUST, "json": LINEAR_MUST,
+    "tools": {**LINEAR_MUST, "prompt": ["«tools»", "«reply_format»"], "problem": [PROBLEM], "turn": ["11", "23"],
+              "fallback_reply_format": []},
+    "search": {"draft": [PROBLEM, "«code_file»", "«journal»", "«data_preview»"],
+               "improve": [PROBLEM, "«parent-code»", "«parent-output»", "«journal»"],
+               "debug": [PROBLEM, "«parent-code»", "«parent-output»"],
+               "crossover": [PROBLEM, "«p1-code»", "«p2-code»"],
+               "review": ["«code»", "«output»"], "format_error": ["«error»", "«code_file»"]},
+}
+NUMBERS = {"step": 11, "max_steps": 23, "chunk_index": 2, "chunk_count": 5, "start_line": 31, "end_line": 37,
+           "node": 4, "max_nodes": 9}
+
+
+def sample_markers(builder, task, sections: list[dict]) -> dict:
+    """Arguments of a builder, each string a marker «name» that a rendering can be searched for."""
+    from mlab.search.tree import Node
+
+    values = {}
+    for name, parameter in inspect.signature(builder).parameters.items():
+        annotation = str(parameter.annotation)
+        if name == "task":
+            values[name] = task
+        elif name == "actions":
+            values[name] = [{"name": "«action»", "description": "«description»", "usage": "{}", "returns": "«returns»"}]
+        elif name == "sections":
+            values[name] = sections
+        elif name == "steps":
+            values[name] = [{"step": 1, "action": "«step-action»", "action_input": {"dir_path": "."},
+                             "observation": "«observation»", "model": {"reply": {"Thought": "«reply»"}}}]
+        elif name == "parent":
+            values[name] = Node(1, None, "draft", plan="«parent-plan»", code="«parent-code»",
+                                output="«parent-output»", validation=0.5, buggy=False)
+        elif name == "parents":
+            values[name] = [Node(n, None, "draft", plan=f"«p{n}-plan»", code=f"«p{n}-code»", output=f"«p{n}-output»",
+                                 validation=0.5, buggy=False) for n in (1, 2)]
+        elif name in NUMBERS:
+            values[name] = NUMBERS[name]
+        elif "list" in annotation:
+            values[name] = [f"«{name}»"]
+        else:
+            values[name] = f"«{name}»"
+    return values
+
+
+def agent_kind(agent) -> str:
+    return "search" if agent.doc.get("search") else agent.doc["reply"]["format"]
+
+
+def test_every_template_of_every_agent_shows_what_it_must(house_task):
+    from mlab.search import context as search_context
+
+    build, env = house_task.build, jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+    kinds = set()
     for agent_name in build.agent_names:
         agent = build.agent(agent_name)
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-        if agent.doc.get("search"):
-            continue  # a tree-search agent's operator templates are rendered by mlab.search
-        builders = dict(context.BUILDERS, **context.TOOLS_BUILDERS) if agent.doc["reply"] and \
-            agent.doc["reply"]["format"] == "tools" else context.BUILDERS
+        kind = agent_kind(agent)
+        kinds.add(kind)
+        builders = {"search": {**dict.fromkeys(("draft", "improve", "debug", "crossover"), search_context.operator_context),
+                               "review": search_context.review_context},
+                    "tools": {**context.BUILDERS, **context.TOOLS_BUILDERS}}.get(kind, context.BUILDERS)
+        sections = (agent.doc.get("reply") or {}).get("sections") or []
         for template, text in agent.templates.items():
-            builder = builders[template]
-            rendered = env.from_string(text).render(**builder(**sample_arguments(builder, house_task)))
-            assert isinstance(rendered, str), (agent_name, template)
+            assert template in MUST[kind], f"{agent_name}: say what its {template} template must show"
+            if kind == "search" and template == "format_error":  # rendered with these (mlab.search.operators)
+                variables = {"error": "«error»", "code_file": "«code_file»", "reply_format": "r", "tool_names": []}
+            else:
+                variables = builders[template](**sample_markers(builders[template], house_task, sections))
+            rendered = env.from_string(text).render(**variables)
+            must = [house_task.view.problem.strip()[:60] if m == PROBLEM else m for m in MUST[kind][template]]
+            if template in ("reply_format", "fallback_reply_format"):
+                shown = [s for s in sections if template == "fallback_reply_format" or s["kind"] == "text"
+                         or kind != "tools"]
+                must += [s["name"].rpartition(".")[2] for s in shown]  # a JSON reply's keys are its names' last parts
+                must += [s["instruction"].strip()[:40] for s in shown if kind != "json" or s["kind"] != "json"]
+            missing = [m for m in must if m not in rendered]
+            assert not missing, f"{agent_name}'s {template} template does not show {missing}"
+    assert kinds == {"sections", "json", "tools", "search"}
 
 
 def test_history_steps_come_from_trace_records(new_run):

@@ -58,6 +58,27 @@ def stand_in_sandbox():
     use_script_runner(previous)
 
 
+@pytest.fixture(params=["stand-in", "bubblewrap"])
+def script_sandbox(request, monkeypatch):
+    """Runs a test once with the stand-in and once in the real sandbox (bubblewrap; skipped where
+    it is missing, except in CI, where it must be there)."""
+    import os
+
+    import stand_in_sandbox as module
+
+    from mlab.actions.scripts import use_script_runner
+    from mlab.sandbox import runner
+
+    if request.param == "bubblewrap":
+        monkeypatch.delenv(runner.NO_SANDBOX_VARIABLE, raising=False)
+        usable, reason = runner.sandbox_available()
+        if not usable:
+            (pytest.fail if os.environ.get("CI") else pytest.skip)(f"no sandbox here: {reason}")
+    previous = use_script_runner(module if request.param == "stand-in" else None)
+    yield request.param
+    use_script_runner(previous)
+
+
 @pytest.fixture
 def scripted(tmp_path):
     """Write replies to a file; the client that plays them (all tiers share the list)."""

@@ -73,6 +73,11 @@ def test_tree_greedy_runs_in_the_engine_is_killed_resumes_and_submits_its_best_n
     code, out, err = mlab("checkout", run_dir, tmp_path / "final")
     assert code == 0 and "the final workspace" in out
     assert "170000.0" in (tmp_path / "final" / "train.py").read_text()
+    code, out, err = mlab("checkout", run_dir, "--node", 3, tmp_path / "node3")  # any node's, by number
+    assert code == 0 and f"checked out node 3 of {run_dir} into {tmp_path / 'node3'}" in out, err
+    assert "90000.0" in (tmp_path / "node3" / "train.py").read_text()
+    code, out, err = mlab("checkout", run_dir, "--node", 9, tmp_path / "node9")
+    assert code != 0 and "node 9" in err and "Traceback" not in err
 
 
 def test_holdout_selection_without_a_validation_split_is_refused_before_a_run_folder_is_made(tmp_path):

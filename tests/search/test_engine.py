@@ -80,7 +80,7 @@ def test_the_token_limit_ends_the_search_and_the_best_node_is_still_submitted(
 
 
 def test_the_time_limit_is_wall_time_and_bounds_a_running_script(house_task, search_agent, scripted,
-                                                                 stand_in_sandbox, tmp_path):
+                                                                 script_sandbox, tmp_path):
     import time
 
     agent = search_agent()

@@ -34,10 +34,56 @@ def test_reviews_are_checked_field_by_field():
             parse_review(text)
 
 
-def test_a_reply_full_of_unclosed_fences_is_refused_quickly():
+def _operations(function, *args) -> int:
+    """Python lines run plus calls made (Python and C) while function(*args) runs: its work."""
+    import sys
+
+    count = 0
+
+    def trace(frame, event, arg):
+        nonlocal count
+        count += 1
+        return trace
+
+    def profile(frame, event, arg):
+        nonlocal count
+        count += event in ("call", "c_call")
+
+    sys.settrace(trace)
+    sys.setprofile(profile)
+    try:
+        function(*args)
+    except ReplyError:
+        pass
+    finally:
+        sys.setprofile(None)
+        sys.settrace(None)
+    return count
+
+
+def _cpu_seconds(function, *args) -> float:
     import time
 
-    started = time.monotonic()
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        try:
+            function(*args)
+        except ReplyError:
+            pass
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def test_a_reply_full_of_unclosed_fences_is_refused_in_work_linear_in_its_size():
+    def reply(lines: int) -> str:
+        return "```python\n" + "```py fence\n" * lines  # one fence opened, never closed
+
     with pytest.raises(ReplyError, match="no ```python code block"):
-        parse_operator_reply("```python\n" + "```py fence\n" * 200_000)
-    assert time.monotonic() - started < 2
+        parse_operator_reply(reply(1_000))
+
+    small, large = _operations(parse_operator_reply, reply(1_000)), _operations(parse_operator_reply, reply(8_000))
+    assert small <= 20 * 1_000 and large <= 8.5 * small, (small, large)  # operations grow with the size, no faster
+    # and so does the time inside C calls: 8 times the input costs about 8 times (quadratic: 64)
+    small_s, large_s = _cpu_seconds(parse_operator_reply, reply(10_000)), _cpu_seconds(parse_operator_reply, reply(80_000))
+    assert large_s <= 24 * (small_s + 1e-3), (small_s, large_s)

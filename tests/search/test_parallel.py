@@ -26,7 +26,7 @@ def facts(record) -> dict:
     return json.loads(line[len("FACTS "):])
 
 
-def test_two_nodes_evaluated_at_once_do_not_see_each_other(house_task, search_agent, scripted, stand_in_sandbox,
+def test_two_nodes_evaluated_at_once_do_not_see_each_other(house_task, search_agent, scripted, script_sandbox,
                                                            tmp_path):
     agent = search_agent(parallel=2)
     run = Run.create(house_task, agent, tmp_path / "runs", limits={"steps": 2})

@@ -20,7 +20,7 @@ def shape(records):
 
 
 def test_resume_in_the_middle_of_a_tree_continues_with_the_same_decisions(
-        house_task, search_agent, scripted, stand_in_sandbox, tmp_path):
+        house_task, search_agent, scripted, script_sandbox, tmp_path):
     agent = search_agent()
     whole = Run.create(house_task, agent, tmp_path / "whole", limits={"steps": 6})
     SearchEngine(whole, scripted(REPLIES, "whole.json"), agent=agent).run_until_done()

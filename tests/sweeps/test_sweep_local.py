@@ -85,8 +85,13 @@ def test_a_killed_sweep_continues_and_each_run_finishes_exactly_once(project):
     assert sorted((line[0], line[1], line[4]) for line in planned) == [
         ("done", "house-price", "0"), ("done", "tiny", "0"), ("done", "tiny", "1"), ("new", "tiny", "2")]
     assert "to run: 1 (new 1, resume 0, retry 0); done: 3" in plan.stdout
-    more = run_sweep(bigger, "--plain", cwd=project)
+    report_before = (sweep / "report" / "report.md").read_bytes()
+    more = run_sweep(bigger, "--plain", "--no-report", cwd=project)
     assert more.returncode == 0, more.stdout + more.stderr
+    # --no-report: runs.md lists the new run, the report is left as it was
+    assert f"run table: {sweep / 'runs.md'}" in more.stdout and "report: " not in more.stdout
+    assert (sweep / "report" / "report.md").read_bytes() == report_before
+    assert sum("| done |" in line for line in (sweep / "runs.md").read_text().splitlines()) == 4
     assert [line.split()[1] for line in more.stdout.splitlines() if line.startswith("start ")] == [
         "tiny/research/lite/main=mlab/demo/seed=2"]
     assert len(run_folders(sweep)) == 4

@@ -4,9 +4,7 @@ the submission, no cheap exploit (constants, ids, row order, duplicates) reaches
 from __future__ import annotations
 
 import pytest
-from task_helpers import TASKS, TIMED
-
-from mlab.sandbox.runner import sandbox_available
+from task_helpers import TASKS, TIMED, confinement_checkable
 
 CONFINEMENT = "sandbox confines scripts"
 
@@ -15,7 +13,7 @@ CONFINEMENT = "sandbox confines scripts"
 def test_lite_task_passes_its_audit(name, audit_of):
     report = audit_of(name)
     findings = report.findings
-    if not sandbox_available()[0]:  # without bubblewrap confinement cannot hold; the rest must
+    if not confinement_checkable():  # without bubblewrap confinement cannot hold; the rest must (not in CI)
         findings = [f for f in findings if not f.startswith(CONFINEMENT)]
     assert findings == []
     assert {"answers stay private", "prompt names the submission", "baseline reproduces",
@@ -78,12 +76,28 @@ def test_audit_finds_a_private_file_copied_to_the_public_side(task_copy, tmp_pat
     assert found == ["public reference.npy is a copy of the private expected_output.npy"]
 
 
-def test_audit_command_reports_each_check(capsys, suite_build, audit_of, monkeypatch):
-    from mlab.audit import checks as audit
+def test_audit_command_runs_the_audit_and_reports_each_check(capsys, suite_build, audit_of):
+    """`mlab audit` itself, the real audit (its own starter run), against the session's report."""
     from mlab.cli import main
 
-    monkeypatch.setattr(audit, "audit_task", lambda task, variant, python=None: audit_of(task.name))
     code = main(["audit", "house-price", "--build", str(suite_build.dir)])
-    out = capsys.readouterr().out
-    assert "ok    answers stay private" in out and "audit of house-price (lite)" in out
-    assert code == (0 if audit_of("house-price").ok else 1)
+    lines = capsys.readouterr().out.splitlines()
+    expected = audit_of("house-price")
+    assert [line[6:] for line in lines if line.startswith("ok    ")] == expected.passed
+    assert [line[6:] for line in lines if line.startswith("FAIL  ")] == expected.findings
+    assert {"answers stay private", "baseline reproduces", "sandbox confines scripts"} <= set(expected.passed) \
+        or not confinement_checkable()
+    assert any(line.startswith("note  starter scored") for line in lines)
+    assert lines[-1] == f"audit of house-price (lite) {'passes' if expected.ok else 'fails'}"[:len(lines[-1])]
+    assert code == (0 if expected.ok else 1)
+
+
+def test_a_missing_sandbox_fails_the_audit_tests_in_ci(monkeypatch):
+    from mlab.sandbox import runner
+
+    monkeypatch.setattr(runner, "sandbox_available", lambda: (False, "bubblewrap is not installed"))
+    monkeypatch.delenv("CI", raising=False)
+    assert confinement_checkable() is False
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI is set but the sandbox is unavailable"):
+        confinement_checkable()
