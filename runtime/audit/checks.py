@@ -8,7 +8,8 @@ On a fresh run of the task (its real workspace, private folder and sandbox polic
 3. baseline: the starter's score reproduces the recorded baseline (tasks/baselines.json)
    within its declared relative tolerance (untimed metrics); a timed task's starter runs and
    writes the expected output; a declared `baseline N because` is reported as such;
-4. prompt: the agent's compiled prompt names the submission file and its columns;
+4. prompt: what the agent's model first reads (a text agent's prompt; a tool agent's system
+   prompt and first user message) names the submission file and its columns;
 5. exploits: constant predictions, the sample submission, predictions from the ids alone, from
    row order and from test rows that duplicate training rows, each scored by the task's own
    scorer, stay below the success threshold (mlab.audit.exploits).
@@ -45,8 +46,9 @@ class AuditReport:
             self.passed.append(name)
 
 
-def audit_task(task, variant_name: str = "lite", python: str | None = None) -> AuditReport:
-    """Run every audit check on a fresh run of the task's variant."""
+def audit_task(task, variant_name: str = "lite", python: str | None = None, agent: str | None = None) -> AuditReport:
+    """Run every audit check on a fresh run of the task's variant, with the task's default agent
+    or the one named (whose first messages the prompt check reads)."""
     from mlab.audit.exploits import CHECK as EXPLOITS
     from mlab.audit.leaks import leak_findings
     from mlab.audit.probe import run_probe
@@ -56,10 +58,10 @@ def audit_task(task, variant_name: str = "lite", python: str | None = None) -> A
     report = AuditReport(task.name, variant_name)
     prepared = prepare_data(task, variant_name)
     report.check("answers stay private", leak_findings(task.variant(variant_name), prepared.public, prepared.private))
-    report.check("prompt names the submission", prompt_findings(task))
+    report.check("prompt names the submission", prompt_findings(task, agent))
     runs_dir = Path(tempfile.mkdtemp(prefix="mlab-audit-runs-"))
     try:
-        run = Run.create(task, task.build.agent(task.view.agent), runs_dir, data=variant_name, python=python)
+        run = Run.create(task, task.build.agent(agent or task.view.agent), runs_dir, data=variant_name, python=python)
         try:
             reached, sandboxed = run_probe(run, prepared.folder)
             if not sandboxed:
@@ -86,19 +88,40 @@ def exploit_findings(task, variant_name: str, prepared, report: AuditReport) -> 
     return findings
 
 
-def prompt_findings(task) -> list[str]:
-    """The default agent's first prompt must name the submission file and every column."""
+def first_messages(task, agent) -> str:
+    """What the agent's model reads of the task at its first step, as the agent's kind sends it:
+    a text agent's one prompt; a tool agent's system prompt and first user message (the problem,
+    or its `problem` template); a tree-search agent's operators, which are given the problem."""
     from mlab.agent import context as C
     from mlab.agent.prompting import Templates
 
-    agent = task.build.agent(task.view.agent)
-    text = Templates(agent.templates).render("prompt", **C.prompt_context(
+    templates = Templates(agent.templates)
+    steps = int(task.view.limits.get("steps") or 0)
+    if agent.doc.get("search"):
+        return task.view.problem or ""
+    if (agent.doc.get("reply") or {}).get("format") == "tools":
+        system = templates.render("prompt", **C.tools_prompt_context(
+            task=task, tools="", tool_names=[], reply_format="", max_steps=steps))
+        problem = templates.render("problem", **C.problem_context(task=task)) if templates.has("problem") \
+            else task.view.problem or ""
+        return system + "\n" + problem
+    return templates.render("prompt", **C.prompt_context(
         task=task, tools="", tool_names=[], reply_format="", history="", research_log="", retrieved="",
-        step=1, max_steps=int(task.view.limits.get("steps") or 0)))
+        step=1, max_steps=steps))
+
+
+def prompt_findings(task, agent_name: str | None = None) -> list[str]:
+    """The agent's first messages must name the submission file and every column, each as a word
+    of its own (a column `y` is not named by "you")."""
+    import re
+
+    agent = task.build.agent(agent_name or task.view.agent)
+    text = first_messages(task, agent)
     submission = task.view.submission
     wanted = [submission.file, *submission.columns] if submission else [None]
-    missing = [w for w in wanted if w and w not in text]
-    return [f"the prompt of agent {agent.name} does not mention {', '.join(map(repr, missing))}"] if missing else []
+    missing = [w for w in wanted if w and not re.search(rf"(?<![\w.-]){re.escape(w)}(?![\w-])", text)]
+    return [f"the first messages of agent {agent.name} do not mention {', '.join(map(repr, missing))}"] \
+        if missing else []
 
 
 def baseline_findings(run, report: AuditReport) -> list[str]:

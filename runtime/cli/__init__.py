@@ -200,6 +200,7 @@ def _add_checks(verbs) -> None:
     shared.add_data(audit)
     shared.add_build(audit)
     shared.add_python(audit)
+    audit.add_argument("--agent", metavar="AGENT", help="audit the prompt as this agent sends it (default: the task's)")
 
 
 def main(argv: list[str] | None = None) -> int:

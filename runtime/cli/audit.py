@@ -11,7 +11,12 @@ def main(args) -> int:
     from mlab.build import resolve_task
 
     task = resolve_task(args.task, Path(args.build) if args.build else None)
-    report = audit_task(task, args.data, python=args.python)
+    agent = getattr(args, "agent", None)
+    if agent is not None and agent not in task.build.agent_names:
+        from mlab.errors import UsageError
+
+        raise UsageError(f"unknown agent {agent!r} for --agent; agents: {', '.join(task.build.agent_names)}")
+    report = audit_task(task, args.data, python=args.python, agent=agent)
     for name in report.passed:
         print(f"ok    {name}")
     for note in report.notes:

@@ -78,13 +78,25 @@ def unmet_requirements(requires, python: str | None = None) -> list[tuple[Requir
 
 
 def check_requirements(task_name: str, requires, python: str | None = None) -> None:
-    """Stop with one line naming the first unmet requirement and the command that installs it."""
+    """Stop with one line naming the first unmet requirement and what to do about it.
+
+    The message names the scripts' interpreter only when the user chose it (`--python`), never
+    this machine's own path. A package that is missing gets its install command (by name: a
+    version the task asks for may not exist, and pip would then refuse the whole command); an
+    installed version that does not satisfy the task is not answered with an install of a
+    version nobody checked exists, but with how to list the released ones."""
     unmet = unmet_requirements(requires, python)
     if not unmet:
         return
-    interpreter = python or sys.executable
+    where, pip = (f"the scripts' interpreter {python}", f"{python} -m pip") if python else \
+        ("the environment mlab runs in", "pip")
+    missing = [r for r, installed in unmet if installed is None]
     requirement, installed = unmet[0]
-    state = "is not installed" if installed is None else f"is {installed}"
-    every = " ".join(f"'{r}'" for r, _ in unmet)
-    raise RequirementError(f"task {task_name} requires {requirement} and {requirement.name} {state} in "
-                           f"{interpreter}; install with: {interpreter} -m pip install {every}")
+    if installed is None:
+        names = " ".join(f"'{r.name}'" for r in missing)
+        wanted = f" (the task asks for {requirement.specifier})" if requirement.specifier else ""
+        raise RequirementError(f"task {task_name} requires {requirement} and {requirement.name} is not installed "
+                               f"in {where}; install it{wanted} with: {pip} install {names}")
+    raise RequirementError(f"task {task_name} requires {requirement} and {requirement.name} is {installed} in "
+                           f"{where}; if a release satisfies {requirement.specifier} ({pip} index versions "
+                           f"{requirement.name} lists them), upgrade to it, otherwise the task's `requires` is wrong")

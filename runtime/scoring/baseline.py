@@ -200,11 +200,35 @@ def run_starter(run, script: str) -> dict:
         restore_files(store, initial, workspace)
         outcome = run.scripts.run(workspace, [script])
         score = score_workspace(run.task, run.meta["data"]["variant"], workspace, run.private_dir)
+        failure = None
+        if score.value is None:
+            failure = starter_failure(script, outcome.exit_code, outcome.output) if outcome.exit_code \
+                else score.detail
         return {"kind": "run", "script": script, "value": score.value, "measured": True,
-                "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 3),
-                "failure": score.detail if score.value is None else None}
+                "exit_code": outcome.exit_code, "wall_s": round(outcome.wall_s, 3), "failure": failure}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def starter_failure(script: str, exit_code: int | None, output: str) -> str:
+    """Why the starter gave no score when it failed: its own error, quoted from its output (the
+    last line Python's traceback ends with), rather than the missing submission that follows."""
+    lines = [line.strip() for line in (output or "").splitlines() if line.strip()]
+    errors = [line for line in lines if _is_error_line(line)]
+    quoted = errors[-1] if errors else (lines[-1] if lines else "no output")
+    missing = "FileNotFoundError" in quoted or "No such file or directory" in quoted
+    where = "; the workspace lacks a file the starter reads" if missing else ""
+    return f"the starter {script} failed (exit code {exit_code}): {quoted[:300]}{where}"
+
+
+def _is_error_line(line: str) -> bool:
+    head = line.split(":", 1)[0].rsplit(".", 1)[-1]  # pandas.errors.EmptyDataError: ...
+    return ":" in line and head.isidentifier() and (head.endswith(("Error", "Exception")) or head in ("KeyboardInterrupt", "SystemExit"))
+
+
+def starter_crashed(baseline: dict) -> bool:
+    """Did a measured baseline fail because its script failed (a task error, whatever the agent did)?"""
+    return bool(baseline.get("measured")) and baseline.get("value") is None and baseline.get("exit_code") not in (0, None)
 
 
 def within_tolerance(measured: float, recorded: float, tolerance: float) -> bool:

@@ -9,7 +9,7 @@ submission instead; evaluator metrics run the task's evaluator (mlab.scoring.eva
 """
 from __future__ import annotations
 
-from mlab.scoring.baseline import measure_baseline
+from mlab.scoring.baseline import measure_baseline, starter_crashed
 from mlab.errors import MlabError
 from mlab.failure import FailureMode
 from mlab.scoring.score import score_run
@@ -55,6 +55,9 @@ def judged(view, score, baseline: dict, outcome_failure: str | None = None, outc
     noisy = success and not timed_rounds_succeed(baseline.get("paired_speedups"), threshold)
     success = success and not noisy
     failure, detail = outcome_failure, outcome_detail
+    if failure is None and starter_crashed(baseline):
+        # the task's own starter cannot run in the workspace: the task is broken, whatever the agent did
+        failure, detail = FailureMode.TASK_ERROR, "the baseline could not be measured: " + str(baseline["failure"])
     if failure is None and score.failure_mode:
         failure, detail = score.failure_mode, score.detail
     elif failure is None and noisy:

@@ -85,6 +85,7 @@ def lab(tmp_path_factory):
     (root / "tasks" / "evaluate.py").write_text(EVALUATE_PY)
     text = source.read_text()
     tabular = text.replace('submission "submission.csv"', f'submission "{SUBMISSION}"').replace(
+        "Write submission.csv", f"Write {SUBMISSION}").replace(
         'read_only ["train.csv", "test.csv"]', f'read_only ["train.csv", "test.csv", "{READ_ONLY}"]')
     timed = tabular.replace("task tiny {", "task tiny-timed {").replace(
         f'submission "{SUBMISSION}" columns ["Id", "y"]', f'submission "{TIMED_SCRIPT}"').replace(

@@ -21,15 +21,28 @@ def test_a_missing_package_names_it_and_the_install_command():
     message = str(raised.value)
     assert "\n" not in message
     assert "requires definitely-not-installed-pkg and definitely-not-installed-pkg is not installed" in message
-    assert message.endswith(f"install with: {sys.executable} -m pip install 'definitely-not-installed-pkg'")
+    assert message.endswith(f"install it with: {sys.executable} -m pip install 'definitely-not-installed-pkg'")
 
 
 def test_a_too_old_package_names_the_installed_version():
     from importlib.metadata import version
 
-    with pytest.raises(RequirementError, match=rf"requires pip>=999 and pip is {version('pip')} in .*"
-                                               rf"pip install 'pip>=999'$"):
+    with pytest.raises(RequirementError, match=rf"requires pip>=999 and pip is {version('pip')} in the environment "
+                                               r"mlab runs in; if a release satisfies >=999 \(pip index versions pip "
+                                               r"lists them\), upgrade to it, otherwise the task's `requires` is wrong$"):
         check_requirements("t", ["pip>=999"])
+
+
+def test_a_version_that_may_not_exist_is_never_suggested_nor_this_interpreters_path():
+    """`requires ["scikit-learn==99.0"]`: no install command for 99.0, and (without --python) no path."""
+    for requires in (["pip==99.0"], ["definitely-not-installed-pkg>=99"]):
+        with pytest.raises(RequirementError) as raised:
+            check_requirements("t", requires)
+        message = str(raised.value)
+        assert "install 'pip==99.0'" not in message and "install 'definitely-not-installed-pkg>=99'" not in message
+        assert sys.executable not in message
+    assert message.endswith("is not installed in the environment mlab runs in; install it (the task asks for >=99) "
+                            "with: pip install 'definitely-not-installed-pkg'")
 
 
 def test_a_requirement_that_does_not_parse_is_named():
