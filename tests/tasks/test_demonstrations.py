@@ -2,9 +2,10 @@
 
 The demonstration (tasks/<task>/demo.json, version 2) writes the task's reference solution
 (tasks/<task>/solution/<file>) over the starter, runs it and submits; the run must beat the
-recorded (or measured) baseline by the task's threshold. No marker is configured for slow
-tests in this repository, so none is used; the timed tasks take longest (their scoring runs
-the starter and the solution side by side for several rounds).
+recorded (or measured) baseline by the task's threshold. These runs train real models, so they
+are the `slow` tier (pyproject.toml's markers): the whole suite and CI run them, `pytest -m "not
+slow"` leaves them out. The timed tasks and the vision tasks take longest (timed scoring runs the
+starter and the solution side by side for several rounds).
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def test_the_demonstration_writes_the_reference_solution(task):
     assert written[-1] == (TASKS / task / "solution" / solution).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", DEMO_TASKS)
 def test_the_demonstration_wins(task, suite_cache, tmp_path):
     code, out, err = mlab("run", task, "--model", "mlab/demo", "--runs-dir", tmp_path)
