@@ -480,6 +480,12 @@ class Env(Entry):
 
 
 @dataclass(frozen=True)
+class NoDeps(Entry):
+    value: Value
+    keyword: ClassVar[str] = "no_deps"
+
+
+@dataclass(frozen=True)
 class Submits(Entry):
     value: Value
     keyword: ClassVar[str] = "submits"

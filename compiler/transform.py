@@ -143,6 +143,7 @@ class ToAst(Transformer):
     requires = _one(A.Requires)
     command = _one(A.Command)
     submits = _one(A.Submits)
+    no_deps = _one(A.NoDeps)
     baseline_run = _one(A.BaselineRun)
     success = _one(A.Success)
     demo = _one(A.Demo)

@@ -396,7 +396,7 @@ ENTRY_LAYOUT = {
     A.DropAction: lambda e: ("drop", ["action", e.name], None, False),
     A.Prompts: lambda e: ("prompts", [], list(e.items), True),
     A.Hook: lambda e: (e.time.value, [e.name.value], None, False),
-    A.Command: _one("command"), A.Submits: _one("submits"),
+    A.Command: _one("command"), A.Submits: _one("submits"), A.NoDeps: _one("no_deps"),
     A.Env: lambda e: ("env", [], list(e.items), False),
     A.ExpTasks: _one("tasks"),
     A.ExpTasksCategory: lambda e: ("tasks", ["category", e.name.value], None, False),

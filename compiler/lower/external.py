@@ -24,7 +24,8 @@ PROBLEM_FILE = "problem.md"  # where the runner writes the problem statement, in
 
 
 def empty_external() -> dict:
-    return {"command": None, "requires": None, "env": {}, "models": {}, "submits": None, "limits": {}}
+    return {"command": None, "requires": None, "no_deps": None, "env": {}, "models": {}, "submits": None,
+            "limits": {}}
 
 
 def kind_of(decl: A.Agent) -> str:
@@ -89,6 +90,8 @@ class ExternalResolver:
                 s["command"] = entry.value
             elif isinstance(entry, A.Requires):
                 s["requires"] = _requirements(entry.value, report)
+            elif isinstance(entry, A.NoDeps):
+                s["no_deps"] = _requirements(entry.value, report)
             elif isinstance(entry, A.Env):
                 for item in entry.items:
                     key = item.key.value
@@ -195,7 +198,8 @@ def lower_external(decl: A.Agent, s: dict, report: Reporter) -> tuple[dict, dict
         return None
     models = {tier: {k: v for k, v in s["models"][tier].items() if not k.startswith("_")}
               if tier in s["models"] else {"default": None, "params": {}} for tier in TIERS}
-    external = {"requires": s["requires"] or [], "env": env_texts, "submits": submits, "limits": s["limits"],
+    external = {"requires": s["requires"] or [], "no_deps": s["no_deps"] or [], "env": env_texts,
+                "submits": submits, "limits": s["limits"],
                 "problem_file": PROBLEM_FILE}
     ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": "", "shown": [],
           "models": models, "history_steps": 0, "summarize_over_chars": 1, "format_retries": 0, "reply": None,

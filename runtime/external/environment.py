@@ -39,9 +39,10 @@ def python_version(python: str) -> str:
     return done.stdout.strip()
 
 
-def environment_key(requires: list[str], version: str) -> str:
+def environment_key(requires: list[str], version: str, no_deps: list[str] = ()) -> str:
     """The digest that names the environment: the requirements (as declared, in order) and the Python."""
-    text = json.dumps({"requires": list(requires), "python": version}, sort_keys=True)
+    text = json.dumps({"requires": list(requires), "python": version, **({"no_deps": list(no_deps)} if no_deps
+                                                                         else {})}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -59,10 +60,11 @@ def environment_python(folder: Path) -> Path:
 
 def prepare_environment(agent_name: str, requires: list[str], base_python: str,
                         say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
-                        cache: Path | None = None) -> Path:
-    """The folder of the agent's environment, made first when the cache has none for these requirements."""
+                        cache: Path | None = None, no_deps: list[str] = ()) -> Path:
+    """The folder of the agent's environment, made first when the cache has none for these requirements
+    (`no_deps`: installed after them, without their own dependencies)."""
     version = python_version(base_python)
-    key = environment_key(requires, version)
+    key = environment_key(requires, version, no_deps)
     root = Path(cache) if cache is not None else agents_cache()
     folder = root / key[:20]
     if (folder / READY).is_file():
@@ -72,17 +74,19 @@ def prepare_environment(agent_name: str, requires: list[str], base_python: str,
         fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same environment: wait for it
         if (folder / READY).is_file():
             return folder
-        what = f"{len(requires)} requirement{'s' if len(requires) != 1 else ''}" if requires else "no requirements"
+        count = len(requires) + len(no_deps)
+        what = f"{count} requirement{'s' if count != 1 else ''}" if count else "no requirements"
         say(f"preparing the environment of agent {agent_name} ({what}) in {folder} ...")
         temp = root / f"{key[:20]}.partial"
         shutil.rmtree(temp, ignore_errors=True)
         try:
-            _make(temp, requires, base_python)
+            _make(temp, requires, base_python, list(no_deps))
             shutil.rmtree(folder, ignore_errors=True)
             # the venv's scripts name its folder in their first line: make it at its final path
             os.replace(temp, folder)
             _fix_paths(folder, temp)
-            (folder / READY).write_text(json.dumps({"requires": requires, "python": version}) + "\n")
+            (folder / READY).write_text(json.dumps({"requires": requires, "no_deps": list(no_deps),
+                                                    "python": version}) + "\n")
         except BaseException:
             shutil.rmtree(temp, ignore_errors=True)
             raise
@@ -90,23 +94,25 @@ def prepare_environment(agent_name: str, requires: list[str], base_python: str,
     return folder
 
 
-def _make(folder: Path, requires: list[str], base_python: str) -> None:
-    args = [base_python, "-m", "venv"] + ([] if requires else ["--without-pip"]) + [str(folder)]
+def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str]) -> None:
+    args = [base_python, "-m", "venv"] + ([] if requires or no_deps else ["--without-pip"]) + [str(folder)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise AgentEnvironmentError(f"cannot make a virtual environment with {base_python}: "
                                 f"{(done.stderr or done.stdout).strip()[-400:]}")
-    if not requires:
-        return
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    try:
-        done = subprocess.run([str(environment_python(folder)), "-m", "pip", "install", "-q", *requires],
-                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=env)
-    except subprocess.TimeoutExpired:
-        raise AgentEnvironmentError(f"installing {', '.join(requires)} took longer than {INSTALL_TIMEOUT_S:g} s") from None
-    if done.returncode != 0:
-        raise AgentEnvironmentError(install_failure(requires, done.stdout + "\n" + done.stderr))
+    for items, flags in ((requires, []), (no_deps, ["--no-deps"])):
+        if not items:
+            continue
+        try:
+            done = subprocess.run([str(environment_python(folder)), "-m", "pip", "install", "-q", *flags, *items],
+                                  capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=env)
+        except subprocess.TimeoutExpired:
+            raise AgentEnvironmentError(f"installing {', '.join(items)} took longer than {INSTALL_TIMEOUT_S:g} s") \
+                from None
+        if done.returncode != 0:
+            raise AgentEnvironmentError(install_failure(items, done.stdout + "\n" + done.stderr))
 
 
 def install_failure(requires: list[str], output: str) -> str:

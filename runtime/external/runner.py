@@ -125,7 +125,7 @@ class ExternalRunner:
 
         run = self.run
         folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []), run.scripts.python,
-                                     say=self.say)
+                                     say=self.say, no_deps=list(self.spec.get("no_deps") or []))
         python = str(environment_python(folder))
         problem_file = self.write_problem()
         gateway_dir = Path(tempfile.mkdtemp(prefix="mlab-gw-"))
