@@ -16,13 +16,21 @@ from __future__ import annotations
 
 import re
 
-from .cli_start import parse_command
 from .lazy import lazy_exports
-from .resources import cache_root, data_dir, std_dir, tasks_dir
-from .units import DURATION_UNITS, SIZE_UNITS
 
 __all__ = ["DURATION_UNITS", "SIZE_UNITS", "cache_root", "data_dir", "lazy_exports", "parse_command", "quote",
            "snake_case", "std_dir", "tasks_dir"]
+
+# name → the kernel module that defines it, imported when the name is first read (so that
+# `import mlabc.shared`, which every subpackage of the runtime does, costs next to nothing)
+_EXPORTS = {"parse_command": "cli_start", "cache_root": "resources", "data_dir": "resources", "std_dir": "resources",
+            "tasks_dir": "resources", "DURATION_UNITS": "units", "SIZE_UNITS": "units"}
+
+__getattr__, _ = lazy_exports(__package__, _EXPORTS)  # modules beside this one, in mlabc
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def quote(value: str) -> str:

@@ -89,3 +89,13 @@ def test_the_compiler_never_imports_the_runtime():
 
 def test_the_kernel_stays_small():
     assert len([p for p in RUNTIME.glob("*.py")]) <= 12  # __init__, build and the kernel's modules
+
+
+def test_the_shared_module_costs_the_runtime_nothing_of_the_compiler():
+    import subprocess
+    import sys
+
+    code = ("import sys, mlab.scoring, mlab.search, mlab.cli\n"
+            "print(sorted(m for m in sys.modules if m.startswith('mlabc') or m in ('lark', 'jinja2', 'ruamel')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['mlabc', 'mlabc.lazy', 'mlabc.shared']"

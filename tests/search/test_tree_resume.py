@@ -46,9 +46,10 @@ def test_resume_in_the_middle_of_a_tree_continues_with_the_same_decisions(
     records = read_trace(run.dir / "trace.jsonl").records
     assert shape(records) == shape(expected) and len(shape(records)) == 6
     # the nodes made after the resume were asked what the uninterrupted run asked (but for the
-    # scripts' wall times in the outputs shown)
+    # scripts' measured times and memory in the outputs shown)
     def prompts(trace):
-        return [re.sub(r"[0-9.]+ s wall", "T s wall", r["model"]["prompt"]) for r in trace if "node" in r]
+        return [re.sub(r"[0-9.]+ s (wall|CPU)|peak memory [0-9.]+ \w+", "(measured)", r["model"]["prompt"])
+                for r in trace if "node" in r]
 
     assert prompts(records) == prompts(expected)
     assert outcome.search["submitted_node"] == 4 and outcome.search["submitted_validation"] == 600.0
