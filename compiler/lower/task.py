@@ -6,6 +6,7 @@ import fnmatch
 from pathlib import Path
 
 from .. import ast as A
+from ..diagnostics import display_path
 from ..values import Reporter, did_you_mean, duplicate_entries
 from .data_files import (check_baseline_script, check_data_files, check_sklearn_name, check_starter_sizes,
                          normalise_pattern)
