@@ -135,3 +135,13 @@ def test_arguments_a_provider_hands_over_decoded_and_nested_too_deep_are_refused
         {"id": "call_1", "function": {"name": "list_files", "arguments": deep}}]}}])
     arguments = reply_message(response)["tool_calls"][0]["function"]["arguments"]
     assert refusal(arguments) == "they nest more than 100 levels deep"
+
+
+def test_a_run_against_a_trickling_server_ends_on_time_with_a_model_api_failure(key, monkeypatch, tiny_task,
+                                                                                tmp_path):
+    monkeypatch.setenv("MLAB_MODEL_TIMEOUT", "0.5")
+    started = time.monotonic()
+    document, records, requests = serve(monkeypatch, tiny_task, tmp_path, [DONE], faults=["trickle"] * 2)
+    assert time.monotonic() - started < 8  # two attempts of 0.5 s, not the 200 s the server would take
+    assert document["failure_mode"] == "model API failure" and len(requests) == 2
+    assert "failed after 2 attempt(s): Timeout: no answer within the time-out" in document["detail"]
