@@ -145,3 +145,13 @@ def test_a_run_against_a_trickling_server_ends_on_time_with_a_model_api_failure(
     assert time.monotonic() - started < 8  # two attempts of 0.5 s, not the 200 s the server would take
     assert document["failure_mode"] == "model API failure" and len(requests) == 2
     assert "failed after 2 attempt(s): Timeout: no answer within the time-out" in document["detail"]
+
+
+def test_the_environment_s_proxy_is_still_followed(key, monkeypatch):
+    # the fake server answers a proxied request too: a reply means the request went through the proxy
+    with FakeOpenAI(["through the proxy"]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base.removesuffix("/v1"))
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        client = ModelClient({"main": TierConfig(MODEL)}, api_base="http://model.invalid/v1", max_attempts=1)
+        assert client.chat("main", HI).response == "through the proxy"
