@@ -155,3 +155,17 @@ def test_the_environment_s_proxy_is_still_followed(key, monkeypatch):
         monkeypatch.delenv("no_proxy", raising=False)
         client = ModelClient({"main": TierConfig(MODEL)}, api_base="http://model.invalid/v1", max_attempts=1)
         assert client.chat("main", HI).response == "through the proxy"
+
+
+def test_a_gzip_body_sent_unasked_is_read_and_a_gzip_bomb_is_refused(key):
+    import gzip
+
+    answer = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "gpt-4o", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "zipped"}}]})
+    bomb = gzip.compress(b" " * (16 << 20))  # 16 MiB of spaces in about 16 KiB
+    with FakeOpenAI([], faults=[("gzip", gzip.compress(answer.encode())), ("gzip", bomb)]) as server:
+        client = ModelClient({"main": TierConfig(MODEL)}, api_base=server.base, max_attempts=1,
+                             max_response_bytes=4 << 20)
+        assert client.chat("main", HI).response == "zipped"
+        with pytest.raises(ModelError, match="more than 4,194,304 bytes long once decompressed"):
+            client.chat("main", HI)
