@@ -8,7 +8,8 @@ until the attempt's deadline, and the transport reads at most MAX_RESPONSE_BYTES
 (after decompression). It then screens the body before litellm decodes it: a body nested past
 MAX_JSON_DEPTH (deep reasoning blocks) is refused, and tool-call arguments past the bounds of
 mlab.models.decode are replaced by a short refusal (`refusal_text`) that the tool loop turns into
-a format error for the model (mlab.models.decode.refusal). Refusals are `ResponseRefused`, a provider error (model API failure).
+a format error for the model (mlab.models.decode.refusal). What is refused whole is
+`ResponseRefused`, a provider error (the run ends as `model API failure`).
 
 litellm takes the transport through `client_session` (the OpenAI SDK, used by `openai/` and
 OpenAI-compatible servers) and `sync_transport` (its own HTTP handlers, made after start-up).
@@ -159,7 +160,7 @@ def _read(stream, limit: int) -> bytes:
     for chunk in stream:
         size += len(chunk)
         if size > limit:
-            raise ResponseRefused(f"the response is more than {limit:,} bytes long; refused unread")
+            raise ResponseRefused(f"the response is more than {limit:,} bytes long; the rest was not read")
         parts.append(chunk)
     return b"".join(parts)
 
