@@ -169,3 +169,17 @@ def test_a_gzip_body_sent_unasked_is_read_and_a_gzip_bomb_is_refused(key):
         assert client.chat("main", HI).response == "zipped"
         with pytest.raises(ModelError, match="more than 4,194,304 bytes long once decompressed"):
             client.chat("main", HI)
+
+
+def test_reasoning_fields_nested_too_deep_in_a_decoded_response_are_a_malformed_response():
+    from types import SimpleNamespace
+
+    from mlab.models.response import MalformedResponse, reply_message
+
+    blocks = inner = []
+    for _ in range(150):  # decoded already (an offline or SDK object), past the bound of 100
+        inner.append([])
+        inner = inner[0]
+    response = SimpleNamespace(choices=[{"message": {"content": "hi", "thinking_blocks": blocks}}])
+    with pytest.raises(MalformedResponse, match="the response's reasoning nests objects or lists 151 levels deep"):
+        reply_message(response)
