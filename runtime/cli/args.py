@@ -58,4 +58,7 @@ def print_json(args, document) -> None:
     import json
     import sys
 
-    print(json.dumps(document, indent=2, default=str), file=getattr(args, "json_stdout", sys.stdout), flush=True)
+    from mlab.export.files import standard  # standard JSON for other tools: no NaN, no lone surrogate
+
+    print(json.dumps(standard(document), indent=2, allow_nan=False), file=getattr(args, "json_stdout", sys.stdout),
+          flush=True)

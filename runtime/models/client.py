@@ -386,7 +386,8 @@ class ModelClient:
         said = None  # the last retry line's failure: the same failure again is not said again
         for attempt in range(1, self.max_attempts + 1):
             try:
-                with bounded(self.timeout_s, self.max_response_bytes or MAX_RESPONSE_BYTES):  # the whole attempt, not each read
+                # the time-out bounds the whole attempt in wall-clock time, not each read
+                with bounded(self.timeout_s, self.max_response_bytes or MAX_RESPONSE_BYTES):
                     response = litellm.completion(model=config.model, messages=messages, num_retries=0, **kwargs)
                 value = read(response)
                 break

@@ -97,7 +97,7 @@ def _plain(value):
     except (TypeError, ValueError):
         return str(value)
     try:
-        return loads(text, what="the response's reasoning fields")
+        return loads(text, what="the response's reasoning")
     except ValueError as problem:
         raise MalformedResponse(str(problem)) from None
 

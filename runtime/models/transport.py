@@ -8,7 +8,8 @@ until the attempt's deadline, and the transport reads at most MAX_RESPONSE_BYTES
 (after decompression). It then screens the body before litellm decodes it: a body nested past
 MAX_JSON_DEPTH (deep reasoning blocks) is refused, and tool-call arguments past the bounds of
 mlab.models.decode are replaced by a short refusal (`refusal_text`) that the tool loop turns into
-a format error for the model (mlab.models.decode.refusal). Refusals are `ResponseRefused`, a provider error (model API failure).
+a format error for the model (mlab.models.decode.refusal). What is refused whole is
+`ResponseRefused`, a provider error (the run ends as `model API failure`).
 
 litellm takes the transport through `client_session` (the OpenAI SDK, used by `openai/` and
 OpenAI-compatible servers) and `sync_transport` (its own HTTP handlers, made after start-up).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 import zlib
 from contextlib import contextmanager
 
@@ -107,16 +109,35 @@ _DROPPED = {b"content-encoding", b"content-length", b"transfer-encoding"}
 
 class BoundedTransport(httpx.BaseTransport):
     """httpx's transport with the call's deadline on every socket operation, the body read whole
-    within MAX_RESPONSE_BYTES, and screened (see the module's text)."""
+    within MAX_RESPONSE_BYTES, and screened (see the module's text). The proxy settings of the
+    environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) are followed as httpx's own client
+    follows them, since a client given a transport no longer reads them itself."""
 
     def __init__(self, verify=True):
-        self.inner = httpx.HTTPTransport(verify=verify)
-        pool = self.inner._pool  # httpx exposes no network backend option: wrap the pool's
+        self.verify = verify
+        self.direct = self._made(None)
+        self.proxied: dict[str, httpx.HTTPTransport] = {}
+        self._lock = threading.Lock()
+
+    def _made(self, proxy: str | None) -> httpx.HTTPTransport:
+        transport = httpx.HTTPTransport(verify=self.verify, proxy=proxy)
+        pool = transport._pool  # httpx exposes no network backend option: wrap the pool's
         pool._network_backend = _Backend(pool._network_backend)
+        return transport
+
+    def _route(self, url: httpx.URL) -> httpx.HTTPTransport:
+        proxies = urllib.request.getproxies()
+        proxy = proxies.get(url.scheme) or proxies.get("all")
+        if not proxy or urllib.request.proxy_bypass(url.host):
+            return self.direct
+        with self._lock:
+            if proxy not in self.proxied:
+                self.proxied[proxy] = self._made(proxy)
+            return self.proxied[proxy]
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.headers["Accept-Encoding"] = "identity"
-        response = self.inner.handle_request(request)
+        response = self._route(request.url).handle_request(request)
         bounds = getattr(_local, "bounds", None)
         limit = bounds.max_bytes if bounds is not None else MAX_RESPONSE_BYTES
         try:
@@ -130,7 +151,8 @@ class BoundedTransport(httpx.BaseTransport):
         return httpx.Response(response.status_code, headers=headers, content=body, extensions=extensions)
 
     def close(self) -> None:
-        self.inner.close()
+        for transport in [self.direct, *self.proxied.values()]:
+            transport.close()
 
 
 def _read(stream, limit: int) -> bytes:
@@ -138,7 +160,7 @@ def _read(stream, limit: int) -> bytes:
     for chunk in stream:
         size += len(chunk)
         if size > limit:
-            raise ResponseRefused(f"the response is more than {limit:,} bytes long; refused unread")
+            raise ResponseRefused(f"the response is more than {limit:,} bytes long; the rest was not read")
         parts.append(chunk)
     return b"".join(parts)
 

@@ -159,7 +159,8 @@ class SearchEngine:
             return "tokens"
         if limits.cost is not None and self.usage.cost is not None and self.usage.cost >= limits.cost:
             return "cost"
-        return None
+        budget = getattr(self.client, "budget", None)  # every call the client made, a lost one's too
+        return budget.reached() if budget is not None else None
 
     # -- the search ----------------------------------------------------------------------
     def run_until_done(self) -> SearchOutcome:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from mlab.agent.replies import MAX_REPLY_CHARS, ReplyError, parse_json_lenient
 from mlab.models.client import ModelClient
 from mlab.models.decode import refusal
+from mlab.models.errors import BudgetSpent
 from mlab.observation import bound_text
 from mlab.trace import PREVIEW_CHARS
 
@@ -126,7 +127,13 @@ class Asker:
         exchange = Exchange(prompt=prompt)
         text = prompt
         for _ in range(self.retries + 1):
-            call = self.client.complete(tier, text, purpose=purpose)
+            try:
+                call = self.client.complete(tier, text, purpose=purpose)
+            except BudgetSpent as spent:  # spent by this exchange's own calls: the node is recorded with them
+                if not exchange.calls:
+                    raise
+                exchange.format_errors.append(f"not asked again: {spent}")
+                return None, exchange
             exchange.calls.append(dict(call.to_json(), prompt=text if text is not prompt else None))
             exchange.response = call.response
             try:
@@ -169,6 +176,8 @@ def ask_review(asker: Asker, prompt: str):
     try:
         call = chat("fast", [{"role": "user", "content": prompt}], tools=[REVIEW_TOOL],
                     tool_choice="required", parallel_tool_calls=False, purpose="review")
+    except BudgetSpent as spent:  # the node is recorded unreviewed; the search ends at the limit
+        return None, Exchange(prompt=prompt, format_errors=[f"not asked: {spent}"])
     except ToolsRefused:
         asker.use_tools = False
         return asker.ask("fast", "review", prompt, parse_review, REVIEW_FORMAT)
@@ -187,7 +196,11 @@ def ask_review(asker: Asker, prompt: str):
     if asker.retries == 0:
         return None, exchange
     retried = Asker(asker.client, asker.templates, asker.names, asker.retries - 1, asker.code_file)
-    parsed, more = retried.ask("fast", "review", prompt, parse_review, REVIEW_FORMAT)
+    try:
+        parsed, more = retried.ask("fast", "review", prompt, parse_review, REVIEW_FORMAT)
+    except BudgetSpent as spent:
+        exchange.format_errors.append(f"not asked again: {spent}")
+        return None, exchange
     more.calls = exchange.calls + more.calls
     more.format_errors = exchange.format_errors + more.format_errors
     return parsed, more

@@ -13,7 +13,8 @@ class FakeOpenAI:
     """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500, 'hang' or
     'no choices' (a 200 response whose `choices` list is empty), 'trickle' (a
     valid response sent a byte every 50 ms; 'trickle headers' from its first byte), ('huge', N) (a body of
-    N bytes, sent as fast as the client reads) or ('body', text) (a 200 response with that body).
+    N bytes, sent as fast as the client reads), ('body', text) (a 200 response with that body) or
+    ('gzip', bytes) (those bytes with content-encoding gzip, whatever the request accepts).
 
     A reply is a text (the message's content) or an assistant message sent as it is (a dict with
     content and tool_calls in OpenAI form; `tool_call(...)` makes one call). With
@@ -45,6 +46,8 @@ class FakeOpenAI:
                 fault = server.faults.pop(0) if server.faults else None
                 if isinstance(fault, tuple) and fault[0] == "body":  # a 200 response with this body as it is
                     return self._send(200, fault[1])
+                if isinstance(fault, tuple) and fault[0] == "gzip":  # these bytes, said to be gzip (asked or not)
+                    return self._send(200, fault[1], encoding="gzip")
                 if fault in ("trickle", "trickle headers"):  # a byte every 50 ms, for minutes
                     return self._trickle(fault == "trickle headers")
                 if isinstance(fault, tuple) and fault[0] == "huge":  # a body of that many bytes, sent fast
@@ -110,10 +113,13 @@ class FakeOpenAI:
                     pass
                 self.close_connection = True
 
-            def _send(self, status, payload):
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+            def _send(self, status, payload, encoding=None):
+                data = payload if isinstance(payload, bytes) else payload.encode() if isinstance(payload, str) \
+                    else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
+                if encoding:
+                    self.send_header("content-encoding", encoding)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 try:

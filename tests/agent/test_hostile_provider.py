@@ -135,3 +135,51 @@ def test_arguments_a_provider_hands_over_decoded_and_nested_too_deep_are_refused
         {"id": "call_1", "function": {"name": "list_files", "arguments": deep}}]}}])
     arguments = reply_message(response)["tool_calls"][0]["function"]["arguments"]
     assert refusal(arguments) == "they nest more than 100 levels deep"
+
+
+def test_a_run_against_a_trickling_server_ends_on_time_with_a_model_api_failure(key, monkeypatch, tiny_task,
+                                                                                tmp_path):
+    monkeypatch.setenv("MLAB_MODEL_TIMEOUT", "0.5")
+    started = time.monotonic()
+    document, records, requests = serve(monkeypatch, tiny_task, tmp_path, [DONE], faults=["trickle"] * 2)
+    assert time.monotonic() - started < 8  # two attempts of 0.5 s, not the 200 s the server would take
+    assert document["failure_mode"] == "model API failure" and len(requests) == 2
+    assert "failed after 2 attempt(s): Timeout: no answer within the time-out" in document["detail"]
+
+
+def test_the_environment_s_proxy_is_still_followed(key, monkeypatch):
+    # the fake server answers a proxied request too: a reply means the request went through the proxy
+    with FakeOpenAI(["through the proxy"]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base.removesuffix("/v1"))
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        client = ModelClient({"main": TierConfig(MODEL)}, api_base="http://model.invalid/v1", max_attempts=1)
+        assert client.chat("main", HI).response == "through the proxy"
+
+
+def test_a_gzip_body_sent_unasked_is_read_and_a_gzip_bomb_is_refused(key):
+    import gzip
+
+    answer = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "gpt-4o", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "zipped"}}]})
+    bomb = gzip.compress(b" " * (16 << 20))  # 16 MiB of spaces in about 16 KiB
+    with FakeOpenAI([], faults=[("gzip", gzip.compress(answer.encode())), ("gzip", bomb)]) as server:
+        client = ModelClient({"main": TierConfig(MODEL)}, api_base=server.base, max_attempts=1,
+                             max_response_bytes=4 << 20)
+        assert client.chat("main", HI).response == "zipped"
+        with pytest.raises(ModelError, match="more than 4,194,304 bytes long once decompressed"):
+            client.chat("main", HI)
+
+
+def test_reasoning_fields_nested_too_deep_in_a_decoded_response_are_a_malformed_response():
+    from types import SimpleNamespace
+
+    from mlab.models.response import MalformedResponse, reply_message
+
+    blocks = inner = []
+    for _ in range(150):  # decoded already (an offline or SDK object), past the bound of 100
+        inner.append([])
+        inner = inner[0]
+    response = SimpleNamespace(choices=[{"message": {"content": "hi", "thinking_blocks": blocks}}])
+    with pytest.raises(MalformedResponse, match="the response's reasoning nests objects or lists 151 levels deep"):
+        reply_message(response)

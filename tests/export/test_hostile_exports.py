@@ -71,3 +71,13 @@ def test_standard_values_have_the_documented_forms():
         inner = inner[0]
     assert inner == TOO_DEEP
     json.loads(json_text(value), parse_constant=refuse_constants)
+
+
+def test_a_json_document_on_stdout_is_standard_json(capsys):
+    from types import SimpleNamespace
+
+    from mlab.cli.args import print_json
+
+    print_json(SimpleNamespace(), {"score": float("nan"), "best": float("inf"), "note": "\udcff"})
+    assert json.loads(capsys.readouterr().out, parse_constant=refuse_constants) == {
+        "score": "NaN", "best": "Infinity", "note": "\\udcff"}

@@ -102,6 +102,9 @@ def test_a_spent_token_limit_stops_an_operator_s_format_retries_and_ends_the_sea
     client = scripted(["No code in this reply.", reply("One.", valid_code(3.0))])
     outcome = SearchEngine(run, client, agent=agent).run_until_done()
     run.close()
-    # the first reply spent the budget: its format retry is not made, and no node is drafted
-    assert outcome.end_reason == "tokens_limit" and outcome.search["nodes"] == 0
+    # the first reply spent the budget: its format retry is not made, and the node is recorded with its call
+    assert outcome.end_reason == "tokens_limit" and outcome.search["nodes"] == 1
     assert client.budget.spent.calls == 1
+    [node] = [r for r in read_trace(run.dir / "trace.jsonl").records if "node" in r]
+    assert node["buggy"] and len(node["model"]["calls"]) == 1
+    assert node["model"]["format_errors"][-1] == "not asked again: the run's tokens limit was reached"

@@ -53,3 +53,16 @@ def test_a_search_without_a_valid_node_fails_as_no_valid_node(house_task, search
     assert result["search"]["buggy_nodes"] == 3
     last = json.loads((run.dir / "trace.jsonl").read_text().splitlines()[2])
     assert last["buggy"] and "no usable plan and code after 3 attempt(s)" in last["observation"]
+
+
+def test_a_review_past_the_token_limit_is_not_asked_and_the_node_is_recorded_unreviewed(
+        house_task, search_agent, scripted, stand_in_sandbox, tmp_path):
+    agent = search_agent(score={"from": "review"})
+    run = Run.create(house_task, agent, tmp_path / "runs", limits={"steps": 3, "tokens": 1})
+    client = scripted([reply("A constant.", valid_code(1.0)), REVIEW_OK])
+    result = finish(run, SearchEngine(run, client, agent=agent))
+    assert (result["end_reason"], result["failure_mode"]) == ("tokens_limit", "no valid node")
+    assert result["model_calls"] == 1 and result["search"]["nodes"] == 1
+    node = json.loads((run.dir / "trace.jsonl").read_text().splitlines()[0])
+    assert node["search"]["review"]["summary"] == \
+        "the review could not be read: not asked: the run's tokens limit was reached"
