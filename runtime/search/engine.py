@@ -27,6 +27,7 @@ from mlab.agent.replies import ReplyError
 from mlab.errors import MlabError, RunError
 from mlab.failure import FailureMode
 from mlab.models.client import ModelClient, ModelError, Usage
+from mlab.models.errors import DemonstrationDone
 from mlab.observation import utf8_safe
 from mlab.search import context as C
 from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
@@ -197,6 +198,9 @@ class SearchEngine:
                         break
                     try:
                         pending = self._make(number, decision)
+                    except DemonstrationDone:  # the demo model has nothing new to offer: the search is done
+                        reason = "demonstration_done"
+                        break
                     except ModelError as problem:
                         failure = (problem.failure_mode, str(problem))
                         break
