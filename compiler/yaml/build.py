@@ -71,8 +71,9 @@ class YamlBuilder(Commented):
         self.hoisted = id(units[0]) if units else None
         items: list[Item] = []
         if module.uses:
-            uses = [self.item(None, Map([Item("std", Scalar(u.target.value))]) if u.std
-                              else value_node(u.target, "str"), u) for u in module.uses]
+            uses = [self.item(None, Map([Item("std", Scalar(u.target.value))]
+                                        + ([Item("version", Scalar(str(u.version.value)))] if u.version else []))
+                              if u.std else value_node(u.target, "str"), u) for u in module.uses]
             items.append(Item("use", Seq(uses)))
         groups: dict[str, Item] = {}
         for decl in yaml_order(list(module.decls)):

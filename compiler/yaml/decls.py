@@ -41,6 +41,8 @@ def _uses(r: YamlReader, node: Node) -> list[A.Use]:
     for item in items:
         if isinstance(item, ScalarNode) and node_tag(item) == "str":
             out.append(A.Use(False, A.Str(r.span(item), item.value), r.span(item)))
+        elif isinstance(item, MappingNode) and len(item.value) == 2:
+            out += _pinned_use(r, item)
         elif isinstance(item, MappingNode):
             one = r.single(item, "a `use` of the standard library")
             if one is None:
@@ -55,6 +57,24 @@ def _uses(r: YamlReader, node: Node) -> list[A.Use]:
         else:
             r.wrong(item, "`use`", 'a file path or `std: NAME`')
     return out
+
+
+def _pinned_use(r: YamlReader, item: MappingNode) -> list[A.Use]:
+    """`- {std: agents, version: 3}`: `use std "agents" version 3`."""
+    fields = {name: value for name, _, value in r.mapping(item, "a `use` of the standard library")}
+    unknown = sorted(set(fields) - {"std", "version"})
+    if unknown or "std" not in fields:
+        r.error("E103", f"unknown keyword `{(unknown or ['version'])[0]}` in `use`", item,
+                "write `- std: agents` or `- {std: agents, version: 3}`")
+        return []
+    name, version = fields["std"], fields["version"]
+    if not (isinstance(name, ScalarNode) and node_tag(name) == "str"):
+        r.wrong(name, "`std`", "the name of a standard-library module")
+        return []
+    if not (isinstance(version, ScalarNode) and node_tag(version) == "int"):
+        r.wrong(version, "`version`", "a release number of the standard library")
+        return []
+    return [A.Use(True, A.Str(r.span(name), name.value), r.span(item), A.Int(r.span(version), int(version.value)))]
 
 
 def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:

@@ -197,8 +197,9 @@ def yaml_form_schema() -> dict:
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "use": {"type": "array", "description": "files to import: a path, or {std: NAME}", "items": {
-                "anyOf": [{"type": "string"}, _object({"std": {"type": "string"}}, required=("std",))]}},
+            "use": {"type": "array", "description": "files to import: a path, or {std: NAME} (with version: N to pin a release)", "items": {
+                "anyOf": [{"type": "string"}, _object({"std": {"type": "string"}, "version": {"type": "integer"}},
+                                                   required=("std",))]}},
             "tasks": _by_name(_ref("task"), "tasks by name"),
             "actions": _by_name({"type": "object", "additionalProperties": _ref("action"),
                                  "properties": {"extends": _ref("name"),
