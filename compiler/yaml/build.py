@@ -251,6 +251,10 @@ class YamlBuilder(Commented):
     def _split(self, e: A.Split):
         if not e.args and e.seed is None:
             return Scalar(e.method.value)
+        if e.method.value == "time" and len(e.args) >= 3 and isinstance(e.args[1], A.Name) and e.args[1].value == "last":
+            horizon = " ".join(str(getattr(a, "text", None) or a.value) for a in e.args[2:])
+            return Map([Item("method", Scalar("time")), Item("column", value_node(e.args[0], "str")),
+                        Item("last", Scalar(horizon))])
         names = {"random": ("fraction",), "group": ("column", "fraction"), "time": ("column", "fraction"),
                  "ordered": ("fraction",)}
         expected = names.get(e.method.value, ())

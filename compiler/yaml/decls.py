@@ -269,15 +269,26 @@ def _split(r, key, value, out):
         if method is not None:
             out.append(A.Split(span, method, (), None))
         return
-    parts = parts_of(r, value, "`split`", {"method": "ident", "column": "str", "fraction": "auto", "seed": "auto"},
-                   required=("method",))
+    parts = parts_of(r, value, "`split`", {"method": "ident", "column": "str", "fraction": "auto", "seed": "auto",
+                                           "last": "auto"}, required=("method",))
     if parts is None:
         if not isinstance(value, MappingNode):
             r.wrong(value, "`split`", "a method name or a mapping with `method`, `column`, `fraction`, `seed`")
         return
     args = tuple(parts[k] for k in ("column", "fraction") if parts.get(k) is not None)
+    if parts.get("last") is not None:  # `last: 30 days` is `split time COLUMN last 30 days`
+        args += (A.Name(parts["last"].span, "last"), *_horizon_values(parts["last"]))
     if parts["method"] is not None:
         out.append(A.Split(span, parts["method"], args, parts.get("seed")))
+
+
+def _horizon_values(value: A.Value) -> tuple:
+    """`30 days` (read as a string) → the number and the unit name, as the .mlab form writes them."""
+    if isinstance(value, A.Str):
+        number, _, unit = value.value.strip().partition(" ")
+        if number.isdigit() and unit.strip():
+            return A.Int(value.span, int(number)), A.Name(value.span, unit.strip())
+    return (value,)
 
 
 def _checksums(r, node, out):

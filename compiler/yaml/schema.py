@@ -109,7 +109,8 @@ def _defs() -> dict:
             "split": {"anyOf": [{"enum": list(SPLITS)}, _object({
                 "method": {"enum": list(SPLITS)}, "column": {"type": "string"},
                 "fraction": {"anyOf": [{"type": "number"}, _ref("percent")]},
-                "seed": {"type": "integer"}}, required=("method",))]},
+                "seed": {"type": "integer"},
+                "last": {"type": "string", "description": "a time split's horizon, e.g. 30 days"}}, required=("method",))]},
             "id": {"type": "string"}, "answers": _ref("strings"), "public": _ref("strings"),
             "private": _ref("strings"),
             "checksum": {"type": "object", "description": "file → SHA-256 digest",
