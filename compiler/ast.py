@@ -552,6 +552,7 @@ class Use:
     std: bool
     target: Str
     span: Span
+    version: "Int | None" = None  # `use std "agents" version 3`: the standard-library release pinned
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ CODES: dict[str, Code] = {
     "E202": Code("import cycle", "Files import each other in a cycle."),
     "E203": Code("unknown standard-library module", "`use std NAME` names a module that mlab does not ship."),
     "E204": Code("cannot read file", "The file could not be read."),
+    "E205": Code("standard-library release not available", "`use std NAME version N` pins a release of the standard library that this mlab does not have."),
     # names and references
     "E301": Code("duplicate declaration", "Two declarations of the same kind share a name."),
     "E302": Code("duplicate entry", "An entry that may appear once appears twice in the same block."),

@@ -99,8 +99,12 @@ class ToAst(Transformer):
         return A.Module(self.path, uses, tuple(d for d in decls if not isinstance(d, A.Use)))
 
     def use(self, meta, *children):
-        std = len(children) == 2
-        return A.Use(std, children[-1], self._span(meta))
+        version = children[-1] if isinstance(children[-1], A.Int) else None
+        rest = children[:-1] if version is not None else children
+        return A.Use(len(rest) == 2, rest[-1], self._span(meta), version)
+
+    def use_version(self, meta, tok):
+        return A.Int(self._tok_span(tok), int(tok))
 
     def task(self, meta, name, *entries):
         return A.Task(self._ident(name), entries, self._span(meta))

@@ -304,7 +304,8 @@ class MlabPrinter:
     def layout(self, node) -> tuple[str, list, list | None, bool]:
         """(first word, further parts, block units or None, whether the block is always expanded)."""
         if isinstance(node, A.Use):
-            return "use", (["std"] if node.std else []) + [node.target], None, False
+            pin = ["version", node.version] if node.version is not None else []
+            return "use", (["std"] if node.std else []) + [node.target] + pin, None, False
         if isinstance(node, A.Decl):
             parts = [node.name.value] + (["external"] if isinstance(node, A.ExternalAgent) else [])
             if isinstance(node, (A.Agent, A.Actions)) and node.parent is not None:

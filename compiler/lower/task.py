@@ -335,6 +335,8 @@ class TaskLowerer:
             return {"method": "none"}
         split: dict = {"method": method}
         args = list(e.args)
+        if method == "time" and len(args) >= 2 and isinstance(args[1], A.Name) and args[1].value == "last":
+            return self._time_horizon(e, split, args)
         expected = {"random": 1, "group": 2, "time": 2, "ordered": 1, "none": 0}[method]
         if len(args) != expected:
             usage = {"random": "split random 0.2 seed 42", "group": 'split group "patient_id" 0.2 seed 42',
@@ -356,6 +358,21 @@ class TaskLowerer:
             split["seed"] = 0
         return split
 
+    def _time_horizon(self, e: A.Split, split: dict, args: list) -> dict:
+        """`split time "date" last 30 days` (or `last 30d`): the rows of the last 30 days before the
+        column's latest date are the test rows, whatever share of the table they are."""
+        split["column"] = self.report.string(args[0], "`split time` column")
+        horizon = time_horizon(args[2:])
+        if horizon is None:
+            self.report.error("E405", "`split time COLUMN last` takes a span of time", e.span,
+                              hint='write e.g. `split time "date" last 30 days` (or `last 12 weeks`, `last 48 hours`, '
+                                   '`last 30d`)')
+            return {"method": "none"}
+        if e.seed is not None:
+            self.report.error("E405", "`split time` is deterministic and takes no seed", e.seed.span)
+        split["horizon"] = horizon
+        return split
+
     # -- cross-entry checks -------------------------------------------------
     def _check_read_only(self, ir) -> None:
         entry = getattr(self, "_read_only_entry", None)
@@ -373,6 +390,20 @@ class TaskLowerer:
                 self.report.error("E503", f"read-only pattern {item.value!r} matches no starter or public file",
                                   item.span, hint="files it could match: " + ", ".join(sorted(candidates)[:8])
                                   if candidates else None)
+
+
+HORIZON_UNITS = {"days": 86400.0, "day": 86400.0, "weeks": 604800.0, "week": 604800.0, "hours": 3600.0,
+                 "hour": 3600.0}
+
+
+def time_horizon(values: list) -> float | None:
+    """Seconds of a horizon written `30 days` (a number and a unit) or `30d` (a duration), else None."""
+    if len(values) == 1 and isinstance(values[0], A.Duration) and values[0].seconds > 0:
+        return values[0].seconds
+    if len(values) == 2 and isinstance(values[0], (A.Int, A.Float)) and isinstance(values[1], A.Name) \
+            and values[1].value in HORIZON_UNITS and values[0].value > 0:
+        return float(values[0].value) * HORIZON_UNITS[values[1].value]
+    return None
 
 
 def lower_task(decl: A.Task, root: Path, report: Reporter) -> tuple[dict, A.Ident | None]:

@@ -125,6 +125,26 @@ def _load(program: Program, path: Path, stack: list[str], at: Span | None = None
         _load(program, target, stack + [key], at=use.target.span)
 
 
+def std_release(folder: Path) -> int:
+    """The release of the standard library in `folder` (its release.json), 0 when it has none."""
+    import json
+
+    try:
+        return int(json.loads((folder / "release.json").read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+def _check_pin(program: Program, use: A.Use, folder: Path) -> None:
+    """`use std "agents" version N`: a release this library has not reached is refused (E205); an
+    earlier one compiles against this release, whose changes since are located in the file (E309)."""
+    have, pinned = std_release(folder), use.version.value
+    if pinned > have or pinned < 1:
+        program.diagnostics.append(Diagnostic(
+            "E205", f"the standard library has no release {pinned}: this one is release {have}", use.version.span,
+            hint=f"pin a release from 1 to {have} (docs/std-library.md lists them), or use a newer mlab"))
+
+
 def _resolve_use(program: Program, use: A.Use, importer: Path) -> Path | None:
     name = use.target.value
     if use.std:
@@ -137,6 +157,8 @@ def _resolve_use(program: Program, use: A.Use, importer: Path) -> Path | None:
                 "E203", f"the standard library has no module {name!r}", use.target.span,
                 hint="available: " + ", ".join(candidates)))
             return None
+        if use.version is not None:
+            _check_pin(program, use, target.parent)
         return target.resolve()
     target = (importer.parent / name).resolve()
     if target.is_dir():

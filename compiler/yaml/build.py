@@ -71,8 +71,9 @@ class YamlBuilder(Commented):
         self.hoisted = id(units[0]) if units else None
         items: list[Item] = []
         if module.uses:
-            uses = [self.item(None, Map([Item("std", Scalar(u.target.value))]) if u.std
-                              else value_node(u.target, "str"), u) for u in module.uses]
+            uses = [self.item(None, Map([Item("std", Scalar(u.target.value))]
+                                        + ([Item("version", Scalar(str(u.version.value)))] if u.version else []))
+                              if u.std else value_node(u.target, "str"), u) for u in module.uses]
             items.append(Item("use", Seq(uses)))
         groups: dict[str, Item] = {}
         for decl in yaml_order(list(module.decls)):
@@ -250,6 +251,10 @@ class YamlBuilder(Commented):
     def _split(self, e: A.Split):
         if not e.args and e.seed is None:
             return Scalar(e.method.value)
+        if e.method.value == "time" and len(e.args) >= 3 and isinstance(e.args[1], A.Name) and e.args[1].value == "last":
+            horizon = " ".join(str(getattr(a, "text", None) or a.value) for a in e.args[2:])
+            return Map([Item("method", Scalar("time")), Item("column", value_node(e.args[0], "str")),
+                        Item("last", Scalar(horizon))])
         names = {"random": ("fraction",), "group": ("column", "fraction"), "time": ("column", "fraction"),
                  "ordered": ("fraction",)}
         expected = names.get(e.method.value, ())

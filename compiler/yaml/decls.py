@@ -41,6 +41,8 @@ def _uses(r: YamlReader, node: Node) -> list[A.Use]:
     for item in items:
         if isinstance(item, ScalarNode) and node_tag(item) == "str":
             out.append(A.Use(False, A.Str(r.span(item), item.value), r.span(item)))
+        elif isinstance(item, MappingNode) and len(item.value) == 2:
+            out += _pinned_use(r, item)
         elif isinstance(item, MappingNode):
             one = r.single(item, "a `use` of the standard library")
             if one is None:
@@ -55,6 +57,24 @@ def _uses(r: YamlReader, node: Node) -> list[A.Use]:
         else:
             r.wrong(item, "`use`", 'a file path or `std: NAME`')
     return out
+
+
+def _pinned_use(r: YamlReader, item: MappingNode) -> list[A.Use]:
+    """`- {std: agents, version: 3}`: `use std "agents" version 3`."""
+    fields = {name: value for name, _, value in r.mapping(item, "a `use` of the standard library")}
+    unknown = sorted(set(fields) - {"std", "version"})
+    if unknown or "std" not in fields:
+        r.error("E103", f"unknown keyword `{(unknown or ['version'])[0]}` in `use`", item,
+                "write `- std: agents` or `- {std: agents, version: 3}`")
+        return []
+    name, version = fields["std"], fields["version"]
+    if not (isinstance(name, ScalarNode) and node_tag(name) == "str"):
+        r.wrong(name, "`std`", "the name of a standard-library module")
+        return []
+    if not (isinstance(version, ScalarNode) and node_tag(version) == "int"):
+        r.wrong(version, "`version`", "a release number of the standard library")
+        return []
+    return [A.Use(True, A.Str(r.span(name), name.value), r.span(item), A.Int(r.span(version), int(version.value)))]
 
 
 def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:
@@ -249,15 +269,26 @@ def _split(r, key, value, out):
         if method is not None:
             out.append(A.Split(span, method, (), None))
         return
-    parts = parts_of(r, value, "`split`", {"method": "ident", "column": "str", "fraction": "auto", "seed": "auto"},
-                   required=("method",))
+    parts = parts_of(r, value, "`split`", {"method": "ident", "column": "str", "fraction": "auto", "seed": "auto",
+                                           "last": "auto"}, required=("method",))
     if parts is None:
         if not isinstance(value, MappingNode):
             r.wrong(value, "`split`", "a method name or a mapping with `method`, `column`, `fraction`, `seed`")
         return
     args = tuple(parts[k] for k in ("column", "fraction") if parts.get(k) is not None)
+    if parts.get("last") is not None:  # `last: 30 days` is `split time COLUMN last 30 days`
+        args += (A.Name(parts["last"].span, "last"), *_horizon_values(parts["last"]))
     if parts["method"] is not None:
         out.append(A.Split(span, parts["method"], args, parts.get("seed")))
+
+
+def _horizon_values(value: A.Value) -> tuple:
+    """`30 days` (read as a string) → the number and the unit name, as the .mlab form writes them."""
+    if isinstance(value, A.Str):
+        number, _, unit = value.value.strip().partition(" ")
+        if number.isdigit() and unit.strip():
+            return A.Int(value.span, int(number)), A.Name(value.span, unit.strip())
+    return (value,)
 
 
 def _checksums(r, node, out):

@@ -115,7 +115,8 @@ def _data_def() -> dict:
         "split": {"anyOf": [{"enum": list(SPLITS)}, _object({
             "method": {"enum": list(SPLITS)}, "column": {"type": "string"},
             "fraction": {"anyOf": [{"type": "number"}, _ref("percent")]},
-            "seed": {"type": "integer"}}, required=("method",))]},
+            "seed": {"type": "integer"},
+            "last": {"type": "string", "description": "a time split's horizon, e.g. 30 days"}}, required=("method",))]},
         "id": {"type": "string"}, "answers": _ref("strings"), "public": _ref("strings"),
         "private": _ref("strings"),
         "checksum": {"type": "object", "description": "file → SHA-256 digest",
@@ -229,8 +230,9 @@ def yaml_form_schema() -> dict:
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "use": {"type": "array", "description": "files to import: a path, or {std: NAME}", "items": {
-                "anyOf": [{"type": "string"}, _object({"std": {"type": "string"}}, required=("std",))]}},
+            "use": {"type": "array", "description": "files to import: a path, or {std: NAME} (with version: N to pin a release)", "items": {
+                "anyOf": [{"type": "string"}, _object({"std": {"type": "string"}, "version": {"type": "integer"}},
+                                                   required=("std",))]}},
             "tasks": _by_name(_ref("task"), "tasks by name"),
             "actions": _by_name({"type": "object", "additionalProperties": _ref("action"),
                                  "properties": {"extends": _ref("name"),

@@ -14,6 +14,7 @@ from mlab.actions import files as file_actions
 from mlab.actions.history import EditHistory, ResearchLog
 from mlab.observation import Observation, error
 from mlab.actions.scripts import ScriptSettings, execute_script
+from mlab.actions.tables import describe_table
 from mlab.actions.workspace import Workspace
 from mlab.build import TaskBuild
 
@@ -131,6 +132,7 @@ def base_registry() -> PrimitiveRegistry:
     register("inspect_lines", {"script_name": "path", "start_line_number": "int", "end_line_number": "int"},
              {"max_lines": 100}, file_actions.inspect_lines)
     register("undo_edit", {"script_name": "path"}, {}, file_actions.undo_edit)
+    register("describe_table", {"file_name": "path"}, {"max_rows": 100000, "max_columns": 60}, describe_table)
     register("execute_script", {"script_name": "path"}, {"max_output_chars": 10000}, execute_script)
     register("final_answer", {"final_answer": "text"}, {}, file_actions.final_answer)
     register("append_log", {"content": "text"}, {}, file_actions.append_log)

@@ -162,7 +162,8 @@ def _add_reading(verbs) -> None:
 def _add_sweep(verbs) -> None:
     sweep = verbs.add_parser("sweep", help="run an experiment: tasks × agents × models × seeds, then report")
     sweep.add_argument("experiment", metavar="EXPERIMENT",
-                       help="experiment name (from ./tasks or the bundled tasks) or build/experiments/<name>.yaml")
+                       help="experiment name (from ./tasks or the bundled tasks), a .mlab file (FILE.mlab or "
+                            "FILE.mlab:NAME) or build/experiments/<name>.yaml")
     sweep.add_argument("--executor", choices=("local", "ray"), default="local",
                        help="local: worker processes here (default); ray: Ray tasks on a cluster")
     sweep.add_argument("--workers", type=int, metavar="K",

@@ -23,7 +23,8 @@ def split_table(frame, split: dict, where: str):
 
     random: `frame.sample(frac, random_state=seed)` are the test rows, in the order drawn.
     group:  whole groups of `column`, drawn the same way from the distinct values, go to test.
-    time:   the rows with the largest values of `column` go to test.
+    time:   the rows with the largest values of `column` go to test; with a `horizon` (seconds,
+            `split time COLUMN last 30 days`), the rows dated within it before the latest date.
     ordered: the last `fraction` of the rows, in source order, go to test (as the published
             starters cut their tables); the rows are never reordered first.
     """
@@ -53,12 +54,35 @@ def split_table(frame, split: dict, where: str):
         chosen = groups.sample(frac=fraction, random_state=seed)
         in_test = frame[column].isin(set(chosen))
         return frame[~in_test], frame[in_test]
+    if method == "time" and split.get("horizon"):
+        return _split_by_horizon(frame, column, float(split["horizon"]), where)
     if method == "time":
         count = int(round(len(frame) * fraction))
         order = frame[column].sort_values(kind="stable").index
         in_test = frame.index.isin(order[len(order) - count:]) if count else frame.index.isin([])
         return frame[~in_test], frame[in_test]
     raise DataError(f"{where}: unknown split method {method!r}")
+
+
+def _split_by_horizon(frame, column: str, horizon: float, where: str):
+    """`split time COLUMN last 30 days`: the rows dated within `horizon` seconds before the latest
+    date of the column are the test rows; the earlier ones the training rows."""
+    import pandas as pd
+
+    try:
+        dates = pd.to_datetime(frame[column], errors="raise")
+    except (ValueError, TypeError) as problem:
+        raise DataError(f"{where}: `split time {column!r} last ...` needs dates in column {column!r}: "
+                        f"{str(problem).splitlines()[0]}") from None
+    if dates.isna().any():
+        raise DataError(f"{where}: column {column!r} has {int(dates.isna().sum())} row(s) without a date")
+    cutoff = dates.max() - pd.Timedelta(seconds=horizon)
+    in_test = (dates > cutoff).to_numpy()
+    if in_test.all() or not in_test.any():
+        span = f"{dates.min().date()} to {dates.max().date()}"
+        raise DataError(f"{where}: the last {horizon / 86400:g} days of {column!r} ({span}) hold "
+                        f"{int(in_test.sum())} of {len(frame)} rows; choose a horizon that leaves rows on both sides")
+    return frame[~in_test], frame[in_test]
 
 
 def hold_out_validation(train, share: float, seed: int, where: str):

@@ -19,6 +19,12 @@ class RepliesExhausted(ModelError):
     failure_mode = FailureMode.MODEL_REPLIES_EXHAUSTED
 
 
+class DemonstrationDone(RepliesExhausted):
+    """The demo model has played every variant of the demonstration, and the next reply could only
+    repeat one: a tree search ends there (as when its policy is done) instead of evaluating
+    unchanged code again and again."""
+
+
 class ToolsRefused(ModelError):
     """The server refused the `tools` field of a chat call (the model or the server cannot take
     tools); a tool agent continues in its declared fallback format."""

@@ -17,8 +17,11 @@ states::
   variant's code gets its fix; any other debug call gets the best working variant the demonstration
   has (the task's reference solution when it has one).
 
-So whatever the policy asks, every call gets a reply, and a tree of five nodes or more has at least
-two drafts as soon as two draft calls were made. A reply is an operator reply: the plan in prose,
+So whatever the policy asks, a call gets a reply until the demonstration has nothing new: once
+every draft and improvement variant has been given, a call whose reply would repeat one (an
+unchanged parent, a draft again) raises DemonstrationDone, and the tree search ends there as if
+its policy were done, submitting its best node, instead of running unchanged code node after node.
+A tree of five nodes or more has at least two drafts as soon as two draft calls were made. A reply is an operator reply: the plan in prose,
 then one ```python block (the variant's code file). A review call gets the review JSON
 (runtime/search/operators.py: {"is_bug", "metric", "summary"}) read off the script output in its
 prompt: the last "Validation score: N" line, a bug when there is none or the output holds a
@@ -34,7 +37,7 @@ import json
 import re
 
 from mlab.models.demonstration import Demonstration, Variant
-from mlab.models.errors import RepliesExhausted
+from mlab.models.errors import DemonstrationDone, RepliesExhausted
 
 OPERATORS = ("draft", "improve", "debug", "crossover")
 PURPOSES = OPERATORS + ("review",)
@@ -58,6 +61,7 @@ class TreeDemo:
         self.reference = _reference(demonstration)
         self.drafts_made = 0
         self.improved: dict[int | None, int] = {}  # parent variant (None: unrecognised) -> improvements given
+        self.given: set[int] = set()  # the variants replied so far
 
     def reply(self, purpose: str, prompt: str) -> str:
         if purpose == "review":
@@ -76,7 +80,7 @@ class TreeDemo:
             turn = drafts[self.drafts_made % len(drafts):] + drafts[:self.drafts_made % len(drafts)]
             unseen = [i for i in turn if _plan(self.variants[i])[:_PLAN_HEAD] not in prompt]
             self.drafts_made += 1
-            return self._answer(self.variants[(unseen or turn)[0]])
+            return self._answer((unseen or turn)[0])
         parent = self.shown(prompt)
         if purpose == "debug":
             return self._debug(parent)
@@ -106,28 +110,43 @@ class TreeDemo:
         given = self.improved.get(parent, 0)
         self.improved[parent] = given + 1
         if parent is None:
-            return self._answer(self.variants[improvements[given % len(improvements)]])
+            return self._answer(improvements[given % len(improvements)])
         later = [i for i in improvements if i > parent]
         if given < len(later):
-            return self._answer(self.variants[later[given]])
+            return self._answer(later[given])
+        self._repeat()
         return _reply(UNCHANGED_PLAN, _code(self.variants[parent]))
 
     def _debug(self, parent: int | None) -> str:
         if parent is not None and parent + 1 < len(self.variants) and self.roles[parent + 1] == "debug":
-            return self._answer(self.variants[parent + 1])
+            return self._answer(parent + 1)
         if self.reference is not None:
             plan = ("The previous run did not give a valid result. Rather than patch it, go back to the "
                     "demonstration's reference solution, which runs and writes the submission.")
             return _reply(plan, self.reference)
         working = [i for i, role in enumerate(self.roles) if role != "debug"
                    and not (i + 1 < len(self.roles) and self.roles[i + 1] == "debug")]
-        return self._answer(self.variants[(working or self._indices("draft"))[-1]])
+        return self._answer((working or self._indices("draft"))[-1])
 
     def _indices(self, role: str) -> list[int]:
         return [i for i, own in enumerate(self.roles) if own == role]
 
-    def _answer(self, variant: Variant) -> str:
+    def _answer(self, index: int) -> str:
+        """Variant `index` as a reply; once every variant has been given, a repeat ends the search."""
+        if index in self.given:
+            self._repeat()
+        self.given.add(index)
+        variant = self.variants[index]
         return _reply(_plan(variant), _code(variant))
+
+    def _repeat(self) -> None:
+        """The next reply repeats what was given: when every variant a draft or improvement can be
+        has been given, the demonstration has no change left to offer, and the search ends."""
+        offered = {i for i, role in enumerate(self.roles) if role != "debug"}
+        if offered <= self.given:
+            raise DemonstrationDone(
+                f"{self.name} has played every variant of the demonstration ({len(self.given)} given); "
+                "its next reply could only repeat one, so the search ends here")
 
 
 def review(prompt: str) -> str:

@@ -27,7 +27,7 @@ from mlab.agent.replies import ReplyError
 from mlab.errors import MlabError, RunError
 from mlab.failure import FailureMode
 from mlab.models.client import ModelClient, ModelError, Usage
-from mlab.models.errors import BudgetSpent
+from mlab.models.errors import BudgetSpent, DemonstrationDone
 from mlab.models.usage import Budget
 from mlab.observation import utf8_safe
 from mlab.search import context as C
@@ -199,6 +199,9 @@ class SearchEngine:
                         pending = self._make(number, decision)
                     except BudgetSpent as spent:  # the limit was spent inside the step
                         reason = spent.end_reason
+                        break
+                    except DemonstrationDone:  # the demo model has nothing new to offer: the search is done
+                        reason = "demonstration_done"
                         break
                     except ModelError as problem:
                         failure = (problem.failure_mode, str(problem))

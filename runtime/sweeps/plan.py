@@ -1,7 +1,8 @@
 """Expand a compiled experiment into the runs of a sweep: task × agent × models × seed.
 
 An experiment is named (its .mlab declaration is found in ./tasks or the bundled tasks and
-compiled into the build cache) or given as build/experiments/<name>.yaml inside a build. Tasks
+compiled into the build cache), given as a .mlab file as `mlab run` takes a task (FILE.mlab, or
+FILE.mlab:NAME when the file declares several), or as build/experiments/<name>.yaml inside a build. Tasks
 `all` or a category are resolved against the tasks of the build; for a named experiment that
 build holds every task found, so `tasks all` means every task there is.
 """
@@ -173,7 +174,8 @@ def _read_experiment(path: Path) -> dict:
 
 
 def load_experiment(spec: str) -> Experiment:
-    """An experiment by name (compiled into the build cache) or as a .yaml inside a build."""
+    """An experiment by name (compiled into the build cache), as a .mlab file (FILE.mlab or
+    FILE.mlab:NAME), or as a .yaml inside a build."""
     path = Path(spec)
     if spec.endswith((".yaml", ".yml")):
         if not path.is_file():
@@ -185,10 +187,35 @@ def load_experiment(spec: str) -> Experiment:
         build = load_build(build_dir)
         doc = _read_experiment(path)
         return Experiment(doc["name"], doc, build)
-    if "/" in spec or spec.endswith(".mlab"):
-        raise UsageError(f"give an experiment by name (e.g. `mlab sweep smoke`) or as "
-                         f"build/experiments/<name>.yaml, not {spec!r}")
+    file, _, chosen = spec.partition(".mlab:") if ".mlab:" in spec else (spec, "", "")
+    if file.endswith(".mlab") or chosen:
+        source = Path(file if file.endswith(".mlab") else file + ".mlab")
+        return _experiment_of_file(source, chosen or None)
+    if "/" in spec:
+        raise UsageError(f"give an experiment by name (e.g. `mlab sweep smoke`), as a .mlab file (FILE.mlab, or "
+                         f"FILE.mlab:NAME when it declares several) or as build/experiments/<name>.yaml, "
+                         f"not {spec!r}")
     source = find_experiment_source(spec)
+    return _compiled_experiment(spec, source)
+
+
+def _experiment_of_file(source: Path, chosen: str | None) -> Experiment:
+    """`mlab sweep path/to/file.mlab[:NAME]`, as `mlab run` takes a task's .mlab file: the file is
+    compiled into the build cache and its experiment (the one named, or its only one) is run."""
+    if not source.is_file():
+        raise UsageError(f"no such .mlab file: {source}")
+    build = compile_into_cache([source])
+    declared = sorted(build.manifest.get("experiments") or {})
+    if chosen is None and len(declared) != 1:
+        raise UsageError(f"{source} declares {'no experiment' if not declared else 'the experiments ' + ', '.join(declared)}"
+                         + ("" if not declared else f"; choose one with {source}:NAME"))
+    name = chosen or declared[0]
+    if name not in declared:
+        raise UsageError(f"{source} declares no experiment {name!r}; it declares: {', '.join(declared) or 'none'}")
+    return _compiled_experiment(name, source)
+
+
+def _compiled_experiment(spec: str, source: Path) -> Experiment:
     build = compile_into_cache([source])
     doc = _read_experiment(build.dir / "experiments" / f"{spec}.yaml")
     if "names" not in doc["tasks"]:

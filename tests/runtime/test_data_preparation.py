@@ -307,3 +307,26 @@ def test_a_generators_demonstration_and_reference_solution_change_no_data_key(tm
     assert preparation_key(resolve_task(str(source)), "lite") == key
     (tmp_path / "t" / "gen.py").write_text(GENERATOR + "\n# changed\n")
     assert preparation_key(resolve_task(str(source)), "lite") != key
+
+
+DATED = "day,x,y\n" + "".join(f"2024-01-{d:02d},{d},{2 * d}\n" for d in range(1, 31))
+
+
+@pytest.mark.parametrize("horizon", ["last 7 days", "last 1 week", "last 7d"])
+def test_a_time_split_by_horizon_tests_on_the_last_days(tmp_path, mlab_env, horizon):
+    """`split time "day" last 7 days`: the rows dated after the latest date minus 7 days are the test rows."""
+    source = make_task(tmp_path / "t", f"""data lite {{ from csv "rows.csv" split time "day" {horizon}
+        id "day" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }}""",
+                       {"rows.csv": DATED}, metric='mae on "y"')
+    _, frames = prepared_frames(source)
+    assert list(frames["public/test.csv"]["day"]) == [f"2024-01-{d:02d}" for d in range(24, 31)]
+    assert list(frames["public/train.csv"]["day"]) == [f"2024-01-{d:02d}" for d in range(1, 24)]
+    assert list(frames["private/answers.csv"]["y"]) == [2 * d for d in range(24, 31)]
+
+
+def test_a_horizon_that_takes_every_row_is_a_data_error(tmp_path, mlab_env):
+    source = make_task(tmp_path / "t", """data lite { from csv "rows.csv" split time "day" last 90 days
+        id "day" answers ["y"] public ["train.csv", "test.csv"] private ["answers.csv"] }""",
+                       {"rows.csv": DATED}, metric='mae on "y"')
+    with pytest.raises(DataError, match=r"the last 90 days of 'day' \(2024-01-01 to 2024-01-30\) hold 30 of 30 rows"):
+        prepare_data(resolve_task(str(source)), "lite")

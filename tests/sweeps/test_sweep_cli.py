@@ -101,3 +101,44 @@ def test_the_plan_counts_a_tree_searchs_calls_per_node(capsys, tmp_path, sweep_e
     plan = json.loads(capsys.readouterr().out)
     calls = {run["agent"]: run["estimated_calls"] for run in plan["runs"]}
     assert calls == {"research": 10, "tree-greedy": 8, "tree-reviewed": 16}
+
+
+TWO_EXPERIMENTS = """\
+use "tiny.mlab"
+experiment quick {
+  tasks [tiny]
+  agents [research]
+  models ["mlab/demo"]
+  limits { steps 4 }
+}
+experiment twice {
+  tasks [tiny]
+  agents [research, react]
+  models ["mlab/demo"]
+  runs 2
+}
+"""
+
+
+def test_a_sweep_takes_a_mlab_file_as_mlab_run_does(capsys, tmp_path, sweep_env):
+    """`mlab sweep FILE.mlab` runs the file's one experiment; `FILE.mlab:NAME` one of several."""
+    import json
+
+    write_tiny_task(tmp_path)
+    (tmp_path / "one.mlab").write_text(TWO_EXPERIMENTS.split("experiment twice")[0])
+    (tmp_path / "two.mlab").write_text(TWO_EXPERIMENTS)
+    runs = ["--plan", "--json", "--runs-dir", str(tmp_path / "runs")]
+    assert main(["sweep", str(tmp_path / "one.mlab"), *runs]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["experiment"] == "quick" and [(r["task"], r["agent"], r["steps"]) for r in plan["runs"]] == [
+        ("tiny", "research", 4)]
+    assert main(["sweep", f"{tmp_path / 'two.mlab'}:twice", *runs]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["experiment"] == "twice" and len(plan["runs"]) == 4
+    assert main(["sweep", str(tmp_path / "two.mlab"), *runs]) == 2
+    assert f"{tmp_path / 'two.mlab'} declares the experiments quick, twice; choose one with " \
+           f"{tmp_path / 'two.mlab'}:NAME" in capsys.readouterr().err
+    assert main(["sweep", f"{tmp_path / 'two.mlab'}:thrice", *runs]) == 2
+    assert "declares no experiment 'thrice'; it declares: quick, twice" in capsys.readouterr().err
+    assert main(["sweep", str(tmp_path / "missing.mlab"), *runs]) == 2
+    assert "no such .mlab file:" in capsys.readouterr().err

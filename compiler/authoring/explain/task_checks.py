@@ -29,6 +29,13 @@ _RESEARCH_EXTRAS = ('["Execute Script", "Copy File", "Undo Edit Script", "Valida
                     '"Inspect Script Lines", "Edit Script (AI)"]')
 
 EXPLANATIONS: dict[str, Explanation] = {
+    "E205": Explanation(
+        "`use std \"agents\" version N` says which release of the standard library a file was written "
+        "against (docs/std-library.md lists them). A release newer than the one this mlab ships does "
+        "not exist here: pin one it has, or install a newer mlab. An earlier release compiles against "
+        "this one, and what changed since that could break the file is reported at the file's own lines.",
+        'use std "agents" version 99\n\nagent mine extends research {\n  history 2 steps\n}\n',
+        'use std "agents" version 3\n\nagent mine extends research {\n  history 2 steps\n}\n'),
     "E309": Explanation(
         "An agent that extends another (a standard agent, say) and names an action set of its own "
         "inherits its parent's `show` list. When that list names actions the new set lacks (the "

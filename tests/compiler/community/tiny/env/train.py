@@ -1,0 +1,2 @@
+import pandas as pd
+print(len(pd.read_csv("train.csv")))
