@@ -101,3 +101,9 @@ def test_the_plan_counts_a_tree_searchs_calls_per_node(capsys, tmp_path, sweep_e
     plan = json.loads(capsys.readouterr().out)
     calls = {run["agent"]: run["estimated_calls"] for run in plan["runs"]}
     assert calls == {"research": 10, "tree-greedy": 8, "tree-reviewed": 16}
+
+
+def test_a_mistyped_experiment_gets_the_closest_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = _fails(capsys, "papre-table", "--plan")
+    assert code == 2 and "no experiment named 'papre-table' (did you mean `paper-table`?) in " in err
