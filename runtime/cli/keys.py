@@ -14,7 +14,7 @@ from mlab.models.errors import MissingKey
 PROVIDER_KEYS = {
     "anthropic": ("ANTHROPIC_API_KEY",),
     "openai": ("OPENAI_API_KEY",),
-    "gemini": ("GEMINI_API_KEY",),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
     "mistral": ("MISTRAL_API_KEY",),
     "groq": ("GROQ_API_KEY",),
     "deepseek": ("DEEPSEEK_API_KEY",),

@@ -19,6 +19,11 @@ def test_the_house_price_demonstration_is_scored_and_labelled(tmp_path):
     assert document["models"]["main"] == {"model": "mlab/demo", "params": {}, "source": "option"}
     assert {tier["source"] for name, tier in document["models"].items() if name != "main"} == {"main"}
     assert document["schema_version"] == 4 and document["scoring_s"] > 0 and document["agent_kind"] == "linear"
+    from mlab.sandbox.runner import sandbox_available
+
+    usable, reason = sandbox_available()  # its two scripts ran in bubblewrap where it works here
+    assert document["sandbox"] == {"sandboxed": usable, "scripts": 2, "unsandboxed_scripts": 0 if usable else 2,
+                                   "reason": reason}
     assert document["provenance"]["litellm_version"] and document["provenance"]["build_digest"]
     lines = out.splitlines()
     assert "DEMONSTRATION by the keyless demo model (not an agent result)" in lines[0]

@@ -6,8 +6,6 @@ from agent_helpers import mlab, only_run, result
 
 
 def test_a_run_without_the_sandbox_says_so_in_its_files_and_its_report(tiny_task, tmp_path, monkeypatch):
-    from mlab.sandbox.runner import sandbox_available
-
     monkeypatch.setenv("MLAB_NO_SANDBOX", "1")
     code, _, err = mlab("run", tiny_task, "--model", "mlab/demo", "--runs-dir", tmp_path / "runs")
     assert code == 0, err
@@ -23,12 +21,4 @@ def test_a_run_without_the_sandbox_says_so_in_its_files_and_its_report(tiny_task
     code, _, err = mlab("report", tmp_path / "runs", "-o", tmp_path / "report")
     assert code == 0, err
     text = (tmp_path / "report" / "report.md").read_text()
-    assert f"**1 run(s) ran scripts without the sandbox**" in text and run_dir.name in text
-
-    monkeypatch.delenv("MLAB_NO_SANDBOX")
-    usable, reason = sandbox_available()
-    code, _, err = mlab("run", tiny_task, "--model", "mlab/demo", "--runs-dir", tmp_path / "again")
-    assert code == 0, err
-    document = result(only_run(tmp_path / "again"))
-    assert document["sandbox"]["sandboxed"] is usable and document["sandbox"]["reason"] == reason
-    assert document["sandbox"]["unsandboxed_scripts"] == (0 if usable else document["sandbox"]["scripts"])
+    assert "**1 run(s) ran scripts without the sandbox**" in text and run_dir.name in text

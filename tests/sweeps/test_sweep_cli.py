@@ -142,3 +142,9 @@ def test_a_sweep_takes_a_mlab_file_as_mlab_run_does(capsys, tmp_path, sweep_env)
     assert "declares no experiment 'thrice'; it declares: quick, twice" in capsys.readouterr().err
     assert main(["sweep", str(tmp_path / "missing.mlab"), *runs]) == 2
     assert "no such .mlab file:" in capsys.readouterr().err
+
+
+def test_a_mistyped_experiment_gets_the_closest_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err = _fails(capsys, "papre-table", "--plan")
+    assert code == 2 and "no experiment named 'papre-table' (did you mean `paper-table`?) in " in err
