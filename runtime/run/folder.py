@@ -39,6 +39,7 @@ from mlab.actions.workspace import Workspace
 
 RUN_JSON = "run.json"
 PARTIAL_SUFFIX = ".partial"   # .<run-id>.partial: a run folder being made (hidden from every listing)
+ABANDONED_AFTER_S = 60   # a .partial folder this old whose lock no process holds was left by a crash
 RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"
 
 
@@ -118,6 +119,25 @@ def _write_json_atomic(path: Path, document: dict) -> None:
     os.replace(temp, path)
 
 
+def _remove_abandoned(runs_dir: Path) -> None:
+    """Remove the .<id>.partial folders of creations that were killed: their lock is free (the
+    kernel drops it when its process dies) and they are older than a creation's first moment."""
+    from mlab.locks import RUN_LOCK, try_lock
+    from mlab.tree import remove_tree
+
+    for path in runs_dir.glob(f".*{PARTIAL_SUFFIX}"):
+        try:
+            fresh = time.time() - path.lstat().st_mtime < ABANDONED_AFTER_S
+            fd = None if fresh or not path.is_dir() else try_lock(path / RUN_LOCK)
+            if fd is not None:   # None: too young, or still being made
+                try:
+                    remove_tree(path)
+                finally:
+                    os.close(fd)
+        except OSError:
+            continue
+
+
 def _fsync_folder(path: Path) -> None:
     """Make a folder's entries (a new file, a rename into it) durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -181,12 +201,10 @@ class Run:
                cache_dir: Path | None = None, extra: dict[str, dict] | None = None) -> "Run":
         """Prepare a new run folder under runs_dir: workspace, private answers, initial snapshot.
 
-        The folder is made whole under a hidden name (.<run-id>.partial) and renamed into place
-        last, so a run folder always is a complete one: a creation killed at any point (kill -9
-        included) leaves no run to resume, only a hidden folder that no command reads. `extra`:
-        JSON documents (file name → document) that belong to the run from its start, such as
-        `mlab run`'s models.json, written before the rename.
-        """
+        It is made whole under a hidden name (.<run-id>.partial) and renamed into place last, so a
+        creation killed at any point leaves no run, only a hidden folder no command reads (removed
+        by a later create). `extra`: JSON documents (name → document) of the run from its start,
+        such as `mlab run`'s models.json."""
         import sys
 
         variant = task.variant(data)
@@ -196,6 +214,7 @@ class Run:
         runs_dir = Path(runs_dir).resolve()
         try:
             runs_dir.mkdir(parents=True, exist_ok=True)
+            _remove_abandoned(runs_dir)
             for _ in range(20):
                 run_id = new_run_id()
                 if (runs_dir / run_id).exists():
@@ -210,7 +229,9 @@ class Run:
         except OSError as problem:
             raise StorageError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
         staging, folder = runs_dir / f".{run_id}{PARTIAL_SUFFIX}", runs_dir / run_id
+        lock = None
         try:  # a folder left half made (an error, a Ctrl-C) is no run: remove it
+            lock = _lock_run(staging, run_id)   # held from the start, and by the Run after the rename
             for sub in ("workspace", "private", "objects", "output"):
                 (staging / sub).mkdir()
             install_starter(task, staging / "workspace")
@@ -239,8 +260,10 @@ class Run:
             _fsync_folder(runs_dir)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
+            if lock is not None:
+                os.close(lock)
             raise
-        return cls(folder, meta, task, agent, [], dict(snapshotter.manifest))
+        return cls(folder, meta, task, agent, [], dict(snapshotter.manifest), lock)
 
     @classmethod
     def resume(cls, folder: Path, device: str | None = None) -> "Run":

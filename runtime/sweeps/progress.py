@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from mlab.errors import printable
+
 
 class RunUsage:
     """Tokens and cost of one run folder so far."""
@@ -106,6 +108,7 @@ class Progress:
             self._drawn = time.monotonic()
 
     def event(self, text: str) -> None:
+        text = printable(text)   # a failure's message may quote the run's log, which scripts wrote
         if self.live:
             self.stream.write("\r\x1b[K" + text + "\n" + self.line() + "\x1b[K")
         else:

@@ -139,8 +139,9 @@ def test_a_fork_bomb_ends_at_its_process_budget(folders, mode, budget_by):
     result = folders.run(FORK_BOMB, name=marker, max_processes=64, timeout_s=60)
     assert result.killed_reason == BUDGET_REACHED
     assert not result.timed_out and result.exit_code is None
-    assert "fork refused: Resource temporarily unavailable" in result.output
-    assert result.output.count("born") <= 64
+    # The kill now comes at the kernel's first refused fork, often before the refused process can
+    # print that it was refused; what it printed says only that the budget held.
+    assert 0 < result.output.count("born") <= 64
     assert processes_with(marker) == []
     assert zombie_children() == []
     assert_harness_carries_on(folders)

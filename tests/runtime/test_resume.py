@@ -261,12 +261,16 @@ def test_a_run_killed_while_its_folder_is_made_leaves_no_run(house_task, tmp_pat
     assert os.waitstatus_to_exitcode(status) == 137   # it died at the point, before the folder was whole
     assert [p.name for p in runs.iterdir() if not p.name.startswith(".")] == []
     assert find_run_dirs(runs) == []
+    left = list(runs.glob(".*.partial"))   # what the crash left: hidden, and removed once it is old
+    assert len(left) == 1
+    for path in left:
+        os.utime(path, (time.time() - 120, time.time() - 120))
     run = Run.create(house_task, house_task.build.agent("research"), runs,
                      extra={"models.json": {"tiers": {}, "api_base": None, "seed": 0}})
     run.close()
     assert find_run_dirs(runs) == [run.dir]
     assert json.loads((run.dir / "models.json").read_text())["seed"] == 0
-    assert not any(run.dir.parent.glob(f".{run.id}*"))   # the staging name is gone
+    assert not any(runs.glob(".*.partial"))   # the staging name is gone, the abandoned one removed
 
 
 def test_resuming_a_folder_with_no_models_and_no_step_says_to_start_again(new_run, capsys):
@@ -278,3 +282,18 @@ def test_resuming_a_folder_with_no_models_and_no_step_says_to_start_again(new_ru
     err = capsys.readouterr().err
     assert "is not a complete run (no models.json and no step taken" in err and "start a new run" in err
     assert "mlab drive --resume" not in err
+
+
+def test_a_folder_being_made_is_not_taken_for_abandoned(house_task, tmp_path):
+    from mlab.locks import RUN_LOCK, try_lock
+
+    runs = tmp_path / "runs"
+    busy = runs / ".20260101T000000-abcdef.partial"
+    busy.mkdir(parents=True)
+    fd = try_lock(busy / RUN_LOCK)   # as a creation in progress in another process holds it
+    os.utime(busy, (time.time() - 120, time.time() - 120))
+    try:
+        Run.create(house_task, house_task.build.agent("research"), runs).close()
+        assert busy.is_dir()
+    finally:
+        os.close(fd)

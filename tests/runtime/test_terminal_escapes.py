@@ -60,3 +60,13 @@ def test_an_error_message_quoting_agent_text_is_escaped(capsys, tmp_path):
     assert main(["checkout", str(missing), str(tmp_path / "out")]) != 0
     err = capsys.readouterr().err
     assert "\x1b" not in err and "run\\x1b]0;x\\x07" in err
+
+
+def test_a_sweep_event_quoting_a_run_log_is_escaped():
+    from mlab.sweeps.progress import Progress
+
+    for live in (True, False):
+        stream = io.StringIO()
+        Progress("exp", stream=stream, live=live).event("FAILED run-1: the log ends " + HOSTILE)
+        shown = stream.getvalue()
+        assert ESCAPED in shown and "\x1b]" not in shown and "\x07" not in shown

@@ -154,3 +154,15 @@ def test_validation_and_scoring_say_the_same_of_unscorable_numbers(run, value, p
     assert result["failure_mode"] == FailureMode.SUBMISSION_FORMAT_ERROR
     assert result["score"] is None and problem in result["detail"]
     assert result["submission_problem"] == result["detail"]
+
+
+def test_the_workspace_scorer_the_harbor_verifier_uses_states_an_overflowing_submission(run):
+    from mlab.failure import FailureMode
+    from mlab.scoring.score import score_workspace
+
+    ids = public_ids(run)
+    write_submission(run, [(i, "1e308") for i in ids])
+    score = score_workspace(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
+    assert score.value is None and score.submitted
+    assert score.failure_mode == FailureMode.SUBMISSION_FORMAT_ERROR
+    assert f"{len(ids)} value(s) in `SalePrice` are larger in magnitude than 1e+100" in score.detail
