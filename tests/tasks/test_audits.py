@@ -82,7 +82,7 @@ def test_audit_command_reports_each_check(capsys, suite_build, audit_of, monkeyp
     from mlab.audit import checks as audit
     from mlab.cli import main
 
-    monkeypatch.setattr(audit, "audit_task", lambda task, variant, python=None: audit_of(task.name))
+    monkeypatch.setattr(audit, "audit_task", lambda task, variant, python=None, agent=None: audit_of(task.name))
     code = main(["audit", "house-price", "--build", str(suite_build.dir)])
     out = capsys.readouterr().out
     assert "ok    answers stay private" in out and "audit of house-price (lite)" in out
