@@ -541,6 +541,7 @@ class ExpRetries(Entry):
 class ExpOverride(Entry):
     name: Ident
     entries: tuple[Entry, ...]
+    agent: bool = False  # `override agent NAME { limits {...} }`: the limits of one agent's runs
     keyword: ClassVar[str] = "override"
     repeatable: ClassVar[bool] = True
 

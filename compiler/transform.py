@@ -301,6 +301,9 @@ class ToAst(Transformer):
     def exp_override(self, meta, name, *entries):
         return A.ExpOverride(self._span(meta), self._ident(name), entries)
 
+    def exp_agent_override(self, meta, name, *entries):
+        return A.ExpOverride(self._span(meta), self._ident(name), entries, agent=True)
+
 
 class _Attr(tuple):
     """A (attribute, token) pair of a section; `.value` is the token."""

@@ -24,10 +24,15 @@ def add_verbs(verbs) -> None:
     conv.add_argument("-o", "--output", metavar="OUT", help="where to write (default: next to FILE)")
     conv.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     new = verbs.add_parser("new", help="scaffold a new task that passes `mlabc check`")
-    new.add_argument("kind", choices=("task",), help="what to make (a task)")
-    new.add_argument("name", metavar="NAME", help="the task's name, e.g. my-task")
+    new.add_argument("kind", choices=("task", "demo"),
+                     help="what to make: a task, or a demonstration built from a solution folder")
+    new.add_argument("name", metavar="NAME", help="the task's name, e.g. my-task (for demo: the solution folder)")
     new.add_argument("--from", dest="template", metavar="TASK", help="copy this existing task instead")
     new.add_argument("--dir", default="tasks", metavar="DIR", help="where to put it (default: tasks/)")
+    new.add_argument("--steps", metavar="FILE", help="demo: the steps, one action a line (default: write the "
+                     "solution's scripts, run the first, validate, finish)")
+    new.add_argument("-o", "--output", metavar="FILE", help="demo: where to write it (default: demo.json beside "
+                     "the solution folder)")
     explain = verbs.add_parser("explain", help="explain a diagnostic code, with examples (list them without CODE), "
                                                 "or the topic `evaluator`")
     explain.add_argument("code", nargs="?", metavar="CODE", help="e.g. E302, or evaluator (its contract)")
@@ -107,8 +112,33 @@ def cmd_convert(args) -> int:
     return EXIT_OK
 
 
+def cmd_new_demo(args) -> int:
+    import json
+
+    from .demo_builder import DemoBuildError, build_demonstration
+
+    solution = Path(args.name)
+    output = Path(args.output) if args.output else solution.parent / "demo.json"
+    try:
+        steps = Path(args.steps).read_text(encoding="utf-8") if args.steps else None
+        document = build_demonstration(solution, steps, args.steps or "steps")
+        output.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    except DemoBuildError as error:
+        print(f"mlabc new demo: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"mlabc new demo: {getattr(error, 'strerror', None) or error}: {getattr(error, 'filename', '') or ''}",
+              file=sys.stderr)
+        return EXIT_IO
+    print(f"wrote {output} ({len(document['steps'])} steps)")
+    return EXIT_OK
+
+
 def cmd_new(args) -> int:
     from .scaffold import ScaffoldError, new_task
+
+    if args.kind == "demo":
+        return cmd_new_demo(args)
 
     try:
         made = new_task(args.name, Path(args.dir), args.template)

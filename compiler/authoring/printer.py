@@ -404,7 +404,7 @@ ENTRY_LAYOUT = {
     A.ExpAgents: _one("agents"),
     A.ExpModels: lambda e: ("models", ([e.tier.value] if e.tier else []) + [e.value], None, False),
     A.ExpRuns: _one("runs"), A.ExpData: _one("data"), A.ExpRetries: _one("retries"),
-    A.ExpOverride: lambda e: ("override", [e.name.value], list(e.entries), True),
+    A.ExpOverride: lambda e: ("override", (["agent"] if e.agent else []) + [e.name.value], list(e.entries), True),
 }
 
 

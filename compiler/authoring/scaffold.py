@@ -1,8 +1,9 @@
 """`mlabc new task NAME [--from TASK]`: the files of a new task, which pass `mlabc check` as made.
 
 A new task gets DIR/NAME.mlab, a starter folder DIR/NAME/env with a runnable train.py, a small
-generated table for the lite data (with the script that made it) and a demonstration for the
-keyless demo model. Comments in every file say what to replace. `--from TASK` copies an
+generated table for the lite data (with the script that made it), a solution folder and the
+steps of a demonstration for the keyless demo model, and the demo.json built from them
+(`mlabc new demo`, demo_builder.py). Comments in every file say what to replace. `--from TASK` copies an
 existing task instead: its declaration (renamed, its paths moved to the new folder, its comments
 kept) and its folder.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from .. import ast as A
 from ..comments import CommentMap, source_comments
 from ..diagnostics import DiagnosticError
+from .demo_builder import build_demonstration
 from .fmt import format_text
 from ..program.loader import SUFFIX, YAML_SUFFIX
 from .printer import print_module
@@ -140,25 +142,18 @@ if __name__ == "__main__":
 '''
 
 
-def _demonstration() -> dict:
-    """Three steps any agent can play (version 2: actions with inputs, section texts by role):
-    look, run the baseline, finish."""
-    plan = ("1. Look at the files. 2. Run train.py for the baseline. 3. Improve the model. "
-            "4. Write submission.csv.")
-    steps = [
-        ("This is the first step; nothing has been observed yet.", "Nothing observed yet.",
-         "See what the workspace holds.", "List Files", {"dir_path": "."}),
-        ("The workspace holds train.csv, test.csv and train.py.", "The file names come from the listing.",
-         "Run the starter script to measure the baseline.", "Execute Script", {"script_name": "train.py"}),
-        ("train.py ran and wrote submission.csv.", "The score and the file come from the script's output.",
-         "The submission is in place; this demonstration stops here.", "Final Answer",
-         {"final_answer": "Ran the baseline train.py, which wrote submission.csv."}),
-    ]
-    return {"format": "mlab-demonstration", "version": 2,
-            "steps": [{"sections": {"reflection": reflection, "plan": plan, "fact-check": facts, "thought": thought},
-                       "action": action, "input": arguments}
-                      for reflection, facts, thought, action, arguments in steps],
-            "variants": []}
+DEMO_STEPS = """\
+# The steps of {name}'s demonstration, which `mlabc new demo {name}/solution --steps {name}/demo-steps.txt`
+# turns into demo.json (run it again after changing them or the solution). One action a line, its
+# input after the name, and after ` -- ` the thought the step states. `Write File NAME` writes the
+# file NAME of the solution folder.
+List Files . -- See what the workspace holds.
+Execute Script train.py -- Run the starter script to measure the baseline.
+Write File train.py -- TODO: put the winning solution in solution/train.py; this writes it.
+Execute Script train.py -- Train the solution and write submission.csv.
+Validate Submission -- Check the submission's format before finishing.
+Final Answer Ran the solution's train.py, which wrote submission.csv.
+"""
 
 
 def new_task(name: str, folder: Path, template: str | None = None) -> Scaffolded:
@@ -176,11 +171,15 @@ def new_task(name: str, folder: Path, template: str | None = None) -> Scaffolded
         mlab: format_text(TASK_TEMPLATE.format(name=name, mlab=mlab.as_posix()), str(mlab)),
         task_dir / "env" / "train.py": TRAIN_PY.format(name=name),
         task_dir / "lite" / "make_lite.py": MAKE_LITE_PY.format(name=name, rows=300),
-        task_dir / "demo.json": json.dumps(_demonstration(), indent=2) + "\n",
+        task_dir / "solution" / "train.py": TRAIN_PY.format(name=name),
+        task_dir / "demo-steps.txt": DEMO_STEPS.format(name=name),
     }
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    demo = build_demonstration(task_dir / "solution", files[task_dir / "demo-steps.txt"], "demo-steps.txt")
+    files[task_dir / "demo.json"] = json.dumps(demo, indent=2) + "\n"
+    (task_dir / "demo.json").write_text(files[task_dir / "demo.json"], encoding="utf-8")
     generator: dict = {"__name__": "make_lite"}
     exec(compile(files[task_dir / "lite" / "make_lite.py"], "make_lite.py", "exec"), generator)  # our own text
     generator["write"](task_dir / "lite" / "data.csv")

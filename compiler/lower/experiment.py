@@ -32,6 +32,22 @@ def _settings(entries, ir: dict, report: Reporter, refs: list, where: str) -> No
             ir["runs"] = report.integer(entry.value, "`runs`", minimum=1)
 
 
+def _agent_limits(entry: A.ExpOverride, ir: dict, report: Reporter, refs: list) -> None:
+    """`override agent NAME { limits {...} }`: the limits of that agent's runs, over the experiment's
+    and a task override's (a tree search counts nodes where a linear agent counts steps)."""
+    name = entry.name.value
+    where = f"override agent `{name}`"
+    duplicate_entries(entry.entries, report, where)
+    if name in ir.setdefault("agent_overrides", {}):
+        report.error("E302", f"agent `{name}` is overridden twice", entry.name.span)
+        return
+    limits: dict = {}
+    for block in entry.entries:
+        limits.update(lower_limits(block, report, f"{where} limits"))
+    ir["agent_overrides"][name] = {"limits": limits}
+    refs.append(("agent", A.Name(entry.name.span, name)))
+
+
 def lower_experiment(decl: A.Experiment, report: Reporter) -> tuple[dict, list]:
     """The experiment IR and its references [(kind, value node)] to check."""
     where = f"experiment `{decl.name.value}`"
@@ -54,6 +70,8 @@ def lower_experiment(decl: A.Experiment, report: Reporter) -> tuple[dict, list]:
             ir["tasks"] = {"category": report.choice(entry.name, CATEGORIES, "a category")}
         elif isinstance(entry, A.ExpRetries):
             ir["retries"] = report.integer(entry.value, "`retries`", minimum=0)
+        elif isinstance(entry, A.ExpOverride) and entry.agent:
+            _agent_limits(entry, ir, report, refs)
         elif isinstance(entry, A.ExpOverride):
             override: dict = {"models": {}}
             duplicate_entries(entry.entries, report, f"override `{entry.name.value}`")

@@ -161,6 +161,7 @@ def experiment_handlers(r: YamlReader, override: bool = False) -> dict:
             "tasks": lambda n, k, v, out: _exp_tasks(r, k, v, out),
             "retries": one_value(r, A.ExpRetries, "auto"),
             "override": lambda n, k, v, out: _overrides(r, v, out),
+            "override_agent": lambda n, k, v, out: _overrides(r, v, out, agent=True),
         })
     return handlers
 
@@ -197,11 +198,12 @@ def _exp_models(r, key, value, out):
             out.append(A.ExpModels(r.entry_span(tier_key, models), ident, v))
 
 
-def _overrides(r, node, out):
-    for name, key, body in r.mapping(node, "`override`"):
-        ident = r.key_ident(name, key, "a task")
+def _overrides(r, node, out, agent: bool = False):
+    for name, key, body in r.mapping(node, "`override_agent`" if agent else "`override`"):
+        ident = r.key_ident(name, key, "an agent" if agent else "a task")
         entries: list = []
+        handlers = {"limits": limits_entry(r)} if agent else experiment_handlers(r, override=True)
         if node_tag(body) != "null":
-            r.fields(body, f"override `{name}`", experiment_handlers(r, override=True), entries)
+            r.fields(body, f"override {'agent ' if agent else ''}`{name}`", handlers, entries)
         if ident is not None:
-            out.append(A.ExpOverride(r.entry_span(key, body), ident, tuple(entries)))
+            out.append(A.ExpOverride(r.entry_span(key, body), ident, tuple(entries), agent=agent))

@@ -21,6 +21,8 @@ def yaml_key(entry) -> str:
         return entry.time.value
     if isinstance(entry, A.ExpModels):
         return "models"
+    if isinstance(entry, A.ExpOverride) and entry.agent:
+        return "override_agent"  # `override agent NAME { limits }`: `override_agent: {NAME: {limits: ...}}`
     if type(entry) in GROUPED:
         return GROUPED[type(entry)]
     return {A.BaselineRun: "baseline", A.BaselineValue: "baseline", A.DefaultAgent: "agent",

@@ -210,6 +210,7 @@ def _experiment_defs() -> dict:
             "agents": _ref("names"), "models": _ref("models"), "runs": {"type": "integer", "minimum": 1},
             "data": {"enum": list(VARIANTS)}, "limits": _ref("limits"), "retries": {"type": "integer", "minimum": 0},
             "override": _by_name(_ref("override"), "settings for single tasks, by task name"),
+            "override_agent": _by_name(_object({"limits": _ref("limits")}), "limits for single agents, by agent name"),
         }, required=("agents",)),
     }
 

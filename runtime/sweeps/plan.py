@@ -276,9 +276,12 @@ def expand(experiment: Experiment) -> list[RunSpec]:
             raise BuildError(f"experiment {experiment.name} uses agent(s) {', '.join(missing)} that its build "
                              f"does not hold; it holds: {', '.join(build.agent_names)}")
         runs = int(override.get("runs", doc["runs"]))
-        limits = {k: v for k, v in {**doc["limits"], **override.get("limits", {})}.items() if v is not None}
-        resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
+        shared = {**doc["limits"], **override.get("limits", {})}
         for agent in agents:
+            # `override agent NAME { limits }` last: a tree search counts nodes where a linear agent counts steps
+            own = (doc.get("agent_overrides") or {}).get(agent, {}).get("limits", {})
+            limits = {k: v for k, v in {**shared, **own}.items() if v is not None}
+            resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
             per_step = calls_per_step(build.agent(agent).doc)
             for models in _model_combinations({**doc["models"], **override.get("models", {})}):
                 for seed in range(runs):

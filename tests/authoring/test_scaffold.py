@@ -16,8 +16,8 @@ def test_new_task_checks_clean_and_is_formatted(tmp_path, mlabc):
     code, out, err = mlabc("new", "task", "my-task", cwd=tmp_path)
     assert code == 0
     assert out.splitlines() == [f"created tasks/{name}" for name in (
-        "my-task/demo.json", "my-task/env/train.py", "my-task/lite/make_lite.py", "my-task.mlab",
-        "my-task/lite/data.csv")]
+        "my-task/demo-steps.txt", "my-task/demo.json", "my-task/env/train.py", "my-task/lite/make_lite.py",
+        "my-task/solution/train.py", "my-task.mlab", "my-task/lite/data.csv")]
     assert "fill in the TODOs" in err
     assert mlabc("check", "tasks/my-task.mlab", cwd=tmp_path)[:2] == (0, "ok: 3 files, 1 task, 14 agents, 0 experiments\n")
     assert mlabc("fmt", "--check", "tasks", cwd=tmp_path)[0] == 0
@@ -51,7 +51,12 @@ def test_the_demo_stub_is_a_demonstration_any_agent_can_play(tmp_path, mlabc):
     mlabc("new", "task", "toy", "--dir", str(tmp_path))
     demo = json.loads((tmp_path / "toy" / "demo.json").read_text())
     assert (demo["format"], demo["version"]) == ("mlab-demonstration", 2)
-    assert [step["action"] for step in demo["steps"]] == ["List Files", "Execute Script", "Final Answer"]
+    assert [step["action"] for step in demo["steps"]] == ["List Files", "Execute Script", "Write File",
+                                                          "Execute Script", "Validate Submission", "Final Answer"]
+    # built from the solution folder and the steps file, as `mlabc new demo` rebuilds it
+    assert demo["steps"][2]["input"] == {"file_name": "train.py",
+                                         "content": (tmp_path / "toy" / "solution" / "train.py").read_text()}
+    assert demo["solution"] == "train.py"
     assert all(isinstance(step["input"], dict) and step["sections"]["thought"] for step in demo["steps"])
 
 

@@ -148,3 +148,40 @@ def test_a_mistyped_experiment_gets_the_closest_name(capsys, tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     code, err = _fails(capsys, "papre-table", "--plan")
     assert code == 2 and "no experiment named 'papre-table' (did you mean `paper-table`?) in " in err
+
+
+PER_AGENT = """\
+use "tiny.mlab"
+experiment per-agent {
+  tasks  [tiny]
+  agents [research, tree-greedy]
+  models ["mlab/demo"]
+  limits { steps 10  time 20m }
+  override tiny { limits { steps 12 } }
+  override agent tree-greedy {
+    limits { steps 4 }
+  }
+}
+"""
+
+
+def test_limits_per_agent_apply_to_that_agents_runs_only(capsys, tmp_path, sweep_env):
+    """`override agent NAME { limits }` sets one agent's limits (a tree search counts nodes), over the
+    experiment's and a task override's; the other agents keep theirs."""
+    import json
+
+    write_tiny_task(tmp_path)
+    (tmp_path / "per-agent.mlab").write_text(PER_AGENT)
+    assert main(["sweep", str(tmp_path / "per-agent.mlab"), "--plan", "--json",
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert {run["agent"]: run["steps"] for run in plan["runs"]} == {"research": 12, "tree-greedy": 4}
+
+
+def test_an_unknown_agent_in_a_per_agent_override_is_located(tmp_path):
+    from mlabc.api import check_paths
+
+    write_tiny_task(tmp_path)
+    (tmp_path / "bad.mlab").write_text(PER_AGENT.replace("override agent tree-greedy", "override agent tree-gredy"))
+    (diagnostic,) = check_paths([str(tmp_path / "bad.mlab")]).diagnostics
+    assert diagnostic.code == "E304" and diagnostic.span.line == 8 and "tree-gredy" in diagnostic.message
