@@ -28,6 +28,7 @@ EXPECTED = {
     "tasks.py": "worst ratio",
     "timing_noise.py": "false successes",
     "tree.py": "parallel 2:",
+    "viewer.py": "page size per node",
 }
 
 
