@@ -155,7 +155,7 @@ class Run:
             env=thread_env(task.view.cpus), output_dir=self.dir / "output",
             remaining_s=self.remaining_time)
         self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
-        _write_boot(self.dir)
+        _write_boot(self.dir, self._lock)
         self._trace = TraceWriter(self.dir / TRACE)
 
     # -- creating and resuming -----------------------------------------------------------
@@ -419,8 +419,9 @@ def read_run_meta(folder: Path) -> dict:
     return meta
 
 
-BOOT_FILE = ".boot_id"  # the boot the run's last session ran in (see _records_with_intact_objects)
 EMPTY_DIGEST = hashlib.sha256(b"").hexdigest()
+# The boot a run's last session ran in is the content of its lock file (mlab.locks.RUN_LOCK),
+# written by the session holding the lock: see _records_with_intact_objects.
 
 
 def _boot_id() -> str | None:
@@ -431,19 +432,22 @@ def _boot_id() -> str | None:
 
 
 def _read_boot(folder: Path) -> str | None:
+    from mlab.locks import RUN_LOCK
+
     try:
-        return (folder / BOOT_FILE).read_text().strip() or None
-    except OSError:
+        return (folder / RUN_LOCK).read_text().strip() or None
+    except (OSError, UnicodeDecodeError):
         return None
 
 
-def _write_boot(folder: Path) -> None:
+def _write_boot(folder: Path, lock: int) -> None:
     """Note the boot this session runs in, before it writes any object (a failure to note it only
     makes the next resume check every object)."""
     boot = _boot_id()
     if boot is not None and _read_boot(folder) != boot:
         try:
-            (folder / BOOT_FILE).write_text(boot + "\n")
+            os.ftruncate(lock, 0)
+            os.pwrite(lock, (boot + "\n").encode(), 0)
         except OSError:
             pass
 

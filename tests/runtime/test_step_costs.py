@@ -88,7 +88,7 @@ def test_objects_are_hashed_on_resume_only_after_a_reboot(new_run, monkeypatch):
     same = Run.resume(run.dir)  # the boot that wrote the objects: they are whole, none is read
     assert same.steps_taken == 2 and hashed == []
     same.close()
-    (run.dir / folder.BOOT_FILE).write_text("another-boot\n")  # as after a crash of the machine
+    (run.dir / ".lock").write_text("another-boot\n")  # the lock file notes the boot: as after a crash
     rebooted = Run.resume(run.dir)
     assert rebooted.steps_taken == 1 and hashed  # every object read: the torn one sets its step aside
     assert (rebooted.workspace.root / "a.txt").read_text() == "first\n"
