@@ -100,26 +100,29 @@ def time_yaml(texts: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def cold_start_ms(runs: int = 10) -> float:
+RUNS = 10  # fresh processes per median (2 with --quick)
+
+
+def cold_start_ms() -> float:
     samples = []
-    for _ in range(runs):
+    for _ in range(RUNS):
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "mlabc", "--help"], check=True, capture_output=True)
         samples.append((time.perf_counter() - start) * 1000)
     return statistics.median(samples)
 
 
-def parser_build_ms(cached: bool, runs: int = 10) -> float:
+def parser_build_ms(cached: bool, runs: int | None = None) -> float:
     """Building the LALR parser in a fresh process, its import excluded."""
     code = ("import time; from mlabc.parser import mlab_parser; t = time.perf_counter(); "
             f"mlab_parser(cached={cached}); print((time.perf_counter() - t) * 1000)")
     return statistics.median(float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                                                  text=True, env=os.environ).stdout) for _ in range(runs))
+                                                  text=True, env=os.environ).stdout) for _ in range(runs or RUNS))
 
 
-def one_file_check_ms(path: Path, runs: int = 10) -> float:
+def one_file_check_ms(path: Path) -> float:
     samples = []
-    for _ in range(runs):
+    for _ in range(RUNS):
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "mlabc", "check", str(path)], check=True, capture_output=True)
         samples.append((time.perf_counter() - start) * 1000)
@@ -151,7 +154,11 @@ def cache_figures(folder: Path, path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="20 files and 2 samples of each start: checks the benchmark runs")
     args = parser.parse_args()
+    global RUNS
+    if args.quick:
+        args.files, RUNS = 20, 2
     with tempfile.TemporaryDirectory() as tmp:
         files, texts = make_corpus(Path(tmp), args.files)
         time_ours(files[:20]), time_yaml(texts[:20])  # warm caches (parser tables, validators)

@@ -257,6 +257,7 @@ def main() -> int:
     parser.add_argument("run_dir", nargs="?", type=Path, help="a recorded run (default: make a demo run)")
     parser.add_argument("--task", default="house-price", help="task of the demo run (default house-price)")
     parser.add_argument("--keep", action="store_true", help="keep the demo run's folder")
+    parser.add_argument("--quick", action="store_true", help="the default measurement (one demo run): checks the benchmark runs")
     parser.add_argument("--compare", nargs="+", metavar="AGENT",
                         help="demo runs of these agents on the task, their prompt and cached tokens side by side")
     args = parser.parse_args()

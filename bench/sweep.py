@@ -133,7 +133,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sleep", type=float, default=4.0, help="seconds the starter script sleeps")
     parser.add_argument("--executors", default="local,ray")
+    parser.add_argument("--quick", action="store_true", help="2 short runs on the local executor: checks the benchmark runs")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.sleep, args.executors = 2, 0.2, "local"
     executors = [e for e in args.executors.split(",") if e]
     with tempfile.TemporaryDirectory(prefix="mlab-bench-sweep-") as temp:
         folder = Path(temp)

@@ -9,7 +9,7 @@ Printed:
   as `mlab baseline` runs it (a timed task's starter is timed against itself, and its median
   is shown). Tasks whose starter is deliberately incomplete have nothing to time.
 
-    python bench/tasks.py [--tasks house-price,imdb] [--cores 1]
+    python bench/tasks.py [--tasks house-price,imdb] [--cores 1] [--quick]
 """
 from __future__ import annotations
 
@@ -34,7 +34,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", help="comma-separated task names (default: all)")
     parser.add_argument("--cores", type=int, default=1, help="CPUs to pin to (default 1)")
+    parser.add_argument("--quick", action="store_true", help="house-price only: checks the benchmark runs")
     args = parser.parse_args()
+    if args.quick:
+        args.tasks = "house-price"
 
     from mlab.scoring.baseline import measure_starter
     from mlab.build import resolve_task

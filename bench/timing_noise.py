@@ -110,7 +110,10 @@ def main() -> int:
                         help="rounds added to a split verdict (default 10, as mlab.scoring.timed)")
     parser.add_argument("--load", type=int, default=2, help="background busy processes (default 2)")
     parser.add_argument("--work", type=float, default=0.15, help="seconds of work of the starter (default 0.15)")
+    parser.add_argument("--quick", action="store_true", help="2 evaluations of short programs, no load: checks the benchmark runs")
     args = parser.parse_args()
+    if args.quick:
+        args.trials, args.rounds, args.extra, args.load, args.work = 2, 3, 2, 0, 0.02
 
     from mlab.actions.scripts import ScriptSettings
 

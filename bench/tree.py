@@ -2,18 +2,18 @@
 
 A synthetic task (60 rows, a CSV split, MAE) and the std tree-greedy agent (2 drafts, then
 improvements; `parallel` 1 or 2) whose scripted replies are node scripts that each sleep a fixed
-time, write a valid submission and print a validation score. Every node's evaluation then takes the same known time S, so the ideal rate with P
-evaluations at once is P * 60 / S nodes per minute; what the engine adds (model call, copying the
-parent's workspace, the sandbox, reading the score, checking the submission, the snapshot and
-the trace record) shows as the ratio ideal / measured. Target: within 1.15x. Part of that is the
-Python interpreter starting the node script, which any script pays; the benchmark times it alone
-(the node script's imports, no sleep) and prints the overhead with and without it.
+time S, write a valid submission and print a validation score. The ideal node runs its script
+bare: the Python interpreter's start with the script's imports (timed alone, I) plus S, so the
+ideal rate with P evaluations at once is P * 60 / (S + I) nodes per minute; what the engine adds
+(model call, copying the parent's workspace, the sandbox, reading the score, checking the
+submission, the snapshot and the trace record) shows as the ratio ideal / measured. Target:
+within 1.10x at P = 1 and 2, on 0-second and 1-second nodes.
 
 The wall time is that of the search itself (SearchEngine.run_until_done), from the first
 decision to the closing record; preparing the run folder and scoring the submission are not
 part of it.
 
-    python bench/tree.py [--nodes 8] [--sleep 3] [--parallel 1 2]
+    python bench/tree.py [--nodes 8] [--sleep 3] [--parallel 1 2] [--quick]
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 60
-TARGET = 1.15
+TARGET = 1.10
 
 def make_task(folder: Path) -> Path:
     """A task whose lite data is a 60-row CSV split 80/20, scored by MAE on y."""
@@ -131,7 +131,8 @@ def interpreter_start(rounds: int = 5) -> float:
 
 def report(figures: dict, sleep_s: float, start_s: float) -> float:
     measured = 60 * figures["nodes"] / figures["wall"]
-    ideal = 60 * figures["parallel"] / sleep_s
+    # the ideal node runs its script bare: the interpreter's start and the script's own time
+    ideal = 60 * figures["parallel"] / (sleep_s + start_s)
     ratio = ideal / measured
     verdict = "ok" if ratio <= TARGET else "OVER TARGET"
     overhead = (figures["wall"] - figures["ideal"]) / figures["nodes"] * figures["parallel"]
@@ -147,7 +148,10 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=8, help="nodes per measurement")
     parser.add_argument("--sleep", type=float, default=3.0, help="seconds each node's script takes")
     parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2], choices=[1, 2])
+    parser.add_argument("--quick", action="store_true", help="3 nodes of 0 s at 1 and 2 at once: checks the benchmark runs")
     args = parser.parse_args()
+    if args.quick:
+        args.nodes, args.sleep = 3, 0.0
     sys.path.insert(0, str(REPO))
     where = Path(tempfile.mkdtemp(prefix="mlab-bench-tree-"))
     try:

@@ -85,7 +85,7 @@ def remember(kind: str, digest: str, document: dict) -> None:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
         os.replace(temporary, entry)  # whole or absent: a reader never sees half a document
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a text UTF-8 cannot hold (a lone surrogate)
         if temporary is not None:
             try:
                 os.unlink(temporary)

@@ -265,7 +265,9 @@ def load_run(run_dir: Path) -> LoadedRun:
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir} is not a folder; give a run folder (runs/<run-id>)")
     meta = read_run_meta(run_dir)
-    return LoadedRun(run_dir.resolve(), meta, _read_json(run_dir / RESULT), _read_json(run_dir / MODELS))
+    result = _read_json(run_dir / RESULT)
+    # models.json only tells the models of an unfinished run: a finished one's result.json has them
+    return LoadedRun(run_dir.resolve(), meta, result, None if result is not None else _read_json(run_dir / MODELS))
 
 
 def find_run_dirs(folder: Path) -> list[Path]:

@@ -12,6 +12,7 @@ last complete record.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -192,6 +193,7 @@ class Run:
             env=thread_env(task.view.cpus), output_dir=self.dir / "output",
             remaining_s=self.remaining_time)
         self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
+        _write_boot(self.dir, self._lock)
         self._trace = TraceWriter(self.dir / TRACE)
 
     # -- creating and resuming -----------------------------------------------------------
@@ -481,6 +483,39 @@ def read_run_meta(folder: Path) -> dict:
     return meta
 
 
+EMPTY_DIGEST = hashlib.sha256(b"").hexdigest()
+# The boot a run's last session ran in is the content of its lock file (mlab.locks.RUN_LOCK),
+# written by the session holding the lock: see _records_with_intact_objects.
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _read_boot(folder: Path) -> str | None:
+    from mlab.locks import RUN_LOCK
+
+    try:
+        return (folder / RUN_LOCK).read_text().strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _write_boot(folder: Path, lock: int) -> None:
+    """Note the boot this session runs in, before it writes any object (a failure to note it only
+    makes the next resume check every object)."""
+    boot = _boot_id()
+    if boot is not None and _read_boot(folder) != boot:
+        try:
+            os.ftruncate(lock, 0)
+            os.pwrite(lock, (boot + "\n").encode(), 0)
+        except OSError:
+            pass
+
+
 def _records_with_intact_objects(store: ObjectStore, meta: dict, records: list[dict]) -> int:
     """How many leading records have every object they refer to present and intact.
 
@@ -488,11 +523,25 @@ def _records_with_intact_objects(store: ObjectStore, meta: dict, records: list[d
     object it names was lost; such a record and those after it are treated as never completed.
     """
     verdicts: dict[str, bool] = {}
+    # Within the boot that wrote them, the objects are in the page cache whatever happened to the
+    # process (a kill -9 loses nothing written), so an object that is there with contents is
+    # whole; only after a reboot may one be empty or torn, and each is read and hashed. On a
+    # 10,000-step run that read is 10,000 files.
+    same_boot = _boot_id() is not None and _read_boot(store.folder.parent) == _boot_id()
+
+    objects = str(store.folder)
 
     def intact(digest: str) -> bool:
         if digest not in verdicts:
-            path = store.path(digest)
-            verdicts[digest] = path.is_file() and hash_file(path) == digest
+            if same_boot:  # a plain stat of the name: a 10,000-step run asks for 10,000 objects
+                try:
+                    verdicts[digest] = os.stat(f"{objects}/{digest[:2]}/{digest[2:]}").st_size > 0 \
+                        or digest == EMPTY_DIGEST
+                except OSError:
+                    verdicts[digest] = False
+            else:
+                path = store.path(digest)
+                verdicts[digest] = path.is_file() and hash_file(path) == digest
         return verdicts[digest]
 
     initial = meta["initial_snapshot"]

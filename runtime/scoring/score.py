@@ -38,6 +38,11 @@ def score_run(run) -> Score:
         return _not_scored(metric)
     if scorer.run is not None:
         return scorer.run()(run)
+    if metric.kind == "tabular":  # pandas (and scikit-learn) stay out of the process driving the agent
+        from mlab.scoring.child import call
+
+        return call("mlab.scoring.score:score_tabular", run.task, run.meta["data"]["variant"], run.workspace.root,
+                    run.private_dir)
     return scorer.workspace()(run.task, run.meta["data"]["variant"], run.workspace.root, run.private_dir)
 
 

@@ -24,18 +24,12 @@ import io
 import shutil
 import tempfile
 from pathlib import Path
-
-import pandas as pd
+from types import SimpleNamespace
 
 from mlab.confined import Refused
 from mlab.errors import MlabError
 from mlab.observation import Observation, error
 from mlab.data.splits import VALIDATION_FILE
-from mlab.scoring import metrics
-from mlab.scoring.metrics import label_key
-from mlab.scoring.score import copy_submission
-from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission,
-                                     load_answers)
 
 DEFAULT_FILE = "submission.csv"
 VALIDATION_SUBMISSION = "validation_submission.csv"  # the agent's predictions for validation.csv
@@ -49,13 +43,36 @@ def install(run) -> None:
 
 
 class SubmissionValidator:
-    """validate_submission for one run: the format check against the public test ids."""
+    """validate_submission for one run: the check runs in a child interpreter (mlab.scoring.child),
+    which reads the tables with pandas, so that the process driving the agent never imports it."""
+
+    def __init__(self, run) -> None:
+        # what the check reads of the run: all of it can be sent to the child process
+        self.parts = SimpleNamespace(task=run.task, meta=run.meta, private_dir=Path(run.private_dir),
+                                     store=run.store)
+
+    def __call__(self, ctx, inputs: dict, params: dict) -> Observation:
+        from mlab.scoring.child import call
+
+        return call("mlab.scoring.validation:validate_in_child", self.parts, Path(ctx.workspace.root), inputs, params)
+
+
+def validate_in_child(parts, workspace: Path, inputs: dict, params: dict) -> Observation:
+    """What Validate Submission answers for the workspace (run in the child process)."""
+    return SubmissionCheck(parts)(SimpleNamespace(workspace=SimpleNamespace(root=workspace)), inputs, params)
+
+
+class SubmissionCheck:
+    """The format check against the public test ids, and the validation split's score."""
 
     def __init__(self, run) -> None:
         self.run = run
         self._ids: list | None = None
 
     def __call__(self, ctx, inputs: dict, params: dict) -> Observation:
+        from mlab.scoring.score import copy_submission
+        from mlab.scoring.submission import MAX_SUBMISSION_BYTES, SubmissionError, check_submission
+
         task = self.run.task
         metric, submission = task.view.metric, task.view.submission
         if metric.kind != "tabular":
@@ -100,6 +117,11 @@ class SubmissionValidator:
         split): its score on the validation rows, what is wrong with it, or how to get one."""
         if variant.get("validation") is None:
             return ""
+        from mlab.scoring import metrics
+        from mlab.scoring.score import copy_submission
+        from mlab.scoring.submission import MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission, \
+            load_answers
+
         task = self.run.task
         metric, submission = task.view.metric, task.view.submission
         id_column = variant["id"]
@@ -152,6 +174,10 @@ def format_score(value: float) -> str:
 
 def public_test_ids(run, variant: dict) -> list:
     """The ids of the public file that holds the id column and none of the answer columns."""
+    import pandas as pd
+
+    from mlab.scoring.metrics import label_key
+
     id_column, answers = variant["id"], set(variant.get("answers") or ())
     initial = run.store.get_json(run.meta["initial_snapshot"])
     found = []

@@ -33,7 +33,7 @@ nav.steps a { font-size: 11px; padding: 1px 5px; border-radius: 3px; background:
 nav.steps a.error, nav.steps a.ended, nav.steps a.shutdown, nav.steps a.script-failed { background: #fde2e0; }
 nav.steps a.final { background: #d7f2df; }
 article.step { background: var(--paper); border: 1px solid var(--line); border-radius: 6px; padding: 10px 14px;
-               margin: 12px 0; }
+               margin: 12px 0; content-visibility: auto; contain-intrinsic-size: auto 320px; }
 .status { font-size: 11px; padding: 1px 7px; border-radius: 10px; background: #e8ecf2; font-weight: 600; }
 .status.ok { background: #d7f2df; color: var(--ok); } .status.final { background: #cfe8ff; color: #0b4f8a; }
 .status.error, .status.ended, .status.shutdown, .status.script-failed { background: #fde2e0; color: var(--bad); }

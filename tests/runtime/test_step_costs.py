@@ -71,3 +71,25 @@ def test_resume_hashes_each_workspace_file_at_most_once(new_run, monkeypatch):
     resumed.step("List Files", {"dir_path": "."})
     assert hashed[0] == before  # the restored files are not read again by the next step's scan
     resumed.close()
+
+
+def test_objects_are_hashed_on_resume_only_after_a_reboot(new_run, monkeypatch):
+    import mlab.run.folder as folder
+
+    run = new_run()
+    run.step("Write File", {"file_name": "a.txt", "content": "first\n"})
+    run.step("Write File", {"file_name": "a.txt", "content": "second\n"})
+    run.close()
+    torn = run.records[-1]["snapshot"]["changed"]["a.txt"]
+    run.store.path(torn).write_bytes(b"garbage of the same length")
+    hashed = []
+    real = folder.hash_file
+    monkeypatch.setattr(folder, "hash_file", lambda path: hashed.append(path) or real(path))
+    same = Run.resume(run.dir)  # the boot that wrote the objects: they are whole, none is read
+    assert same.steps_taken == 2 and hashed == []
+    same.close()
+    (run.dir / ".lock").write_text("another-boot\n")  # the lock file notes the boot: as after a crash
+    rebooted = Run.resume(run.dir)
+    assert rebooted.steps_taken == 1 and hashed  # every object read: the torn one sets its step aside
+    assert (rebooted.workspace.root / "a.txt").read_text() == "first\n"
+    rebooted.close()

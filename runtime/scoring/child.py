@@ -1,0 +1,59 @@
+"""Scoring in a child interpreter, so that the process driving an agent never holds pandas or
+scikit-learn.
+
+The harness process of a run already holds the model client (litellm); the tabular scorers and
+the Validate Submission check read tables with pandas (and some metrics with scikit-learn),
+which would add their tens of megabytes to every run for as long as it lasts. `call` runs one
+scoring function in a fresh `python -m mlab.scoring.child` (the harness's own interpreter, not
+the scripts' one) and returns what it returned, or raises the MlabError it raised; the
+arguments and the answer travel pickled between the two processes, which run the same code.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mlab.errors import MlabError
+
+
+def call(function: str, *args):
+    """`module:function`(*args) in a child interpreter."""
+    with tempfile.TemporaryDirectory(prefix="mlab-score-") as scratch:
+        answer = Path(scratch) / "answer.pickle"
+        done = subprocess.run([sys.executable, "-m", "mlab.scoring.child", str(answer)],
+                              input=pickle.dumps((function, args)), capture_output=True)
+        try:
+            kind, value = pickle.loads(answer.read_bytes())
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            why = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+            raise MlabError(f"scoring failed in its child process: {why}") from None
+    if kind == "raised":
+        raise value
+    return value
+
+
+def _main(answer: str) -> int:
+    function, args = pickle.loads(sys.stdin.buffer.read())
+    module, name = function.split(":")
+    try:
+        outcome = ("returned", getattr(importlib.import_module(module), name)(*args))
+    except MlabError as raised:
+        outcome = ("raised", raised)
+    try:
+        data = pickle.dumps(outcome)
+    except (pickle.PicklingError, TypeError, AttributeError) as unpicklable:
+        data = pickle.dumps(("raised", MlabError(f"scoring gave an answer that cannot be sent back: {unpicklable}")))
+    temporary = answer + ".part"
+    with open(temporary, "wb") as stream:
+        stream.write(data)
+    os.replace(temporary, answer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1]))
