@@ -4,7 +4,7 @@ private name crosses modules, and the runtime uses only the compiler's public AP
 Every import counts, at module level or inside a function. Layers, highest first (a `|` pair shares
 a rank; the cycle check keeps imports between them one way):
 
-    cli → sweeps | export → reports | viewer → search → agent | audit → scoring → run → actions | models
+    cli → sweeps | export → reports | viewer → search | external | gym → agent | audit → scoring → run → actions | models
         → sandbox | data → build → kernel (the modules directly in mlab/)
 """
 from __future__ import annotations
