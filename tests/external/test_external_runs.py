@@ -207,3 +207,23 @@ def test_an_interrupted_external_run_resumes_by_restarting_the_agent(tmp_path, t
     assert document["success"] and document["model_calls"] == 3, "the calls of both sessions count"
     calls = [r for r in trace(run) if (r["model"] or {}).get("external")]
     assert len(calls[2]["model"]["request"]["messages"]) == 4, "the second session started a fresh conversation"
+
+
+VALIDATOR = '''
+agent checker external {
+  command "{{ validate }}; echo exit=$?; python fit.py && {{ validate }}; echo exit=$?"
+}
+'''
+
+
+@needs_sandbox
+def test_the_sandbox_has_a_validate_submission_command(tmp_path, tiny_task):
+    build = build_with(tmp_path, tiny_task, VALIDATOR)
+    code, out, err = mlab("run", "tiny", "--build", build, "--agent", "checker", "--model", scripted(tmp_path, []),
+                          "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    log = (run / "output" / "agent.log").read_text()
+    first, second = log.split("exit=", 1)[0], log.split("exit=", 1)[1]
+    assert "submission.csv" in first and log.count("exit=1") == 1, log
+    assert "submission.csv is valid" in second and "exit=0" in second, log
+    assert result(run)["success"] is True
