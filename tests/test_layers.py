@@ -6,7 +6,7 @@ Every import counts: at module level or inside a function, through a package's l
 and by string (tests/layering.py says how each is read; tests/test_layering.py plants each kind of
 violation). Layers, highest first (a `|` pair shares a rank):
 
-    mlab:  cli → sweeps | export → reports | viewer → search → agent | audit → scoring → run
+    mlab:  cli → sweeps | export → reports | viewer → search | external | gym → agent | audit → scoring → run
                → actions | models → sandbox | data → build → kernel (the modules directly in mlab/)
     mlabc: api, cli, __main__ (the entry modules, above every layer) → authoring → program → yaml
                → lower → kernel (the modules directly in mlabc/)

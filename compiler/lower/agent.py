@@ -8,7 +8,8 @@ from .. import ast as A
 from .actions import TIERS, TOOL_NAME, input_schema, tool_entry, usage_text
 from .inherited import check_shown
 from ..resources import spec_json
-from .search import SEARCH_PROMPTS, lower_search, search_ir
+from .search import SEARCH_PROMPTS, lower_search
+from .search_agent import TOOLS_ONLY_PROMPTS, artifacts, lower_search_agent, text_of
 from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, baked_reply_format_template,
                         check_template, history_template, locate, reply_format_template, template_variables,
                         tools_mode_template, tools_reply_format_template, tools_template)
@@ -23,7 +24,6 @@ TOOLS_SETTINGS = {"sections_required": ("false", "true"), "tool_choice": ("requi
 FALLBACK_ACTION = {"sections": ("Action", "Action Input"), "json": ("action", "action_input")}
 FALLBACK_INSTRUCTIONS = ("The name of exactly one tool, spelled as listed.",
                          "The input for that tool: a JSON object with the fields the tool asks for.")
-TOOLS_ONLY_PROMPTS = ("problem", "turn")
 KINDS = ("text", "action", "json")
 ROLES = ("reflection", "plan", "fact-check", "thought", "criticism", "speak")
 MODEL_PARAMS = {"temperature": "number", "max_tokens": "int", "stop": "list", "top_p": "number"}
@@ -300,11 +300,6 @@ def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> bool:
     return len(report.diagnostics) == before
 
 
-def _text(value: A.Value) -> str:
-    """A prompt's text; empty when the prompt was written as another kind of value (an E401)."""
-    return value.value if isinstance(value, A.Str) else ""
-
-
 def _mention_pattern(name: str) -> str:
     return rf"(?<![\w-]){re.escape(name)}(?![\w-])"
 
@@ -334,7 +329,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
     if settings["search"] is not None:
         if settings["search"].get("_broken"):
             return None
-        return _lower_search_agent(decl, settings, actions, shown, set_ref, report)
+        return lower_search_agent(decl, settings, actions, shown, set_ref, report)
     reply = settings["reply"]
     if reply is None:
         report.error("E308", f"{where} declares no reply format", decl.name.span,
@@ -353,9 +348,9 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
 
     kind = "tools" if tools_mode else "text"
     templates: dict[str, tuple[str, A.Value | None]] = {}
-    templates["prompt"] = (_text(settings["prompt"]), settings["prompt"])
+    templates["prompt"] = (text_of(settings["prompt"]), settings["prompt"])
     fe = settings["format_error"]
-    templates["format_error"] = (_text(fe), fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
+    templates["format_error"] = (text_of(fe), fe) if fe is not None else (DEFAULT_FORMAT_ERROR, None)
     own = {item.name.value for entry in decl.entries if isinstance(entry, A.Prompts) for item in entry.items}
     for key, value in settings["prompts"].items():
         if key in SEARCH_PROMPTS or (key in TOOLS_ONLY_PROMPTS and not tools_mode):
@@ -369,7 +364,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
             report.error("E605", f"{where} does not reply with tools, so it uses no `{key}` prompt", value.span,
                          hint=f"a `{key}` prompt is part of a `respond tools` agent's conversation")
             continue
-        templates[key] = (_text(value), value)
+        templates[key] = (text_of(value), value)
     if tools_mode:
         templates.setdefault("problem", (DEFAULT_PROBLEM, None))
         templates.setdefault("turn", (DEFAULT_TURN, None))
@@ -398,7 +393,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
                                  hint=f"add the action to `{set_ref.value}` or reword the prompt")
         texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
     if fallback is not None and isinstance(settings["prompt"], A.Str):
-        used = template_variables(_text(settings["prompt"]))
+        used = template_variables(text_of(settings["prompt"]))
         if used is not None and "tools" not in used:
             report.error("E709", f"the prompt of {where} never renders `{{{{ tools }}}}`, so a model that cannot "
                          f"take tools (the `{fallback['format']}` fallback) would not see them",
@@ -425,15 +420,11 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         texts["reply_format.j2"] = reply_format_template(clean_reply)
         texts["history.j2"] = history_template(clean_reply)
 
-    return _artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=clean_reply, search=None)
+    return artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=clean_reply, search=None)
 
 
 def _clean(sections: list[dict]) -> list[dict]:
     return [{k: v for k, v in s.items() if not k.startswith("_")} for s in sections]
-
-
-def _clean_action(action: dict) -> dict:
-    return {k: v for k, v in action.items() if not k.startswith("_")}
 
 
 def _fallback_reply(reply: dict, report: Reporter, where: str) -> dict | None:
@@ -494,75 +485,3 @@ def _tools_reply(reply: dict, fallback: dict | None) -> dict:
             "parallel": settings["parallel"], "list_tools": settings["list_tools"] == "true",
             "fallback": None if fallback is None else {"format": fallback["format"],
                                                         "sections": _clean(fallback["sections"])}}
-
-
-DEFAULT_SEARCH_FORMAT_ERROR = (
-    "Your reply could not be used: {{ error }}\n"
-    "Reply again: first your plan in a few sentences of prose, then exactly one ```python code block "
-    "holding the whole of {{ code_file }}.\n"
-)
-
-
-def _lower_search_agent(decl: A.Agent, settings: dict, actions: list[dict], shown: set[str], set_ref: A.Ident,
-                        report: Reporter) -> tuple[dict, dict, dict[str, str]] | None:
-    """A tree-search agent: its policy, how a node is evaluated, and its operator prompts."""
-    name = decl.name.value
-    where = f"agent `{name}`"
-    search = settings["search"]
-    for entry in decl.entries:
-        if isinstance(entry, (A.Respond, A.Prompt, A.DropSection)):
-            report.error("E405", f"{where} searches a tree ({search['policy']}), so it runs no linear loop: "
-                         f"`{entry.keyword}` would not be used", entry.span,
-                         hint="a search agent's prompts are its operators: `prompts { draft ... improve ... "
-                              "debug ... }`")
-    if search["score"] is None:
-        if search.get("_score_reported"):
-            return None
-        report.error("E308", f"{where} does not say how a node's validation score is read", search["_span"],
-                     hint='add `score "Validation score: ([-+0-9.eE]+)"` (a pattern over the output) or `score review`')
-        return None
-    ir_search = search_ir(search)
-    templates: dict[str, tuple[str, A.Value | None]] = {}
-    fe = settings["format_error"]
-    templates["format_error"] = (_text(fe), fe) if fe is not None else (DEFAULT_SEARCH_FORMAT_ERROR, None)
-    needed = list(ir_search["operators"]) + (["review"] if ir_search["score"]["from"] == "review" else [])
-    own = {item.name.value for entry in decl.entries if isinstance(entry, A.Prompts) for item in entry.items}
-    for key, value in settings["prompts"].items():
-        if key in TOOLS_ONLY_PROMPTS:
-            report.error("E605", f"{where} searches a tree, so it uses no `{key}` prompt", value.span)
-            continue
-        if key == "crossover" and key not in needed:  # a review prompt may wait for a `score review` variant
-            if key not in own:  # inherited from an evolution agent: not this agent's mistake, just unused
-                continue
-            report.error("E605", f"{where} uses no `crossover` prompt: only the `evolution` policy crosses two "
-                         f"parents, not `{search['policy']}`", value.span)
-            continue
-        templates[key] = (_text(value), value)
-    for prompt in needed:
-        if prompt not in templates:
-            report.error("E604", f"{where} has no `{prompt}` prompt, needed by its `{search['policy']}` search",
-                         search["_span"],
-                         hint=f"add it to a `prompts {{ {prompt} \"\"\"...\"\"\" }}` block (or inherit it)")
-    texts: dict[str, str] = {}
-    for key, (text, value) in templates.items():
-        if isinstance(value, A.Str):
-            check_template(text, value, key, report, where, kind="search")
-        texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
-    return _artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=None, search=ir_search)
-
-
-def _artifacts(decl: A.Agent, settings: dict, action_set: str, actions: list[dict], shown: set[str],
-               texts: dict[str, str], *, reply: dict | None, search: dict | None) -> tuple[dict, dict, dict[str, str]]:
-    """The agent IR and action table of a linear agent (a reply format) or a search agent (a policy)."""
-    name = decl.name.value
-    table = {"agent": name, "action_set": action_set, "actions": [
-        dict(_clean_action(a), shown=a["name"] in shown, usage=usage_text(a["inputs"]),
-             input_schema=input_schema(a["inputs"]), tool=tool_entry(a))
-        for a in actions]}
-    models = {tier: settings["models"].get(tier, {"default": None, "params": {}}) for tier in TIERS}
-    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": action_set,
-          "shown": [a["name"] for a in actions if a["name"] in shown], "models": models,
-          "history_steps": settings["history"], "summarize_over_chars": settings["summarize_over"],
-          "format_retries": settings["retries"], "reply": reply, "hooks": settings["hooks"],
-          "search": search, "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
-    return ir, table, texts

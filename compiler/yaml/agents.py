@@ -4,7 +4,7 @@ from __future__ import annotations
 from ruamel.yaml.nodes import MappingNode, SequenceNode
 
 from .. import ast as A
-from .fields import ident_entry, limits_entry, one_value, parts_of
+from .fields import ident_entry, key_values, limits_entry, one_value, parts_of
 from .reader import YamlReader, node_tag
 
 
@@ -24,6 +24,26 @@ def agent_handlers(r: YamlReader) -> dict:
         "before_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
         "after_step": lambda n, k, v, out: _hooks(r, n, k, v, out),
         "search": lambda n, k, v, out: _search(r, k, v, out),
+    }
+
+
+def is_external(body) -> bool:
+    """Whether an agent's mapping says `external: true` (an agent from outside mlab)."""
+    return isinstance(body, MappingNode) and any(
+        getattr(k, "value", None) == "external" and str(getattr(v, "value", "")).lower() == "true"
+        for k, v in body.value)
+
+
+def external_handlers(r: YamlReader) -> dict:
+    """The keys of an external agent (`external: true`): its command, requirements, environment, models,
+    submission file and limits."""
+    return {
+        "external": lambda n, k, v, out: None,
+        "command": one_value(r, A.Command), "requires": one_value(r, A.Requires),
+        "no_deps": one_value(r, A.NoDeps), "submits": one_value(r, A.Submits),
+        "env": lambda n, k, v, out: out.append(A.Env(r.entry_span(k, v), tuple(key_values(r, v, "`env`")))),
+        "model": lambda n, k, v, out: _models(r, v, out),
+        "limits": limits_entry(r),
     }
 
 

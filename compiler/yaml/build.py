@@ -97,6 +97,8 @@ class YamlBuilder(Commented):
         body = self.block(decl.entries)
         if isinstance(decl, A.Agent) and decl.parent is not None:
             body.items.insert(0, Item("extends", Scalar(decl.parent.value)))
+        if isinstance(decl, A.ExternalAgent):  # `agent NAME external { ... }`: `external: true` first
+            body.items.insert(0, Item("external", Scalar("true")))
         return body
 
     def _action_set(self, decl: A.Actions) -> Map:
@@ -189,7 +191,8 @@ class YamlBuilder(Commented):
                   A.Private: "str", A.Prepare: "str", A.Validation: "auto", A.Describe: "str", A.Returns: "str", A.Tool: "str", A.Show: "str", A.Hide: "str",
                   A.History: "auto", A.Summarize: "auto", A.Retries: "auto", A.Prompt: "str",
                   A.FormatError: "str", A.ExpTasks: "name", A.ExpAgents: "name", A.ExpRuns: "auto",
-                  A.ExpData: "name", A.ExpRetries: "auto", A.ExpModels: "str"}
+                  A.ExpData: "name", A.ExpRetries: "auto", A.ExpModels: "str",
+                  A.Command: "str", A.Submits: "str", A.NoDeps: "str"}
         if type(e) in simple:
             return v(e.value, simple[type(e)])
         if isinstance(e, (A.DefaultAgent, A.UsesActions, A.Tier)):
@@ -217,7 +220,7 @@ class YamlBuilder(Commented):
             return Map([Item("improvement", v(e.threshold, "auto"))])
         if isinstance(e, A.Evaluator):
             return Map([Item("function", v(e.target, "str")), Item("because", v(e.reason, "str"))])
-        if isinstance(e, A.Limits):
+        if isinstance(e, (A.Limits, A.Env)):
             return self._kv(e.items)
         if isinstance(e, A.Hardware):
             return self._kv(e.items, need=True)

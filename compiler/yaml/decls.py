@@ -10,7 +10,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .. import ast as A
 from ..values import did_you_mean
-from .agents import agent_handlers, experiment_handlers
+from .agents import agent_handlers, experiment_handlers, external_handlers, is_external
 from .fields import ident_entry, key_values, limits_entry, one_value, parts_of
 from .reader import TOP_KEYS, YamlReader, node_tag
 
@@ -101,13 +101,14 @@ def _declarations(r: YamlReader, kind: str, node: Node) -> list[A.Decl]:
             out.append(A.Actions(ident, tuple(entries), span, parent))
         elif kind == "agents":
             parent = None
+            external = body_node is not None and is_external(body_node)
             if body_node is not None:
-                handlers = agent_handlers(r)
+                handlers = external_handlers(r) if external else agent_handlers(r)
                 holder: list = []
                 handlers["extends"] = lambda _n, _k, v, _o: holder.append(r.ident(v, "`extends`"))
                 r.fields(body_node, f"agent `{name}`", handlers, entries)
                 parent = holder[0] if holder else None
-            out.append(A.Agent(ident, tuple(entries), span, parent))
+            out.append((A.ExternalAgent if external else A.Agent)(ident, tuple(entries), span, parent))
         else:
             if body_node is not None:
                 r.fields(body_node, f"experiment `{name}`", experiment_handlers(r), entries)

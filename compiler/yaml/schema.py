@@ -194,6 +194,14 @@ def _agent_def(primitives: dict) -> dict:
         **{time: {"anyOf": [{"enum": sorted(h for h, spec in primitives["hooks"].items() if spec["when"] == time)},
                             {"type": "array", "items": _ref("name")}]}
            for time in ("before_step", "after_step")},
+        # an agent from outside mlab (`agent NAME external { ... }`)
+        "external": {"const": True, "description": "an agent from outside mlab: a command run in the sandbox "
+                                                   "(it takes command, requires, no_deps, env, model, submits, "
+                                                   "limits)"},
+        "command": _ref("text"), "requires": _ref("strings"), "no_deps": _ref("strings"),
+        "env": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "additionalProperties": {"type": "string"}},
+        "submits": {"type": "string"}, "limits": _ref("limits"),
     })
 
 

@@ -41,6 +41,9 @@ def _serve(listener: socket.socket, socket_path: str) -> None:
             client, _ = listener.accept()
         except OSError:
             return
+        # A reply's headers and body come in two writes: without TCP_NODELAY, Nagle's algorithm and
+        # the client's delayed ACK would hold the second back for tens of milliseconds.
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             upstream.connect(socket_path)

@@ -113,3 +113,11 @@ def test_tool_calling_settings_are_keywords(tokens):
         assert scopes_of(agents, word, word)[-1] == "keyword.other.entry.mlab", word
     assert scopes_of(agents, "tools", "respond tools")[-1] != "variable.other.jinja"
     assert scopes_of(agents, "search", "search greedy")[-1] == "keyword.other.entry.mlab"
+
+
+def test_external_agents_declaration_and_keywords(tokens):
+    external = tokens["tasks/std/external.mlab"]
+    assert scopes_of(external, "external", "agent aide external")[-1] == "storage.modifier.external.mlab"
+    assert scopes_of(external, "aide", "agent aide")[-1] == "entity.name.type.mlab"
+    for word in ("command", "requires", "no_deps", "env"):
+        assert scopes_of(external, word, word)[-1] == "keyword.other.entry.mlab", word

@@ -139,3 +139,91 @@ def test_the_time_limit_stops_the_command(tmp_path, tiny_task):
     document = result(run)
     assert document["end_reason"] == "time_limit" and document["failure_mode"] == "limit reached"
     assert document["wall_time_s"] < 15
+
+
+@pytest.fixture(scope="module")
+def scored_run(tmp_path_factory, tiny_task) -> Path:
+    """One own-script run on the tiny task, ended and scored, for the readers below."""
+    folder = tmp_path_factory.mktemp("external-run")
+    model = scripted(folder, [code_reply(FIT_PY), "Done."])
+    code, out, err = mlab("run", tiny_task, "--agent", "own-script", "--model", model, "--runs-dir", folder / "runs")
+    assert code == 0, err
+    return only_run(folder / "runs")
+
+
+@needs_sandbox
+def test_eval_report_view_and_exports_read_an_external_run(scored_run, tmp_path):
+    code, out, err = mlab("eval", scored_run)
+    assert code == 0 and scored_run.name in out, err
+    code, out, err = mlab("report", scored_run.parent, "--output", tmp_path / "report")
+    assert code == 0, err
+    assert "own-script" in "".join(p.read_text() for p in (tmp_path / "report").rglob("*.md"))
+    code, out, err = mlab("view", scored_run, "--output", tmp_path / "page.html")
+    assert code == 0 and "solution.py" in (tmp_path / "page.html").read_text(), err
+    code, out, err = mlab("export", scored_run, "--to", "atif", "-o", tmp_path / "run.atif.json")
+    assert code == 0, err
+    atif = (tmp_path / "run.atif.json").read_text()
+    assert "Predict y from x" in atif and "```python" in atif, "the exchanges are the trajectory's steps"
+    code, out, err = mlab("export", scored_run, "--to", "inspect", "-o", tmp_path / "run.eval")
+    assert code == 0, err
+
+
+def test_mlab_list_shows_the_kind(tmp_path, tiny_task, monkeypatch):
+    import shutil
+
+    shutil.copytree(tiny_task.parent, tmp_path / "tasks")  # a local task file that uses std "external"
+    monkeypatch.chdir(tmp_path)
+    code, out, err = mlab("list", "--json")
+    assert code == 0, err
+    agents = {a["name"]: a for a in json.loads(out)["agents"]}
+    assert agents["research"]["kind"] == "linear" and agents["tree-greedy"]["kind"] == "search"
+    assert agents["mini-swe-agent"]["kind"] == "external" and agents["aide"]["reply_format"] == "external"
+    code, out, err = mlab("list")
+    line = next(line for line in out.splitlines() if line.strip().startswith("own-script"))
+    assert "external" in line and "runs a command in the sandbox" in line
+
+
+@needs_sandbox
+def test_an_interrupted_external_run_resumes_by_restarting_the_agent(tmp_path, tiny_task, monkeypatch):
+    from mlab.external.runner import ExternalRunner
+
+    # the first script sleeps, so the stop lands while it runs, before a second call
+    model = scripted(tmp_path, [code_reply("import time\ntime.sleep(5)\n"), code_reply(FIT_PY), "Done."])
+    original = ExternalRunner.__init__
+
+    def stop_after_one_call(self, run, client, **settings):
+        original(self, run, client, **settings)
+        self.should_stop = lambda: len(run.records) >= 1  # as a Ctrl-C right after the first exchange
+
+    monkeypatch.setattr(ExternalRunner, "__init__", stop_after_one_call)
+    code, out, err = mlab("run", tiny_task, "--agent", "own-script", "--model", model, "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    assert code == 130 and not (run / "result.json").exists() and "--resume" in err
+    monkeypatch.undo()
+    code, out, err = mlab("run", "--resume", run)
+    assert code == 0, (out, err, [(r["observation"][:300], r["end_reason"]) for r in trace(run)],
+                       (run / "output" / "agent.log").read_text()[-2000:])
+    document = result(run)
+    assert document["success"] and document["model_calls"] == 3, "the calls of both sessions count"
+    calls = [r for r in trace(run) if (r["model"] or {}).get("external")]
+    assert len(calls[2]["model"]["request"]["messages"]) == 4, "the second session started a fresh conversation"
+
+
+VALIDATOR = '''
+agent checker external {
+  command "{{ validate }}; echo exit=$?; python fit.py && {{ validate }}; echo exit=$?"
+}
+'''
+
+
+@needs_sandbox
+def test_the_sandbox_has_a_validate_submission_command(tmp_path, tiny_task):
+    build = build_with(tmp_path, tiny_task, VALIDATOR)
+    code, out, err = mlab("run", "tiny", "--build", build, "--agent", "checker", "--model", scripted(tmp_path, []),
+                          "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    log = (run / "output" / "agent.log").read_text()
+    first, second = log.split("exit=", 1)[0], log.split("exit=", 1)[1]
+    assert "submission.csv" in first and log.count("exit=1") == 1, log
+    assert "submission.csv is valid" in second and "exit=0" in second, log
+    assert result(run)["success"] is True
