@@ -149,7 +149,7 @@ def _prepare_offline(task, records: list[dict], agent=None):
 def with_std_external(task):
     """The task compiled together with the standard library's external agents (tasks/std/external.mlab)."""
     from mlab.build import compile_into_cache
-    from mlabc.api import std_dir
+    from mlabc.shared import std_dir
 
     source = Path(task.build.manifest["tasks"][task.name]["source"])
     external = std_dir() / "external.mlab"
