@@ -109,6 +109,18 @@ def first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+# Where a model failure quotes litellm's own exception after mlab's plain words, as in
+# "cannot reach URL: connection refused (InternalServerError: litellm.InternalServerError: ...)".
+_WRAPPED_PROVIDER_TEXT = re.compile(r" \((?:[A-Za-z_]\w*: )?litellm\.")
+
+
+def plain_failure(detail: str) -> str:
+    """A run's failure detail as printed: without litellm's wrapped exception text after the plain
+    words (result.json and the trace keep the detail whole)."""
+    found = _WRAPPED_PROVIDER_TEXT.search(detail)
+    return detail[:found.start()] if found else detail
+
+
 class MlabError(Exception):
     """A problem to show the user as one clear message (never a traceback)."""
 

@@ -103,3 +103,33 @@ def shutdown_text(reason: str, limits: Limits, final: bool) -> str:
     return (f"The run has reached {what}, so this action was not carried out. You have one step "
             "left: use the Final Answer action now to submit what you have (any other action ends "
             "the run without a final answer).")
+
+
+WIND_DOWN_LABEL = "at limit"  # what a wind-down record is shown as, in place of a step number
+
+
+def step_limit(meta: dict | None) -> int | None:
+    """The step limit a run (its run.json) ran under, or None (no limit, or a run.json without one)."""
+    steps = ((meta or {}).get("limits") or {}).get("steps")
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) else None
+
+
+def is_wind_down(record: dict, steps: int | None) -> bool:
+    """Whether a trace record is the wind-down after a limit rather than a step within it: an
+    action refused with the shutdown notice, or any record past the step limit (the last-chance
+    final answer, the record that closes the run). Shown without a step number past the limit."""
+    number = record.get("step")
+    past = (steps is not None and isinstance(number, int) and not isinstance(number, bool) and number > steps
+            and not isinstance(record.get("node"), int))  # a tree run's limit counts nodes, not records
+    return record.get("status") == "shutdown" or past
+
+
+def step_label(record: dict, steps: int | None) -> str:
+    """'step N' for a step within the limits, 'at limit' for wind-down work after one."""
+    return WIND_DOWN_LABEL if is_wind_down(record, steps) else f"step {record.get('step')}"
+
+
+def counted_steps(records: list[dict], steps: int | None) -> int:
+    """The actions carried out within the limits (done, failed or the final answer), the count a
+    result reports: a refused action and the wind-down after the step limit are not steps."""
+    return sum(1 for r in records if r.get("status") in ("ok", "error", "final") and not is_wind_down(r, steps))

@@ -5,6 +5,7 @@ import sys
 import time
 
 from mlab.errors import printable
+from mlab.limits import WIND_DOWN_LABEL, is_wind_down
 
 
 class Display:
@@ -32,11 +33,10 @@ class Display:
         cost = "unknown" if usage is None or usage.cost is None else f"${usage.cost:.4f}"
         tokens = 0 if usage is None else usage.total_tokens
         step, status = f"step {record['step']:>3}", record["status"]
-        limit = self.run.limits.steps
-        if status == "shutdown" or (limit is not None and isinstance(record.get("step"), int) and record["step"] > limit):
+        if is_wind_down(record, self.run.limits.steps):
             # Wind-down after a limit (the last chance to submit): no step number past the limit,
             # and an action refused there reads as not carried out.
-            step = "at limit"
+            step = WIND_DOWN_LABEL
             status = "not run: limit reached" if status == "shutdown" else status
         return (f"{step}  {action:<28} {time.monotonic() - self.start:7.1f}s  "
                 f"tokens {tokens:>9,}  cost {cost}  [{status}]")

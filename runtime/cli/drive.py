@@ -7,11 +7,19 @@ from pathlib import Path
 from mlab.errors import EXIT_OK, UsageError, printable
 
 
-def _print_step(record: dict, observation) -> None:
-    # the action's name (an unknown one as given) and the observation are the agent's and its scripts'
-    name = record["resolved"]["action"] if record["resolved"] else record["action"]
-    print(f"--- step {record['step']}: {printable(name)} [{record['status']}]")
-    print(printable(observation.text))
+def _step_printer(steps: int | None):
+    """Prints each driven step; wind-down after a limit is shown 'at limit', not as a step past it."""
+    from mlab.limits import is_wind_down, step_label
+
+    def print_step(record: dict, observation) -> None:
+        # the action's name (an unknown one as given) and the observation are the agent's and its scripts'
+        name = record["resolved"]["action"] if record["resolved"] else record["action"]
+        status = record["status"]
+        if status == "shutdown" and is_wind_down(record, steps):
+            status = "not run: limit reached"
+        print(f"--- {step_label(record, steps)}: {printable(name)} [{status}]")
+        print(printable(observation.text))
+    return print_step
 
 
 def main(args) -> int:
@@ -42,14 +50,16 @@ def main(args) -> int:
 
     install_validation(run)  # Validate Submission needs the run's task and public test ids
     try:
-        drive(run, actions, on_step=None if args.quiet else _print_step)
+        drive(run, actions, on_step=None if args.quiet else _step_printer(run.limits.steps))
     finally:
         run.close()
     if not run.ended:
         print(f"run {run.id}: {run.steps_taken} steps taken, not ended (the actions ran out); continue with "
               f"`mlab drive --resume {run.dir} --actions FILE`")
         return EXIT_OK
-    print(f"run {run.id} ended after {run.steps_taken} steps ({run.end_reason})")
+    from mlab.limits import counted_steps
+
+    print(f"run {run.id} ended after {counted_steps(run.records, run.limits.steps)} steps ({run.end_reason})")
     result = score_driven(run)
     if getattr(args, "json", False):
         from mlab.cli.args import print_json

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mlab.cli.display import Display
 from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, MlabError, UnknownName, UsageError, \
-    did_you_mean, printable
+    did_you_mean, plain_failure, printable
 from mlab.failure import FailureMode
 
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
@@ -364,7 +364,8 @@ def print_result(run, result: dict) -> None:
           f"{result['wall_time_s']:.1f}s agent + {result['scoring_s']:.1f}s scoring, "
           f"{result['total_tokens']:,} tokens, cost {cost}")
     if result.get("detail"):
-        print(f"detail: {printable(result['detail'])}")   # it may quote the agent's files
+        # plainly (a provider's wrapped exception text stays in result.json); it may quote the agent's files
+        print(f"detail: {printable(plain_failure(result['detail']))}")
     from mlab.scoring.result import RESULT
 
     print(f"result: {Path(run.dir) / RESULT}\nnext: mlab view {run.dir}  (writes {Path(run.dir) / 'view.html'}, "

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from mlab.errors import MlabError, RunError
+from mlab.limits import counted_steps, step_limit
 from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
 from mlab.reports.taxonomy import findings
 
@@ -167,7 +168,7 @@ def run_row(run: LoadedRun) -> dict:
         "best_success": None if run.scores is None else
         any(r.get("success") for r in run.scores) or bool(result.get("success")),
         "submitted": bool(result.get("submitted")), "valid_submission": result.get("score") is not None,
-        "steps": result.get("steps", sum(1 for r in run.records if r.get("action") is not None)),
+        "steps": result.get("steps", counted_steps(run.records, step_limit(run.meta))),
         "wall_time_s": result.get("wall_time_s", run.records[-1].get("elapsed_s") if run.records else 0.0),
     }
     tokens = result.get("tokens") or {}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mlab import __version__
 from mlab.errors import MlabError
+from mlab.limits import counted_steps
 
 RESULT = "result.json"
 RESULT_VERSION = 4  # 4: sandbox, agent_kind; 3: reply_format, search; 2: each tier's source, scoring_s
@@ -75,7 +76,7 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
         "run_id": run.id, "task": run.task.name, "agent": run.agent.name, "agent_kind": agent_kind(run.agent.doc),
         "data_variant": run.meta["data"]["variant"], "seed": run.meta["seed"], "demo": demo,
         "end_reason": run.end_reason or outcome.end_reason, **scored,
-        "steps": sum(1 for r in run.records if r.get("status") in ("ok", "error", "final")),
+        "steps": counted_steps(run.records, run.limits.steps),  # not the wind-down after the step limit
         "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3), "scoring_s": round(scoring_s, 3),
         "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
         "model_calls": usage.calls, "compute": run.compute_totals(), "sandbox": sandbox_record(run),

@@ -87,7 +87,7 @@ RUN_JS = """
   document.querySelectorAll('article.step').forEach(function (step) {
     var link = document.createElement('a');
     link.href = '#' + step.id;
-    link.textContent = step.dataset.step;
+    link.textContent = step.dataset.label || step.dataset.step;
     link.className = step.dataset.status;
     link.title = step.dataset.action;
     nav.appendChild(link);

@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from mlab.errors import RunError, StorageError
+from mlab.limits import WIND_DOWN_LABEL, is_wind_down, step_limit
 from mlab.observation import utf8_safe
 from mlab.reports.runs import LoadedRun, load_run
 from mlab.reports.taxonomy import findings
@@ -310,12 +311,16 @@ def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], c
     name = action if isinstance(action, str) else "(no action)" if action is None else json.dumps(action)
     model = record.get("model") or {}
     node = record.get("node") if isinstance(record.get("node"), int) else None
+    label = number
     if node is not None:
         anchor, heading, kind = f"node-{node}", f"Node {node} · {escape(name)}", "step node"
+    elif is_wind_down(record, step_limit(run.meta)):  # after a limit: no step number past it
+        status, label = ("not run: limit reached" if status == "shutdown" else status), WIND_DOWN_LABEL
+        anchor, heading, kind = f"step-{number}", f"At limit · {escape(name)}", "step"
     else:
         anchor, heading, kind = f"step-{number}", f"Step {number} · {escape(name)}", "step"
-    parts = [f"<article class='{kind}' id='{anchor}' data-step='{number}' data-status='{escape(css)}' "
-             f"data-action='{escape(name)}'><h2>{heading} "
+    parts = [f"<article class='{kind}' id='{anchor}' data-step='{number}' data-label='{label}' "
+             f"data-status='{escape(css)}' data-action='{escape(name)}'><h2>{heading} "
              f"<span class='status {escape(css)}'>{escape(status)}</span>"
              f"{format_badge(model, run.declared_format)}{_usage(record, previous_elapsed)}</h2>"]
     if node is not None:

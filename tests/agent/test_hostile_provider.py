@@ -183,3 +183,20 @@ def test_reasoning_fields_nested_too_deep_in_a_decoded_response_are_a_malformed_
     response = SimpleNamespace(choices=[{"message": {"content": "hi", "thinking_blocks": blocks}}])
     with pytest.raises(MalformedResponse, match="the response's reasoning nests objects or lists 151 levels deep"):
         reply_message(response)
+
+
+def test_an_unreachable_api_base_is_said_plainly_in_the_run_s_last_lines_and_kept_whole_in_the_result(
+        key, tiny_task, tmp_path):
+    from fake_openai import closed_port_base
+
+    base = closed_port_base()
+    code, out, err = mlab("run", tiny_task, "--model", MODEL, "--api-base", base, "--runs-dir", tmp_path / "runs")
+    assert code == 1 and "Traceback" not in out + err
+    assert f"mlab: {MODEL}: cannot reach {base}: connection refused; retrying" in err
+    detail = [line for line in out.splitlines() if line.startswith("detail: ")]
+    assert len(detail) == 1 and detail[0].endswith(f"cannot reach {base}: connection refused"), detail
+    assert "litellm" not in out and "InternalServerError" not in out
+    # the whole text (litellm's exception too) stays in result.json's detail and the trace's last record
+    document = result(only_run(tmp_path / "runs"))
+    assert document["detail"].startswith(detail[0][len("detail: "):] + " (InternalServerError: litellm.")
+    assert trace(only_run(tmp_path / "runs"))[-1]["observation"] == document["detail"]

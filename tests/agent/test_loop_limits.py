@@ -1,4 +1,6 @@
 """The run's limits as the agent loop applies them: steps (with a last chance to submit), tokens, cost."""
+import json
+
 from agent_helpers import mlab, only_run, research_reply, result, scripted, trace
 
 LOOK = research_reply("List Files", {"dir_path": "."})
@@ -18,6 +20,38 @@ def test_the_step_limit_gives_one_last_chance_then_ends_the_run(tiny_task, tmp_p
     assert [line[:3] for line in lines] == [["step", "1", "List"], ["step", "2", "List"], ["at", "limit", "List"],
                                            ["at", "limit", "List"]]
     assert out.count("[not run: limit reached]") == 2 and "step   3" not in out and "[shutdown]" not in out
+    # ... and so in the viewer: headings and the step navigation's labels
+    from mlab.reports.runs import load_run
+    from mlab.viewer.page import render_run
+
+    page = render_run(load_run(run_dir))
+    assert "<h2>Step 1 · List Files" in page and "<h2>Step 2 · List Files" in page
+    assert "<h2>Step 3" not in page and "<h2>Step 4" not in page and page.count("<h2>At limit · List Files") == 2
+    assert page.count("data-label='at limit'") == 2 and ">not run: limit reached<" in page
+    # ... and in eval's table (the steps within the limit)
+    code, out, _ = mlab("eval", run_dir, "--json")
+    assert code == 0 and [row["steps"] for row in json.loads(out)["rows"]] == [2]
+
+
+def test_a_final_answer_at_the_last_chance_is_not_counted_as_a_step_past_the_limit(tiny_task, tmp_path):
+    final = research_reply("Final Answer", {"final_answer": "done"})
+    code, out, _ = mlab("run", tiny_task, "--model", scripted(tmp_path, [LOOK, LOOK, LOOK, final]), "--steps", "2",
+                        "--runs-dir", tmp_path / "runs")
+    run_dir = only_run(tmp_path / "runs")
+    assert [r["status"] for r in trace(run_dir)] == ["ok", "ok", "shutdown", "final"]
+    assert result(run_dir)["steps"] == 2 and "\nsteps 2," in out
+    assert [line.split()[:2] for line in out.splitlines() if line.startswith("at limit")] == [["at", "limit"]] * 2
+
+
+def test_mlab_drive_shows_the_wind_down_without_step_numbers_past_the_limit(tiny_task, tmp_path):
+    actions = tmp_path / "actions.json"
+    actions.write_text(json.dumps([{"action": "List Files", "input": {"dir_path": "."}}] * 4))
+    code, out, _ = mlab("drive", tiny_task, "--actions", actions, "--steps", "2", "--runs-dir", tmp_path / "runs")
+    assert code == 0
+    heads = [line for line in out.splitlines() if line.startswith("--- ")]
+    assert heads == ["--- step 1: List Files [ok]", "--- step 2: List Files [ok]"] + \
+        ["--- at limit: List Files [not run: limit reached]"] * 2
+    assert "ended after 2 steps (steps_limit)" in out
 
 
 def test_the_token_limit_ends_the_run_before_the_next_call(tiny_task, tmp_path):
