@@ -145,11 +145,26 @@ def _prepare_offline(task, records: list[dict], agent=None):
 # -- run -----------------------------------------------------------------------------------
 
 
+def _started(run, config):
+    """A new run's loop configuration (models.json, for --resume) and reproduction lock (lock.json)."""
+    from mlab.run.lock import write_lock
+
+    (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
+    write_lock(run, config)
+    return run, config
+
+
 def _open_run(args):
     from mlab.build import load_build, resolve_task
     from mlab.limits import limit_overrides
     from mlab.run.folder import Run
 
+    if getattr(args, "replay", False) and not getattr(args, "reproduce", None):
+        raise UsageError("--replay goes with --reproduce RUN (it replays that run's recorded replies)")
+    if getattr(args, "reproduce", None):
+        from mlab.run.reproduce import open_reproduction
+
+        return _started(*open_reproduction(args))
     if args.resume:
         given = [flag for flag, value in (("TASK", args.task), ("--agent", args.agent), ("--model", args.model),
                                           ("--fast-model", args.fast_model), ("--edit-model", args.edit_model),
@@ -212,8 +227,7 @@ def _open_run(args):
     config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
     if no_tools:
         config["no_tools"] = True
-    (run.dir / LOOP_CONFIG).write_text(json.dumps(config, indent=2), encoding="utf-8")
-    return run, config
+    return _started(run, config)
 
 
 def main(args) -> int:
@@ -265,6 +279,10 @@ def main(args) -> int:
         from mlab.search.engine import write_search_result as write_result
     result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
     print_result(run, result)
+    if config.get("reproduces"):
+        from mlab.run.reproduce import difference_table
+
+        print(difference_table(Path(config["reproduces"]), run.dir))
     if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
         from mlab.cli.args import print_json
 

@@ -32,6 +32,8 @@ from mlab.observation import Observation, error, utf8_safe
 from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings
 from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
+from mlab.run.canary import write_canary
+from mlab.run.hardware import measure_hardware
 from mlab.trace import (TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, stored_objects,
                     timestamp)
 from mlab.actions.workspace import Workspace
@@ -186,13 +188,14 @@ class Run:
             for sub in ("workspace", "private", "objects", "output"):
                 (folder / sub).mkdir()
             install_starter(task, folder / "workspace")
+            write_canary(folder / "workspace", task.name, int(task.doc.get("version", 1)))
             install_data(prepared, folder / "workspace", folder / "private")
             _copy_build(task, agent, folder / "build")
             store = ObjectStore(folder / "objects", durable=True)  # the initial state must survive anything
             snapshotter = Snapshotter(folder / "workspace", store)
             snapshotter.scan()
             meta = {
-                "schema": RUN_SCHEMA_ID, "schema_version": 2, "id": run_id, "created": timestamp(),
+                "schema": RUN_SCHEMA_ID, "schema_version": 3, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),
                 "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
                 "seed": int(seed), "limits": resolved.to_json(),
@@ -200,6 +203,8 @@ class Run:
                 "build": {"digest": task.build.digest, "from": str(task.build.dir)},
                 "read_only": list(task.view.read_only),
                 "initial_snapshot": store.put_json(snapshotter.manifest),
+                "task_version": int(task.doc.get("version", 1)),
+                "hardware": measure_hardware(task.view.cpus, resolved.memory, task.doc.get("requires"), python, device),
             }
             _write_json_atomic(folder / RUN_JSON, meta)
             (folder / TRACE).touch()

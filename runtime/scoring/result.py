@@ -11,7 +11,7 @@ from mlab import __version__
 from mlab.errors import MlabError
 
 RESULT = "result.json"
-RESULT_VERSION = 3  # 3: reply_format, search; 2: each tier's source, scoring_s
+RESULT_VERSION = 4  # 4: task_version, compute's hours and accelerator; 3: reply_format, search; 2: tier sources
 
 
 def _litellm_version() -> str | None:
@@ -39,6 +39,18 @@ def reply_format(run) -> dict | None:
     return {"declared": declared, "ran": ran, "reason": reason}
 
 
+def compute_used(run) -> dict:
+    """The scripts' compute (count, wall and CPU seconds, peak memory) with CPU-hours, and the
+    accelerator busy seconds: null, with the reason in `accelerator_note`, where not measured."""
+    from mlab.run.hardware import accelerator_note
+
+    totals = run.compute_totals()
+    hardware = run.meta.get("hardware")
+    totals.update(cpu_hours=round(totals["cpu_s"] / 3600.0, 6), accelerator_s=None,
+                  accelerator_note=accelerator_note(hardware))
+    return totals
+
+
 def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False,
                  extra: dict | None = None) -> dict:
     """Score the run's final workspace and write result.json; `extra` adds fields of the run's kind
@@ -61,7 +73,8 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
         "steps": sum(1 for r in run.records if r.get("status") in ("ok", "error", "final")),
         "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3), "scoring_s": round(scoring_s, 3),
         "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
-        "model_calls": usage.calls, "compute": run.compute_totals(),
+        "model_calls": usage.calls, "compute": compute_used(run),
+        "task_version": int(run.meta.get("task_version", 1)),
         "models": {tier: {**config, "source": config.get("source", "unknown")} for tier, config in tiers.items()},
         "provenance": {"mlab_version": __version__, "compiler_version": run.meta["compiler_version"],
                        "build_digest": run.meta["build"]["digest"], "litellm_version": _litellm_version(),

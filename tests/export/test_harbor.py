@@ -264,3 +264,12 @@ def test_a_task_without_demonstration_or_recorded_baseline_gets_one_measured_and
     assert f"The starter scores {baseline['value']:.6g} (mae)" in (folder / "instruction.md").read_text()
     dockerfile = (folder / "environment" / "Dockerfile").read_text()
     assert "chmod 0444 /workspace/test.csv /workspace/train.csv" in dockerfile  # the read-only files
+
+
+def test_every_exported_task_carries_its_canary_in_the_workspace_and_instruction(exported, compiled):
+    from mlab.run.canary import canary_guid
+
+    for name in TASKS:
+        guid = canary_guid(name, int(compiled[name].doc.get("version", 1)))
+        assert guid in (exported / name / "environment" / "workspace" / "CANARY.txt").read_text(), name
+        assert guid in (exported / name / "instruction.md").read_text(), name

@@ -39,7 +39,7 @@ def test_a_run_records_its_disk_limit_and_an_older_run_json_without_it_still_res
 
     run = new_run()
     meta = json.loads((run.dir / "run.json").read_text())
-    assert meta["schema_version"] == 2 and meta["limits"]["disk"] == DEFAULT_DISK_BYTES == 20 * 2**30
+    assert meta["schema_version"] == 3 and meta["limits"]["disk"] == DEFAULT_DISK_BYTES == 20 * 2**30
     assert run.scripts.policy(run.workspace.root).disk_bytes == DEFAULT_DISK_BYTES
     run.close()
     # A run made before the disk limit existed: version 1, no limits.disk.
@@ -86,7 +86,7 @@ def test_every_trace_record_matches_the_schema_and_is_on_disk_at_once(new_run, s
 def test_snapshots_store_only_changed_files_once(new_run):
     run = new_run()
     before = objects_of(run)
-    assert len(before) == 5  # four workspace files and the initial manifest
+    assert len(before) == 6  # four workspace files, CANARY.txt and the initial manifest
     run.step("List Files", {"dir_path": "."})
     assert objects_of(run) == before and run.records[-1]["snapshot"] == {"changed": {}, "removed": []}
     run.step("Write File", {"file_name": "a.py", "content": "x = 1\n"})
