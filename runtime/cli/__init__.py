@@ -153,6 +153,8 @@ def _add_reading(verbs) -> None:
                         help="paired comparison, e.g. agent:research,agent:react or model:A,model:B; with more "
                              "sides the first is compared with each other one")
     report.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default 0)")
+    report.add_argument("--by-version", action="store_true", help="report runs of one task made on different "
+                        "task versions (or data) side by side, instead of refusing to pool them")
 
     view = verbs.add_parser("view", help="a self-contained HTML page of a run, or an index of a folder of runs")
     view.add_argument("path", metavar="RUN_DIR|RUNS_DIR", help="one run folder, or a folder holding runs")

@@ -1,0 +1,93 @@
+"""`mlab report` keeps apart what is not comparable: runs of different task versions (or data)
+are refused as one success rate, or reported side by side with --by-version; compute is shown
+beside the score; a comparison across hardware classes carries a footnote; known issues are listed."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from agent_helpers import mlab, only_run, research_reply, scripted, write_tiny_task
+
+REPLIES = [research_reply("Execute Script", {"script_name": "fit.py"}),
+           research_reply("Final Answer", {"final_answer": "submitted"})]
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("comparable")
+    source = write_tiny_task(folder / "task")
+    code, _, err = mlab("run", source, "--model", scripted(folder, REPLIES), "--runs-dir", folder / "runs")
+    assert code == 0, err
+    return only_run(folder / "runs")
+
+
+def _copy(run, target, run_id, **changes):
+    """The run under another id, with run.json (and result.json) fields changed."""
+    copy = shutil.copytree(run, target / run_id)
+    meta, result = json.loads((copy / "run.json").read_text()), json.loads((copy / "result.json").read_text())
+    meta["id"], result["run_id"] = run_id, run_id
+    for key, value in changes.items():
+        if key == "model":
+            result["models"]["main"]["model"] = value
+        elif key == "cpus":
+            meta["hardware"]["cpus_allowed"] = value
+        else:
+            meta[key] = value
+            if key == "task_version":
+                result[key] = value
+    (copy / "run.json").write_text(json.dumps(meta))
+    (copy / "result.json").write_text(json.dumps(result))
+    return copy
+
+
+def test_runs_of_two_task_versions_are_refused_as_one_rate_and_reported_side_by_side(one_run, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(one_run, runs / one_run.name)
+    _copy(one_run, runs, "20261201T000000-aaaaaa", task_version=2)
+    code, _, err = mlab("report", runs)
+    assert code == 2
+    assert ("runs of task tiny on data lite were made on version 1 (1 run) and version 2 (1 run): one success "
+            "rate cannot pool them; give --by-version") in err
+    assert not (runs / "report").exists()
+    code, out, err = mlab("report", runs, "--by-version")
+    assert code == 0, err
+    per_task = (runs / "report" / "per_task.csv").read_text()
+    assert "tiny v1" in per_task and "tiny v2" in per_task
+
+
+def test_the_same_version_on_different_data_is_refused(one_run, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(one_run, runs / one_run.name)
+    meta = json.loads((one_run / "run.json").read_text())
+    _copy(one_run, runs, "20261201T000000-bbbbbb", data=dict(meta["data"], key="f" * 64))
+    code, _, err = mlab("report", runs)
+    assert code == 2 and "used different prepared data" in err and "without a version bump" in err
+
+
+def test_the_report_shows_compute_beside_score_and_footnotes_a_comparison_across_hardware(one_run, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(one_run, runs / one_run.name)
+    _copy(one_run, runs, "20261201T000000-cccccc", model="mlab/other", cpus=4)
+    code, out, err = mlab("report", runs, "--compare", "model:mlab/scripted,model:mlab/other")
+    assert code == 0, err
+    report = (runs / "report" / "report.md").read_text()
+    assert "## Score beside compute per run" in report and "CPU-hours per run" in report
+    assert "not measured" in report and "no accelerator, 1 CPU" in report
+    assert "† Not like for like: model mlab/scripted ran on no accelerator, 1 CPU and model mlab/other on " \
+           "no accelerator, 4 CPU" in report
+    assert "note: Not like for like" in out
+
+
+def test_known_issues_of_a_task_are_listed_in_the_report(one_run, tmp_path):
+    runs = tmp_path / "runs"
+    meta = json.loads((one_run / "run.json").read_text())
+    copy = _copy(one_run, runs, "20261201T000000-dddddd", build=dict(meta["build"], digest="e" * 64))  # its own build
+    task_yaml = copy / "build" / "tasks" / "tiny" / "task.yaml"
+    task_yaml.write_text(task_yaml.read_text() + "issues:\n- text: the ids follow y\n  since: 1\n")
+    code, _, err = mlab("report", runs)
+    assert code == 0, err
+    report = (runs / "report" / "report.md").read_text()
+    assert "## Known issues of the reported tasks" in report
+    assert "- tiny (version 1): the ids follow y (since version 1, open)" in report
