@@ -91,3 +91,32 @@ def test_known_issues_of_a_task_are_listed_in_the_report(one_run, tmp_path):
     report = (runs / "report" / "report.md").read_text()
     assert "## Known issues of the reported tasks" in report
     assert "- tiny (version 1): the ids follow y (since version 1, open)" in report
+
+
+def test_mlab_list_shows_a_task_s_known_issues_beside_it(tmp_path, monkeypatch):
+    source = write_tiny_task(tmp_path / "tasks")
+    source.write_text(source.read_text().replace(
+        '  agent research\n', '  agent research\n  version 2\n  changes { 2 "new ids" because "they leaked y" }\n'
+        '  issue "ids leaked y" since 1 fixed 2\n  issue "two rows repeat" since 1\n', 1))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = mlab("list")
+    assert code == 0, err
+    lines = out.split("tasks:\n")[1].splitlines()
+    at = next(i for i, line in enumerate(lines) if line.split()[0] == "tiny")
+    assert lines[at + 1:at + 3] == ["    known issue (version 2; since 1, fixed in version 2): ids leaked y",
+                                    "    known issue (version 2; since 1, open): two rows repeat"]
+    code, out, _ = mlab("list", "--json")
+    tiny = next(t for t in json.loads(out)["tasks"] if t["name"] == "tiny")
+    assert tiny["version"] == 2 and tiny["issues"][1] == {"text": "two rows repeat", "since": 1}
+
+
+def test_the_viewer_shows_the_task_version_and_its_known_issues(one_run, tmp_path):
+    runs = tmp_path / "runs"
+    meta = json.loads((one_run / "run.json").read_text())
+    copy = _copy(one_run, runs, "20261201T000000-eeeeee", build=dict(meta["build"], digest="d" * 64))
+    task_yaml = copy / "build" / "tasks" / "tiny" / "task.yaml"
+    task_yaml.write_text(task_yaml.read_text() + "issues:\n- text: ids <leak> y\n  since: 1\n")
+    code, _, err = mlab("view", copy, "-o", tmp_path / "view.html")
+    assert code == 0, err
+    page = (tmp_path / "view.html").read_text()
+    assert "task version" in page and "ids &lt;leak&gt; y (since version 1, open)" in page
