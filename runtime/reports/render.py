@@ -15,7 +15,7 @@ import pandas as pd
 
 from mlab.errors import StorageError
 from mlab.reports.compare import Comparison, compare
-from mlab.reports.comparability import compute_table, hardware_footnote, known_issues, task_labels
+from mlab.reports.comparability import compute_table, hardware_footnote, known_issues, probe_lines, task_labels
 from mlab.reports.eval import evaluate_runs
 from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
 from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
@@ -221,6 +221,7 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     issues = known_issues(finished)
     if issues:
         lines += ["## Known issues of the reported tasks", "", *issues, ""]
+    lines += probe_lines(runs_dir)
     plots_made = {
         "success_heatmap": plots.success_heatmap(extra["per_task"], out_dir / "success_heatmap.png"),
         "improvement_bars": plots.improvement_bars(extra["per_task"], extra["over_tasks"],

@@ -120,3 +120,20 @@ def test_the_viewer_shows_the_task_version_and_its_known_issues(one_run, tmp_pat
     assert code == 0, err
     page = (tmp_path / "view.html").read_text()
     assert "task version" in page and "ids &lt;leak&gt; y (since version 1, open)" in page
+
+
+def test_the_audit_warns_when_a_task_changes_its_scored_parts_and_keeps_its_version(tmp_path):
+    from mlab.audit.versions import version_warning
+    from mlab.build import resolve_task
+
+    source = write_tiny_task(tmp_path / "task")
+    assert version_warning(resolve_task(str(source))) is None  # first seen: recorded
+    assert version_warning(resolve_task(str(source))) is None  # the same digests
+    source.write_text(source.read_text().replace("success improvement >= 10%", "success improvement >= 5%"))
+    warning = version_warning(resolve_task(str(source)))
+    assert warning.startswith("task tiny version 1: its scored parts (success) differ from an earlier build of "
+                              "version 1") and "bump `version`" in warning
+    source.write_text(source.read_text().replace("  agent research\n", '  agent research\n  version 2\n'
+                                                 '  changes { 2 "a lower bar" because "5% is enough" }\n', 1))
+    assert version_warning(resolve_task(str(source))) is None  # a new version: recorded afresh
+

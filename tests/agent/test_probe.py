@@ -73,3 +73,18 @@ def test_the_probe_refuses_a_bad_count_and_reports_a_model_that_runs_out(tmp_pat
     assert code == 2 and "--prefixes -1" in err
     code, _, err = mlab("probe", source, "--model", scripted(tmp_path, ["one answer"]))
     assert code == 1 and err.startswith("mlab: probe of mlab/scripted:") and "Traceback" not in err
+
+
+def test_the_report_shows_saved_probes_beside_the_scores(tmp_path):
+    source = _task(tmp_path / "task")
+    runs = tmp_path / "runs"
+    mlab("run", source, "--model", scripted(tmp_path, [research_reply("Final Answer", {"final_answer": "x"})],
+                                            name="run.json"), "--runs-dir", runs)
+    (runs / "probes").mkdir()
+    _probe(tmp_path, source, lambda i: "an unrelated sentence", "fresh")
+    (tmp_path / "fresh-probe.json").rename(runs / "probes" / "fresh.json")
+    code, _, err = mlab("report", runs)
+    assert code == 0, err
+    report = (runs / "report" / "report.md").read_text()
+    assert "## Familiarity probes" in report
+    assert "| tiny | 1 | mlab/scripted:" in report and "| no sign of familiarity |" in report
