@@ -38,8 +38,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def package_versions(requires=(), python: str | None = None) -> dict[str, str | None]:
-    """mlab, mlabc, litellm and Python here, and the task's requirements in the scripts' interpreter."""
+def package_versions(requires=(), python: str | None = None, known: dict | None = None) -> dict[str, str | None]:
+    """mlab, mlabc, litellm and Python here, and the task's requirements in the scripts' interpreter
+    (`known`: those already asked for, as the hardware record holds them)."""
     from importlib.metadata import PackageNotFoundError, version
 
     from mlab import __version__ as mlab_version
@@ -55,7 +56,8 @@ def package_versions(requires=(), python: str | None = None) -> dict[str, str | 
 
     out = {"mlab": mlab_version, "mlabc": compiler_version(), "litellm": installed("litellm"),
            "python": platform.python_version()}
-    out.update({f"requires:{name}": v for name, v in requirement_versions(requires, python).items()})
+    found = known if known is not None else requirement_versions(requires, python)
+    out.update({f"requires:{name}": v for name, v in found.items()})
     return out
 
 
@@ -86,7 +88,8 @@ def build_lock(run, config: dict) -> dict:
         "models": config["tiers"], "api_base": config.get("api_base"), "seed": int(run.meta["seed"]),
         "limits": run.meta["limits"],
         "data": {"variant": run.meta["data"]["variant"], "key": run.meta["data"]["key"], "digest": data_digest(run)},
-        "packages": package_versions(run.task.doc.get("requires"), run.meta["python"]),
+        "packages": package_versions(run.task.doc.get("requires"), run.meta["python"],
+                                     (run.meta.get("hardware") or {}).get("requirements")),
         "hardware": run.meta.get("hardware"),
     }
     if config.get("no_tools"):
