@@ -107,3 +107,25 @@ def test_lock_check_passes_on_the_same_checkout_and_names_a_changed_input(script
 def test_lock_check_of_a_folder_that_is_no_run(tmp_path):
     code, _, err = mlab("lock", "--check", tmp_path / "nothing")
     assert code == 2 and "no such run folder" in err
+
+
+def test_accelerators_are_read_from_nvidia_smi_and_name_the_hardware_class(monkeypatch):
+    import subprocess
+
+    from mlab.run import hardware
+
+    def smi(argv, **kwargs):
+        assert argv[0] == "nvidia-smi" and "--query-gpu=name,memory.total,driver_version" in argv
+        return subprocess.CompletedProcess(argv, 0, "NVIDIA H100 80GB HBM3, 81559, 550.54\n"
+                                                    "NVIDIA H100 80GB HBM3, 81559, 550.54\n", "")
+
+    monkeypatch.setattr(hardware.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    found = hardware.accelerators(run=smi)
+    assert found == {"vendor_tool": "nvidia-smi", "devices": [
+        {"model": "NVIDIA H100 80GB HBM3", "memory_bytes": 81559 * 2**20, "driver": "550.54"}] * 2}
+    record = {"accelerators": found["devices"], "cpus_allowed": 8}
+    assert hardware.hardware_class(record) == "2x NVIDIA H100 80GB HBM3, 8 CPU"
+    assert hardware.hardware_class(None) == "unknown"
+    assert hardware.accelerator_note(record).startswith("not measured: per-script")
+    failing = hardware.accelerators(run=lambda argv, **kwargs: subprocess.CompletedProcess(argv, 9, "", "no driver"))
+    assert failing == {"vendor_tool": "nvidia-smi", "devices": []}
