@@ -24,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", dest="format", action="store_const", const="json",
                      help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
     check.add_argument("--since", metavar="BUILD", help="a previous build (folder or manifest.json): a change to a "
-                       "task's scored parts that keeps its version is an error (E902)")
+                       "task's scored parts that keeps its version is an error (E912)")
     comp = verbs.add_parser("compile", help="check, then write the build folder")
     comp.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
     comp.add_argument("-o", "--output", default="build", metavar="DIR", help="build folder (default: build/)")

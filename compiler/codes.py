@@ -82,6 +82,6 @@ CODES: dict[str, Code] = {
     "E801": Code("score pattern does not compile", "`score \"PATTERN\"` in a `search` block must be a valid Python regular expression: it is run over each node's output to read the validation score."),
     "E802": Code("score pattern captures nothing", "The score pattern needs a capture group: its first group is the validation score, e.g. \"Validation score: ([-+0-9.eE]+)\"."),
     # versions
-    "E901": Code("task version history", "A task's `changes` name each version after the first once, none later than the task's `version`, and every version after the first has one; an `issue` is `since` a version no later than the task's and `fixed` in a later one."),
-    "E902": Code("scored parts changed without a version bump", "`mlabc check --since BUILD` found a task whose scored parts (data, metric, submission, success rule or starter) differ from the previous build's while its `version` stayed (or went down), so results earned on both would be pooled as one task."),
+    "E911": Code("task version history", "A task's `changes` name each version after the first once, none later than the task's `version`, and every version after the first has one; an `issue` is `since` a version no later than the task's and `fixed` in a later one."),
+    "E912": Code("scored parts changed without a version bump", "`mlabc check --since BUILD` found a task whose scored parts (data, metric, submission, success rule or starter) differ from the previous build's while its `version` stayed (or went down), so results earned on both would be pooled as one task."),
 }

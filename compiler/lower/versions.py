@@ -48,27 +48,27 @@ def lower_version_entry(entry, ir: dict, report: Reporter) -> None:
 
 
 def check_versions(decl: A.Task, ir: dict, report: Reporter) -> None:
-    """E901: every version after the first says what changed, once; nothing names a later version."""
+    """E911: every version after the first says what changed, once; nothing names a later version."""
     version = ir.get("version", 1)
     name = decl.name.value
     seen: set[int] = set()
     for change in ir.get("changes", []):
         span = change.pop("_span")
         if change["version"] == 1:
-            report.error("E901", "version 1 is the task's first: a change names the version it made",
+            report.error("E911", "version 1 is the task's first: a change names the version it made",
                          span, hint="number the change after the version it produced (2, 3, ...)")
         elif change["version"] > version:
-            report.error("E901", f"a change names version {change['version']}, but task `{name}` is "
+            report.error("E911", f"a change names version {change['version']}, but task `{name}` is "
                          f"version {version}", span, hint=f"write `version {change['version']}` in the task")
         elif change["version"] in seen:
-            report.error("E901", f"version {change['version']} has two `changes` entries", span,
+            report.error("E911", f"version {change['version']} has two `changes` entries", span,
                          hint="say everything that changed in that version in one entry")
         seen.add(change["version"])
     missing = [v for v in range(2, version + 1) if v not in seen]
     if missing and "version" in ir:
         where = next(e.value.span for e in decl.entries if isinstance(e, A.Version))
         listed = ", ".join(map(str, missing))
-        report.error("E901", f"task `{name}` is version {version}, but `changes` does not say what changed "
+        report.error("E911", f"task `{name}` is version {version}, but `changes` does not say what changed "
                      f"in version {listed}", where,
                      hint=f'add `changes {{ {missing[0]} "what changed" because "why" }}`')
     if "changes" in ir:
@@ -76,13 +76,13 @@ def check_versions(decl: A.Task, ir: dict, report: Reporter) -> None:
     for issue in ir.get("issues", []):
         span, fixed_span = issue.pop("_span"), issue.pop("_fixed_span", None)
         if issue["since"] > version:
-            report.error("E901", f"the issue is since version {issue['since']}, but task `{name}` is "
+            report.error("E911", f"the issue is since version {issue['since']}, but task `{name}` is "
                          f"version {version}", span)
         elif "fixed" in issue and issue["fixed"] <= issue["since"]:
-            report.error("E901", f"an issue fixed in version {issue['fixed']} cannot be since version "
+            report.error("E911", f"an issue fixed in version {issue['fixed']} cannot be since version "
                          f"{issue['since']}", fixed_span, hint="`fixed` names a later version than `since`")
         elif issue.get("fixed", 0) > version:
-            report.error("E901", f"the issue is fixed in version {issue['fixed']}, but task `{name}` is "
+            report.error("E911", f"the issue is fixed in version {issue['fixed']}, but task `{name}` is "
                          f"version {version}", fixed_span,
                          hint=f"bump the task to `version {issue['fixed']}` with the fix")
 
@@ -158,7 +158,7 @@ def read_previous_manifest(where: str) -> dict:
 
 
 def since_diagnostics(compiled, previous: dict) -> list:
-    """E902 for each task whose scored parts differ from the previous build's at the same version
+    """E912 for each task whose scored parts differ from the previous build's at the same version
     (or whose version went down). Tasks the previous build lacks, or recorded without digests
     (builds before versions), are not compared."""
     decls = {decl.name.value: decl for _, decl in compiled.program.decls() if isinstance(decl, A.Task)}
@@ -172,10 +172,10 @@ def since_diagnostics(compiled, previous: dict) -> list:
         decl = decls[name]
         where = next((e.value.span for e in decl.entries if isinstance(e, A.Version)), decl.name.span)
         if new < old:
-            report.error("E902", f"task `{name}` is version {new}, but the previous build has version {old}",
+            report.error("E912", f"task `{name}` is version {new}, but the previous build has version {old}",
                          where, hint="a version only goes up")
         elif changed and new == old:
-            report.error("E902", f"task `{name}` changed its scored parts ({', '.join(changed)}) but keeps "
+            report.error("E912", f"task `{name}` changed its scored parts ({', '.join(changed)}) but keeps "
                          f"version {new}", where,
                          hint=f'write `version {new + 1}` and add `changes {{ {new + 1} "what changed" '
                               'because "why" }`, so results of both versions are not pooled')

@@ -58,7 +58,7 @@ def test_a_scored_change_without_a_bump_is_an_error_and_a_bump_passes(tmp_path, 
     assert _since(tmp_path, capsys) == (0, "")  # nothing changed
     status, err = _since(tmp_path, capsys, fraction="0.3")
     assert status == 1
-    assert "error[E902]: task `toy` changed its scored parts (data) but keeps version 1" in err
+    assert "error[E912]: task `toy` changed its scored parts (data) but keeps version 1" in err
     assert "toy.mlab:3:" in err or "toy.mlab:1:" in err  # located at the task (it declares no version)
     status, err = _since(tmp_path, capsys, fraction="0.3", extra=BUMPED)
     assert (status, err) == (0, "")

@@ -368,14 +368,14 @@ EXPLANATIONS: dict[str, Explanation] = {
         "the part that matches the number in parentheses.",
         _search_agent('"Validation score: [-+0-9.eE]+"'),
         _search_agent('"Validation score: ([-+0-9.eE]+)"')),
-    "E901": Explanation(
+    "E911": Explanation(
         "A task's `version` counts its scored revisions (1 when absent). Each version after the first "
         "has one entry in `changes` saying what changed and why, and no entry names a version the task "
         "has not reached; a known `issue` is `since` a version the task has reached and, once fixed, "
         "`fixed` in a later one.",
         example_task(extra='  version  2\n'),
         example_task(extra='  version  2\n  changes {\n    2 "reshuffled the ids" because "they leaked the order of y"\n  }\n')),
-    "E902": Explanation(
+    "E912": Explanation(
         "`mlabc check --since BUILD` compares each task with the same task in a previous build. A change "
         "to a scored part (its data and split, metric, submission, success rule and baseline, or starter) "
         "makes scores before and after it incomparable, so it needs a new `version` with a `changes` "

@@ -32,7 +32,7 @@ class Explanation:
     wrong: str
     right: str
     encoding: str = "utf-8"  # how `wrong` is saved (E106 needs a file that is not UTF-8)
-    since: str | None = None  # the file of a previous build, for codes of `mlabc check --since` (E902)
+    since: str | None = None  # the file of a previous build, for codes of `mlabc check --since` (E912)
 
 
 def example_task(*changes: tuple[str, str], extra: str = "") -> str:
