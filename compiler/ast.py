@@ -182,6 +182,37 @@ class Evaluator(Entry):
 
 
 @dataclass(frozen=True)
+class Version(Entry):
+    value: Value
+    keyword: ClassVar[str] = "version"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of `changes { 2 "what changed" because "why" }`."""
+    version: Value
+    what: Value
+    why: Value
+    span: Span
+
+
+@dataclass(frozen=True)
+class Changes(Entry):
+    items: tuple[Change, ...]
+    keyword: ClassVar[str] = "changes"
+
+
+@dataclass(frozen=True)
+class KnownIssue(Entry):
+    """`issue "text" since 1 fixed 2`: a declared known issue of the task (`fixed` None while open)."""
+    text: Value
+    since: Value
+    fixed: Value | None
+    keyword: ClassVar[str] = "issue"
+    repeatable: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
 class Limit:
     key: Ident
     value: Value

@@ -23,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
     check.add_argument("--json", dest="format", action="store_const", const="json",
                      help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
+    check.add_argument("--since", metavar="BUILD", help="a previous build (folder or manifest.json): a change to a "
+                       "task's scored parts that keeps its version is an error (E912)")
     comp = verbs.add_parser("compile", help="check, then write the build folder")
     comp.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
     comp.add_argument("-o", "--output", default="build", metavar="DIR", help="build folder (default: build/)")
@@ -57,6 +59,16 @@ def cmd_check(args) -> int:
     from .api import check_paths
 
     compiled = check_paths(args.paths)
+    if args.since:
+        from .lower.versions import read_previous_manifest, since_diagnostics
+
+        try:
+            previous = read_previous_manifest(args.since)
+        except (OSError, ValueError) as error:
+            print(f"mlabc: {error}", file=sys.stderr)
+            return EXIT_IO if isinstance(error, OSError) else EXIT_USAGE
+        compiled.diagnostics = sorted(compiled.diagnostics + since_diagnostics(compiled, previous),
+                                      key=lambda d: d.sort_key())
     _report(compiled, args.format)
     if compiled.ok and args.format == "text":
         print(f"ok: {_count(len(compiled.program.modules), 'file')}, {_count(len(compiled.tasks), 'task')}, "

@@ -95,4 +95,7 @@ CODES: dict[str, Code] = {
     "E903": Code("model tier never used", "An external agent declares a model tier that neither its command nor its environment passes to the agent (`{{ model }}` or `{{ models.main }}`, `{{ models.fast }}`, `{{ models.edit }}`), so the declared default could never be called."),
     "E904": Code("limit the gateway cannot enforce", "An external agent's `limits` may set what mlab enforces on it from outside: steps (model calls), time, tokens and cost. Script timeouts, memory and disk are the task's limits, applied by the sandbox."),
     "E905": Code("extends across kinds", "`extends` works within a kind of agent: an external agent extends an external agent, a linear or tree-search agent extends one of those."),
+    # versions
+    "E911": Code("task version history", "A task's `changes` name each version after the first once, none later than the task's `version`, and every version after the first has one; an `issue` is `since` a version no later than the task's and `fixed` in a later one."),
+    "E912": Code("scored parts changed without a version bump", "`mlabc check --since BUILD` found a task whose scored parts (data, metric, submission, success rule or starter) differ from the previous build's while its `version` stayed (or went down), so results earned on both would be pooled as one task."),
 }

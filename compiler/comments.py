@@ -54,7 +54,7 @@ def children(node) -> list:
         return list(node.entries)
     if isinstance(node, A.Respond):
         return sorted([*node.sections, *node.settings], key=lambda u: (u.span.line, u.span.column))
-    if isinstance(node, (A.Prompts, A.Limits, A.Hardware, A.Search)):
+    if isinstance(node, (A.Prompts, A.Limits, A.Hardware, A.Search, A.Changes)):
         return list(node.items)
     if isinstance(node, A.Model):
         return list(node.params)

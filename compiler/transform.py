@@ -194,6 +194,17 @@ class ToAst(Transformer):
     def evaluator(self, meta, target, reason):
         return A.Evaluator(self._span(meta), target, reason)
 
+    version = _one(A.Version)
+
+    def changes(self, meta, *items):
+        return A.Changes(self._span(meta), items)
+
+    def change(self, meta, version, what, why):
+        return A.Change(version, what, why, self._span(meta))
+
+    def known_issue(self, meta, text, since, fixed=None):
+        return A.KnownIssue(self._span(meta), text, since, fixed)
+
     def data(self, meta, name, *entries):
         return A.Data(self._span(meta), self._ident(name), entries)
 

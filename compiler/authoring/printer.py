@@ -18,7 +18,7 @@ from ..transform import decode_string, decode_text
 
 WIDTH = 100
 INDENT = "  "
-BLOCKS = (A.Data, A.Action, A.Respond, A.Prompts, A.ExpOverride, A.Search)  # always printed with a body
+BLOCKS = (A.Data, A.Action, A.Respond, A.Prompts, A.ExpOverride, A.Search, A.Changes)  # always printed with a body
 
 
 def triple_quote(value: str, indent: str) -> list[str] | None:
@@ -318,6 +318,8 @@ class MlabPrinter:
             return node.name.value, [node.value], None, False
         if isinstance(node, A.Section):
             return self._section(node)
+        if isinstance(node, A.Change):  # `2 "what" because "why"` inside `changes { ... }`
+            return self.value(node.version, "", 0)[0], [node.what, "because", node.why], None, False
         layout = ENTRY_LAYOUT.get(type(node))
         if layout is None:  # an entry added to the language but not yet to the printer
             raise Unprintable(f"mlabc cannot print `{getattr(node, 'keyword', type(node).__name__)}` entries yet")
@@ -366,6 +368,10 @@ ENTRY_LAYOUT = {
     A.DefaultAgent: lambda e: ("agent", [e.name.value], None, False),
     A.Demo: _one("demo"),
     A.Evaluator: lambda e: ("evaluator", [e.target, "because", e.reason], None, False),
+    A.Version: _one("version"),
+    A.Changes: lambda e: ("changes", [], list(e.items), True),
+    A.KnownIssue: lambda e: ("issue", [e.text, "since", e.since] + (["fixed", e.fixed] if e.fixed is not None else []),
+                             None, False),
     A.Limits: lambda e: ("limits", [], list(e.items), False),
     A.Hardware: lambda e: ("hardware", [], list(e.items), False),
     A.Source: lambda e: ("from", [e.kind_.value, e.value], None, False),

@@ -13,6 +13,7 @@ from .data_files import (check_baseline_script, check_data_files, check_sklearn_
 from .demo import lower_demo
 from .metric import check_baseline_range, check_metric_columns, lower_metric
 from .problem import check_problem_text
+from .versions import VERSION_ENTRIES, check_versions, lower_version_entry
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
@@ -69,6 +70,9 @@ class TaskLowerer:
         present = set()
         for entry in decl.entries:
             present.add(entry.keyword)
+            if isinstance(entry, VERSION_ENTRIES):
+                lower_version_entry(entry, ir, report)
+                continue
             handler = getattr(self, "_" + type(entry).__name__.lower(), None)
             assert handler is not None, type(entry).__name__
             handler(entry, ir)
@@ -77,6 +81,7 @@ class TaskLowerer:
             listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " or " + missing[-1]
             report.error("E308", f"task `{name}` has no {listed}", decl.name.span,
                          hint="a task needs " + ", ".join(f"`{k}`" for k in REQUIRED))
+        check_versions(decl, ir, report)
         self._check_read_only(ir)
         check_baseline_script(decl, ir, self.root, report)
         check_data_files(decl, ir, self.root, report)

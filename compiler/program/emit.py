@@ -18,6 +18,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 from .. import __version__
 from .check import Compiled
 from ..resources import BuildError  # noqa: F401 (raised here; defined with the file locations so the CLI need not import this module)
+from ..lower.versions import scored_digests
 from ..schemas import problems, stamp
 
 OWNED = ("tasks", "agents", "experiments", "manifest.json")
@@ -107,11 +108,15 @@ def manifest(compiled: Compiled, files: dict[str, str]) -> dict:
     def entry(prefix: str, source: str) -> dict:
         return {"source": str(Path(source).resolve()), "artifacts": sorted(f for f in files if f.startswith(prefix))}
 
+    def task_entry(name: str, ir: dict, source: str) -> dict:
+        return dict(entry(f"tasks/{name}/", source), version=ir.get("version", 1),
+                    scored=scored_digests(ir, Path(source).resolve().parent))
+
     return {
         "compiler": "mlabc", "compiler_version": __version__,
         "sources": sources, "inputs": dict(sorted(inputs.items())),
         "artifacts": {p: sha256(t.encode()) for p, t in sorted(files.items())},
-        "tasks": {n: entry(f"tasks/{n}/", p) for n, (_, p) in sorted(compiled.tasks.items())},
+        "tasks": {n: task_entry(n, ir, p) for n, (ir, p) in sorted(compiled.tasks.items())},
         "agents": {n: entry(f"agents/{n}/", a.path) for n, a in sorted(compiled.agents.items())},
         "experiments": {n: entry(f"experiments/{n}.", p) for n, (_, p) in sorted(compiled.experiments.items())},
     }

@@ -9,7 +9,7 @@ from .write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
 
 KIND_KEYS = {"task": "tasks", "actions": "actions", "agent": "agents", "experiment": "experiments"}
 GROUPED = {A.Data: "data", A.Checksum: "checksum", A.Input: "input", A.Model: "model", A.DropSection: "drop",
-           A.Hook: None, A.ExpOverride: "override"}  # entries gathered under one key (Hook: by its time)
+           A.Hook: None, A.ExpOverride: "override", A.KnownIssue: "issue"}  # entries gathered under one key (Hook: by its time)
 
 
 ACTION_SET_KEYS = ("extends", "drop")  # keys of an action set's mapping that are not action names
@@ -173,6 +173,9 @@ class YamlBuilder(Commented):
             return e.name.value, self.block(e.entries)
         if isinstance(e, A.ExpModels):
             return e.tier.value, value_node(e.value, "str")
+        if isinstance(e, A.KnownIssue):
+            parts = [Item("text", value_node(e.text, "str")), Item("since", value_node(e.since, "auto"))]
+            return None, Map(parts + ([Item("fixed", value_node(e.fixed, "auto"))] if e.fixed is not None else []))
         raise ConvertError(f"unexpected {type(e).__name__}")
 
     def _kv(self, items, need=False) -> Map:
@@ -220,6 +223,11 @@ class YamlBuilder(Commented):
             return Map([Item("improvement", v(e.threshold, "auto"))])
         if isinstance(e, A.Evaluator):
             return Map([Item("function", v(e.target, "str")), Item("because", v(e.reason, "str"))])
+        if isinstance(e, A.Version):
+            return v(e.value, "auto")
+        if isinstance(e, A.Changes):
+            return Seq([self.item(None, Map([Item("version", v(c.version, "auto")), Item("what", v(c.what, "str")),
+                                             Item("because", v(c.why, "str"))]), c) for c in e.items])
         if isinstance(e, (A.Limits, A.Env)):
             return self._kv(e.items)
         if isinstance(e, A.Hardware):

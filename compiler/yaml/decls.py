@@ -132,7 +132,36 @@ def _task_handlers(r: YamlReader) -> dict:
         "hardware": lambda n, k, v, out: _hardware(r, k, v, out),
         "demo": one_value(r, A.Demo),
         "evaluator": lambda n, k, v, out: _evaluator(r, k, v, out),
+        "version": one_value(r, A.Version, "auto"),
+        "changes": lambda n, k, v, out: _changes(r, k, v, out),
+        "issue": lambda n, k, v, out: _issues(r, k, v, out),
     }
+
+
+def _changes(r, key, value, out):
+    """`changes: [{version: 2, what: ..., because: ...}]`."""
+    items = []
+    for node in (value.value if isinstance(value, SequenceNode) else [value]):
+        parts = parts_of(r, node, "a change", {"version": "auto", "what": "str", "because": "str"},
+                         required=("version", "what", "because"))
+        if parts is None:
+            if not isinstance(node, MappingNode):
+                r.wrong(node, "`changes`", "a list of `{version: 2, what: ..., because: ...}`")
+        elif None not in parts.values():
+            items.append(A.Change(parts["version"], parts["what"], parts["because"], r.span(node)))
+    out.append(A.Changes(r.entry_span(key, value), tuple(items)))
+
+
+def _issues(r, key, value, out):
+    """`issue: [{text: ..., since: 1, fixed: 2}]` (one known issue each)."""
+    for node in (value.value if isinstance(value, SequenceNode) else [value]):
+        parts = parts_of(r, node, "an issue", {"text": "str", "since": "auto", "fixed": "auto"},
+                         required=("text", "since"))
+        if parts is None:
+            if not isinstance(node, MappingNode):
+                r.wrong(node, "`issue`", "a list of `{text: ..., since: 1, fixed: 2}`")
+        elif parts["text"] is not None and parts["since"] is not None:
+            out.append(A.KnownIssue(r.span(node), parts["text"], parts["since"], parts.get("fixed")))
 
 
 def _submission(r, key, value, out):

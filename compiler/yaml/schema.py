@@ -104,6 +104,14 @@ def _task_def(metrics: list[str]) -> dict:
         "demo": _described({"type": "string"}, "JSON list of the replies the demo model plays"),
         "evaluator": _object({"function": {"type": "string", "description": "file.py:function"},
                               "because": {"type": "string"}}, required=("function", "because")),
+        "version": _described({"type": "integer", "minimum": 1}, "the task's version (default 1)"),
+        "changes": {"type": "array", "items": _object({"version": {"type": "integer", "minimum": 2},
+                                                       "what": {"type": "string"}, "because": {"type": "string"}},
+                                                      required=("version", "what", "because"))},
+        "issue": {"type": "array", "items": _object({"text": {"type": "string"},
+                                                     "since": {"type": "integer", "minimum": 1},
+                                                     "fixed": {"type": "integer", "minimum": 2}},
+                                                    required=("text", "since"))},
     }, required=REQUIRED)
 
 

@@ -56,6 +56,11 @@ def audit_task(task, variant_name: str = "lite", python: str | None = None, agen
     from mlab.run.folder import Run
 
     report = AuditReport(task.name, variant_name)
+    from mlab.audit.versions import version_warning
+
+    warning = version_warning(task)
+    if warning:
+        report.notes.append(f"warning: {warning}")
     prepared = prepare_data(task, variant_name)
     report.check("answers stay private", leak_findings(task.variant(variant_name), prepared.public, prepared.private))
     report.check("prompt names the submission", prompt_findings(task, agent))

@@ -21,7 +21,7 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS = {"prepare": "prepare", "drive": "drive", "run": "run", "list": "list", "eval": "eval",
             "report": "report", "view": "view", "sweep": "sweep", "baseline": "baseline", "audit": "audit",
             "checkout": "checkout", "export": "export",
-            "export-task": "export_task"}
+            "export-task": "export_task", "lock": "lock", "probe": "probe"}
 
 RUN_EPILOG = """\
 model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
@@ -128,6 +128,10 @@ def _add_run(verbs) -> None:
     shared.add_build(run, help="take the task and agent from this build (refused if stale)")
     shared.add_resume(run)
     shared.add_no_tools(run)
+    run.add_argument("--reproduce", metavar="RUN", help="run again from RUN's lock.json (its build, models, seed, "
+                     "limits and data variant), then print what differs from RUN")
+    run.add_argument("--replay", action="store_true", help="with --reproduce: every tier replays RUN's recorded "
+                     "replies (mlab/replay:RUN), so the reproduction is exact")
     run.add_argument("--seed", type=int, help="replicate number (default 0); passed to the model as a sampling seed")
     shared.add_python(run, help="interpreter for the agent's scripts")
     run.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "
@@ -152,6 +156,8 @@ def _add_reading(verbs) -> None:
                         help="paired comparison, e.g. agent:research,agent:react or model:A,model:B; with more "
                              "sides the first is compared with each other one")
     report.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default 0)")
+    report.add_argument("--by-version", action="store_true", help="report runs of one task made on different "
+                        "task versions (or data) side by side, instead of refusing to pool them")
 
     view = verbs.add_parser("view", help="a self-contained HTML page of a run, or an index of a folder of runs")
     view.add_argument("path", metavar="RUN_DIR|RUNS_DIR", help="one run folder, or a folder holding runs")
@@ -195,6 +201,23 @@ def _add_checks(verbs) -> None:
     baseline.add_argument("--record", action="store_true",
                           help="write the score with its provenance into the task's baselines.json")
     shared.add_python(baseline, help="interpreter for the starter (default: this one)")
+
+    lock = verbs.add_parser("lock", help="check whether this checkout would reproduce a run (its lock.json)")
+    lock.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
+    lock.add_argument("--check", action="store_true", required=True,
+                      help="compare the lock's digests and versions with this checkout's (exit 1 when any differ)")
+
+    probe = verbs.add_parser("probe", help="how familiar a model is with a task: its canary and prefixes of its "
+                             "texts, against shuffled controls")
+    shared.add_task(probe)
+    shared.add_build(probe)
+    probe.add_argument("--model", required=True, metavar="M", help="the model to probe, e.g. openai/gpt-4o")
+    probe.add_argument("--prefixes", type=int, default=8, metavar="N", help="prefixes of the task's texts to ask "
+                       "for (default 8), each with a shuffled control")
+    probe.add_argument("--seed", type=int, default=0, help="seed of the prefixes, controls and bootstrap (default 0)")
+    probe.add_argument("-o", "--output", metavar="FILE.json", help="also write the figures, questions and answers "
+                       "as JSON (`mlab report` shows probes found in RUNS_DIR/probes/ beside the scores)")
+    shared.add_json(probe, "the probe's result")
 
     audit = verbs.add_parser("audit", help="check a task: no answer leaks, sandbox confinement, baseline, prompt")
     shared.add_task(audit)

@@ -18,7 +18,8 @@ def _listing() -> dict:
         tasks.append({"name": name, "category": doc["category"], "metric": doc["metric"]["name"],
                       "data": sorted(doc["data"]), "cpus": hardware["cpus"], "gpus": hardware["gpus"],
                       "gpus_required": bool(hardware["gpus_required"]), "requires": list(doc.get("requires") or []),
-                      "demonstration": bool(task.view.demo)})
+                      "demonstration": bool(task.view.demo), "version": int(doc.get("version", 1)),
+                      "issues": list(doc.get("issues") or [])})
     agents = []
     for name in build.agent_names:
         doc = build.agent(name).doc
@@ -55,6 +56,9 @@ def main(args) -> int:
               f"{', '.join(task['data']) + ';':<11} {task['cpus']} cpu, {gpus}"
               + (f"; requires {', '.join(task['requires'])}" if task["requires"] else "")
               + ("; demonstration (mlab/demo)" if task["demonstration"] else ""))
+        for issue in task["issues"]:  # the task's declared known issues, beside it
+            state = f"fixed in version {issue['fixed']}" if issue.get("fixed") else "open"
+            print(f"    known issue (version {task['version']}; since {issue['since']}, {state}): {issue['text']}")
     print("agents:")
     for agent in listing["agents"]:
         what = "runs a command in the sandbox" if agent["kind"] == "external" else \

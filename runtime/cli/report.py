@@ -13,7 +13,7 @@ def main(args) -> int:
     comparisons = parse_compare(args.compare) if args.compare else []
     runs_dir = Path(args.runs_dir)
     out_dir = Path(args.output) if args.output else runs_dir / "report"
-    report = write_report(runs_dir, out_dir, comparisons, seed=args.seed)
+    report = write_report(runs_dir, out_dir, comparisons, seed=args.seed, by_version=args.by_version)
     print(f"report written to {report.folder / 'report.md'} ({len(report.files)} files)")
     for note in report.notes:
         print(f"note: {printable(note)}")   # notes name runs and what they hold

@@ -158,11 +158,25 @@ def with_std_external(task):
     return compile_into_cache([source, external]).task(task.name)
 
 
+def _started(run, config):
+    """A new run's reproduction lock (lock.json); models.json was written inside the folder."""
+    from mlab.run.lock import write_lock
+
+    write_lock(run, config)
+    return run, config
+
+
 def _open_run(args):
     from mlab.build import load_build, resolve_task
     from mlab.limits import limit_overrides
     from mlab.run.folder import Run
 
+    if getattr(args, "replay", False) and not getattr(args, "reproduce", None):
+        raise UsageError("--replay goes with --reproduce RUN (it replays that run's recorded replies)")
+    if getattr(args, "reproduce", None):
+        from mlab.run.reproduce import open_reproduction
+
+        return _started(*open_reproduction(args))
     if args.resume:
         given = [flag for flag, value in (("TASK", args.task), ("--agent", args.agent), ("--model", args.model),
                                           ("--fast-model", args.fast_model), ("--edit-model", args.edit_model),
@@ -244,7 +258,7 @@ def _open_run(args):
     run = Run.create(task, agent, Path(args.runs_dir), data=args.data or "lite", seed=seed,
                      limits=overrides, python=args.python, device=args.device,
                      extra={LOOP_CONFIG: config})
-    return run, config
+    return _started(run, config)
 
 
 def main(args) -> int:
@@ -304,6 +318,10 @@ def main(args) -> int:
         from mlab.search.engine import write_search_result as write_result
     result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
     print_result(run, result)
+    if config.get("reproduces"):
+        from mlab.run.reproduce import difference_table
+
+        print(difference_table(Path(config["reproduces"]), run.dir))
     if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
         from mlab.cli.args import print_json
 

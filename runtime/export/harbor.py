@@ -176,6 +176,7 @@ def _can_build_here() -> bool:
 
 def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, baseline: dict | None) -> None:
     from mlab.data.prepare import copy_tree, install_starter
+    from mlab.run.canary import canary_line, write_canary
 
     variant = task.variant(options.variant)
     base = options.base_image or default_base_image()
@@ -184,6 +185,8 @@ def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, bas
     workspace.mkdir(parents=True)
     install_starter(task, workspace)
     copy_tree(prepared.public, workspace)
+    version = int(task.doc.get("version", 1))
+    write_canary(workspace, task.name, version)  # runtime/run/canary.py: the task's contamination canary
 
     home = tests / "mlab"
     (home / "private").mkdir(parents=True)
@@ -210,7 +213,8 @@ def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, bas
     shutil.copyfile(wheel, tests / Path(wheel).name)
     (tests / "Dockerfile").write_text(verifier_dockerfile(base, Path(wheel).name), encoding="utf-8")
     _write_script(tests / "test.sh", test_script())
-    (folder / "instruction.md").write_text(instruction(task, options.variant, variant, baseline), encoding="utf-8")
+    (folder / "instruction.md").write_text(instruction(task, options.variant, variant, baseline)
+                                           + f"\n<!-- {canary_line(task.name, version)} -->\n", encoding="utf-8")
     (folder / "task.toml").write_text(task_toml(task, options.variant), encoding="utf-8")
     solution = solution_files(task)
     if solution is not None:

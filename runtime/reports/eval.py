@@ -22,6 +22,7 @@ from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
 from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
 from mlab.reports.taxonomy import findings
+from mlab.run.hardware import hardware_class
 
 TIERS = ("main", "fast", "edit")
 
@@ -180,6 +181,8 @@ def run_row(run: LoadedRun) -> dict:
         "total_tokens": result.get("total_tokens", 0), "cost": result.get("cost"),
         "compute_scripts": compute.get("scripts", 0), "compute_wall_s": compute.get("wall_s", 0.0),
         "compute_cpu_s": compute.get("cpu_s", 0.0), "compute_peak_memory_bytes": compute.get("peak_memory_bytes", 0),
+        "compute_accelerator_s": compute.get("accelerator_s"), "task_version": run.task_version,
+        "hardware_class": hardware_class(run.meta.get("hardware")),
         "end_reason": result.get("end_reason"), "failure_mode": result.get("failure_mode"),
         "failure_labels": "; ".join(label.text() for label in labels),
         "hallucinated_claims": len(claims), "run_dir": str(run.dir),

@@ -15,6 +15,7 @@ import pandas as pd
 
 from mlab.errors import StorageError
 from mlab.reports.compare import Comparison, compare
+from mlab.reports.comparability import compute_table, hardware_footnote, known_issues, probe_lines, task_labels
 from mlab.reports.eval import evaluate_runs
 from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
 from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
@@ -184,9 +185,10 @@ def _summary(frame: pd.DataFrame, unfinished: int, runs_dir: Path, seed: int) ->
 
 
 def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | Comparison | None = None,
-                 seed: int = 0) -> Report:
+                 seed: int = 0, by_version: bool = False) -> Report:
     """Compute every table and plot from the runs under `runs_dir` into `out_dir`, with one paired
-    comparison table per comparison."""
+    comparison table per comparison. Runs of one task on different versions (or data) are refused
+    unless `by_version` reports them side by side (reports/comparability.py)."""
     from mlab.reports import plots
 
     runs = load_runs([runs_dir])
@@ -196,12 +198,16 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
 
         raise UsageError(f"none of the {len(runs)} run(s) in {runs_dir} has finished (no result.json); "
                          "nothing to report")
+    labels = task_labels(finished, by_version)  # refuses to pool task versions before anything is written
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as problem:
         raise StorageError(f"cannot create {out_dir}: {problem.strerror or problem}") from None
     report = Report(out_dir)
-    frame = runs_frame(evaluate_runs(finished))
+    rows = evaluate_runs(finished)
+    for row in rows:
+        row["task"] = labels[row["run_id"]]
+    frame = runs_frame(rows)
     frame.drop(columns=["success_value", "improvement_valid", "task_error"]).to_csv(out_dir / "runs.csv", index=False)
     report.files.append(out_dir / "runs.csv")
     tree_curves = curve_rows(finished)
@@ -209,7 +215,18 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
         comparisons = [comparisons]
     tables, extra = _tables(frame, seed, list(comparisons or []), {"search_summary": search_summary(finished),
                                                       "reply_formats": reply_formats(finished)})
+    tables.insert(3, compute_table(frame))
+    compared = [t for t in tables if t.name == "comparison" or t.name.startswith("comparison_")]
+    for table, comparison in zip(compared, comparisons or []):  # across hardware classes: a footnote says so
+        footnote = hardware_footnote(frame, comparison.factor, comparison.first, comparison.second)
+        if footnote:
+            table.note = f"{table.note} {footnote}"
+            report.notes.append(footnote.lstrip("† "))
     lines = ["# mlab report", "", *_summary(frame, len(runs) - len(finished), runs_dir, seed), ""]
+    issues = known_issues(finished)
+    if issues:
+        lines += ["## Known issues of the reported tasks", "", *issues, ""]
+    lines += probe_lines(runs_dir)
     plots_made = {
         "success_heatmap": plots.success_heatmap(extra["per_task"], out_dir / "success_heatmap.png"),
         "improvement_bars": plots.improvement_bars(extra["per_task"], extra["over_tasks"],

@@ -142,8 +142,12 @@ class LoadedRun:
     @cached_property
     def problem(self) -> str:
         """The task's problem text, as the agent was shown it ('' when the build is missing)."""
-        doc = _build_document(self.build_key, self.dir / "build" / "tasks" / self.task / "task.yaml")
-        return str((doc or {}).get("problem") or "")
+        return str((task_document(self) or {}).get("problem") or "")
+
+    @property
+    def task_version(self) -> int:
+        """The task version the run was made on (1 for runs recorded before versions)."""
+        return int(self.meta.get("task_version") or (self.result or {}).get("task_version") or 1)
 
     @cached_property
     def scores(self) -> list[dict] | None:
@@ -197,6 +201,11 @@ def _build_document(build_key: str, path: Path) -> dict | None:
             return None
         _BUILD_DOCUMENTS[key] = doc  # only what was read: another run of the build may hold its copy
     return _BUILD_DOCUMENTS[key]
+
+
+def task_document(run: LoadedRun) -> dict | None:
+    """The task as compiled into the run's build copy (task.yaml), or None when missing."""
+    return _build_document(run.build_key, run.dir / "build" / "tasks" / run.task / "task.yaml")
 
 
 def record_workspaces(initial: dict[str, str], records: list[dict]):

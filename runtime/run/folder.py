@@ -34,6 +34,8 @@ from mlab.observation import Observation, error, utf8_safe
 from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings
 from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
+from mlab.run.canary import write_canary
+from mlab.run.hardware import measure_hardware
 from mlab.trace import (TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, stored_objects,
                     timestamp)
 from mlab.actions.workspace import Workspace
@@ -237,6 +239,7 @@ class Run:
             for sub in ("workspace", "private", "objects", "output"):
                 (staging / sub).mkdir()
             install_starter(task, staging / "workspace")
+            write_canary(staging / "workspace", task.name, int(task.doc.get("version", 1)))
             install_data(prepared, staging / "workspace", staging / "private")
             _copy_build(task, agent, staging / "build")
             store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
@@ -251,6 +254,8 @@ class Run:
                 "build": {"digest": task.build.digest, "from": str(task.build.dir)},
                 "read_only": list(task.view.read_only), "sandbox": _sandbox_state(),
                 "initial_snapshot": store.put_json(snapshotter.manifest),
+                "task_version": int(task.doc.get("version", 1)),
+                "hardware": measure_hardware(task.view.cpus, resolved.memory, task.doc.get("requires"), python, device),
             }
             _write_json_atomic(staging / RUN_JSON, meta)
             for name, document in (extra or {}).items():

@@ -12,7 +12,7 @@ from mlab.errors import MlabError
 from mlab.limits import counted_steps
 
 RESULT = "result.json"
-RESULT_VERSION = 4  # 4: sandbox, agent_kind; 3: reply_format, search; 2: each tier's source, scoring_s
+RESULT_VERSION = 4  # 4: sandbox, agent_kind, task_version, compute's hours and accelerator; 3: reply_format, search; 2: tier sources
 
 
 def _litellm_version() -> str | None:
@@ -57,6 +57,18 @@ def agent_kind(doc: dict) -> str:
     return "external" if doc.get("external") else "search" if doc.get("search") else "linear"
 
 
+def compute_used(run) -> dict:
+    """The scripts' compute (count, wall and CPU seconds, peak memory) with CPU-hours, and the
+    accelerator busy seconds: null, with the reason in `accelerator_note`, where not measured."""
+    from mlab.run.hardware import accelerator_note
+
+    totals = run.compute_totals()
+    hardware = run.meta.get("hardware")
+    totals.update(cpu_hours=round(totals["cpu_s"] / 3600.0, 6), accelerator_s=None,
+                  accelerator_note=accelerator_note(hardware))
+    return totals
+
+
 def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bool = False,
                  extra: dict | None = None) -> dict:
     """Score the run's final workspace and write result.json; `extra` adds fields of the run's kind
@@ -79,7 +91,8 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
         "steps": counted_steps(run.records, run.limits.steps),  # not the wind-down after the step limit
         "wall_time_s": round(float(last.get("elapsed_s", 0.0)), 3), "scoring_s": round(scoring_s, 3),
         "tokens": usage.tokens, "total_tokens": usage.total_tokens, "cost": usage.cost,
-        "model_calls": usage.calls, "compute": run.compute_totals(), "sandbox": sandbox_record(run),
+        "model_calls": usage.calls, "compute": compute_used(run), "sandbox": sandbox_record(run),
+        "task_version": int(run.meta.get("task_version", 1)),
         "models": {tier: {**config, "source": config.get("source", "unknown")} for tier, config in tiers.items()},
         "provenance": {"mlab_version": __version__, "compiler_version": run.meta["compiler_version"],
                        "build_digest": run.meta["build"]["digest"], "litellm_version": _litellm_version(),

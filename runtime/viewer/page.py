@@ -16,7 +16,7 @@ from pathlib import Path
 from mlab.errors import RunError, StorageError
 from mlab.limits import WIND_DOWN_LABEL, is_wind_down, step_limit
 from mlab.observation import utf8_safe
-from mlab.reports.runs import LoadedRun, load_run
+from mlab.reports.runs import LoadedRun, load_run, task_document
 from mlab.reports.taxonomy import findings
 from mlab.trace import full_record
 from mlab.viewer.assets import CSS, RUN_JS
@@ -56,8 +56,15 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
         parts.append("<div class='demo-banner'>DEMONSTRATION — played by the keyless demo model "
                      "(mlab/demo); not an agent result.</div>")
     parts.append(f"<h1>{escape(run.task)} · {escape(run.agent)} · {escape(run.model)}</h1>")
-    facts = [_fact("run", escape(run.id)), _fact("data variant", escape(run.variant)),
+    facts = [_fact("run", escape(run.id)), _fact("task version", str(run.task_version)),
+             _fact("data variant", escape(run.variant)),
              _fact("seed", str(run.seed)), _fact("created", escape(run.meta.get("created", "")))]
+    for issue in (task_document(run) or {}).get("issues") or []:  # the task's declared known issues
+        if int(issue.get("since", 1)) <= run.task_version:
+            fixed = issue.get("fixed")
+            state = f"fixed in version {fixed}" if fixed and int(fixed) <= run.task_version else "open"
+            facts.append(_fact("known issue", escape(f"{issue.get('text')} (since version {issue.get('since')}, "
+                                                     f"{state})"), "verdict bad" if state == "open" else ""))
     for tier, config in run.tiers.items():
         facts.append(_fact(f"{tier} model", escape(config.get("model", ""))))
     if run.result is None:

@@ -15,14 +15,14 @@ def test_every_code_is_explained():
 @pytest.mark.parametrize("code", sorted(explanations()))
 def test_the_wrong_example_gives_the_code_and_only_it(code):
     found = explanations()[code]
-    compiled = check_example(found.wrong, found.encoding)
+    compiled = check_example(found.wrong, found.encoding, since=found.since)
     assert {d.code for d in compiled.diagnostics} == {code}, [d.message for d in compiled.diagnostics]
 
 
 @pytest.mark.parametrize("code", sorted(explanations()))
 def test_the_right_example_checks_clean_and_is_formatted(code):
     found = explanations()[code]
-    compiled = check_example(found.right)
+    compiled = check_example(found.right, since=found.since)
     assert compiled.diagnostics == []
     assert format_text(found.right, "example.mlab") == found.right
 

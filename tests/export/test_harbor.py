@@ -313,3 +313,12 @@ def test_a_base_image_with_a_newline_is_refused(tmp_path):
                   lambda base: verifier_dockerfile(base, "mlab.whl")):
         with pytest.raises(ExportError, match="the base image 'python\\\\nRUN id' cannot be written"):
             write("python\nRUN id")
+
+
+def test_every_exported_task_carries_its_canary_in_the_workspace_and_instruction(exported, compiled):
+    from mlab.run.canary import canary_guid
+
+    for name in TASKS:
+        guid = canary_guid(name, int(compiled[name].doc.get("version", 1)))
+        assert guid in (exported / name / "environment" / "workspace" / "CANARY.txt").read_text(), name
+        assert guid in (exported / name / "instruction.md").read_text(), name

@@ -38,7 +38,7 @@ def test_house_price_lite_split_is_the_one_demo_json_was_made_with(house_task):
 def test_answers_never_enter_the_workspace(new_run):
     run = new_run()
     workspace = sorted(p.name for p in run.workspace.root.iterdir())
-    assert workspace == ["data_description.txt", "test.csv", "train.csv", "train.py"]
+    assert workspace == ["CANARY.txt", "data_description.txt", "test.csv", "train.csv", "train.py"]
     assert "SalePrice" not in pd.read_csv(run.workspace.root / "test.csv").columns
     assert (run.dir / "private" / "answers.csv").is_file()
 

@@ -87,7 +87,7 @@ def test_every_trace_record_matches_the_schema_and_is_on_disk_at_once(new_run, s
 def test_snapshots_store_only_changed_files_once(new_run):
     run = new_run()
     before = objects_of(run)
-    assert len(before) == 5  # four workspace files and the initial manifest
+    assert len(before) == 6  # four workspace files, CANARY.txt and the initial manifest
     run.step("List Files", {"dir_path": "."})
     assert objects_of(run) == before and run.records[-1]["snapshot"] == {"changed": {}, "removed": []}
     run.step("Write File", {"file_name": "a.py", "content": "x = 1\n"})

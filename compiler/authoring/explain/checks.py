@@ -405,6 +405,23 @@ EXPLANATIONS: dict[str, Explanation] = {
         '    actions core\n}\n',
         'agent mine external {\n    command "{{ python }} -m my_agent"\n}\n\nagent child external extends mine {\n'
         '    env {\n        MY_AGENT_VERBOSE "1"\n    }\n}\n'),
+    "E911": Explanation(
+        "A task's `version` counts its scored revisions (1 when absent). Each version after the first "
+        "has one entry in `changes` saying what changed and why, and no entry names a version the task "
+        "has not reached; a known `issue` is `since` a version the task has reached and, once fixed, "
+        "`fixed` in a later one.",
+        example_task(extra='  version  2\n'),
+        example_task(extra='  version  2\n  changes {\n    2 "reshuffled the ids" because "they leaked the order of y"\n  }\n')),
+    "E912": Explanation(
+        "`mlabc check --since BUILD` compares each task with the same task in a previous build. A change "
+        "to a scored part (its data and split, metric, submission, success rule and baseline, or starter) "
+        "makes scores before and after it incomparable, so it needs a new `version` with a `changes` "
+        "entry; then reports keep the two versions apart. Here the test split changed and the version "
+        "stayed.",
+        example_task(("split   random 0.2 seed 1", "split   random 0.3 seed 1")),
+        example_task(("split   random 0.2 seed 1", "split   random 0.3 seed 1"),
+                     extra='  version  2\n  changes {\n    2 "a larger test split" because "0.2 left too few rows"\n  }\n'),
+        since=example_task()),
 }
 
 
@@ -415,5 +432,5 @@ def _canonical(text: str) -> str:
 
 
 # Examples are shown as `mlabc fmt` would write them.
-EXPLANATIONS = {code: Explanation(e.text, _canonical(e.wrong), _canonical(e.right), e.encoding)
+EXPLANATIONS = {code: Explanation(e.text, _canonical(e.wrong), _canonical(e.right), e.encoding, e.since)
                 for code, e in EXPLANATIONS.items()}

@@ -39,6 +39,7 @@ class Explanation:
     wrong: str
     right: str
     encoding: str = "utf-8"  # how `wrong` is saved (E106 needs a file that is not UTF-8)
+    since: str | None = None  # the file of a previous build, for codes of `mlabc check --since` (E912)
 
 
 def example_task(*changes: tuple[str, str], extra: str = "") -> str:
@@ -65,10 +66,11 @@ def example_task(*changes: tuple[str, str], extra: str = "") -> str:
     return text
 
 
-def check_example(text: str, encoding: str = "utf-8"):
-    """Check an example file next to SUPPORT_FILES in a fresh folder; returns the Compiled result."""
-    from ...program.check import check_program
-    from ...program.loader import load_program
+def check_example(text: str, encoding: str = "utf-8", since: str | None = None):
+    """Check an example file next to SUPPORT_FILES in a fresh folder; returns the Compiled result.
+    With `since`, that text is compiled first and the example is checked against its build."""
+    from ...api import check_paths, compile_paths
+    from ...lower.versions import since_diagnostics
 
     with tempfile.TemporaryDirectory(prefix="mlabc-explain-") as folder:
         root = Path(folder)
@@ -80,5 +82,12 @@ def check_example(text: str, encoding: str = "utf-8"):
                 continue
             (root / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
         example = root / EXAMPLE_NAME
+        previous = None
+        if since is not None:
+            example.write_text(since, encoding="utf-8")
+            previous = compile_paths([str(example)], root / "previous-build")[1]
         example.write_bytes(text.encode(encoding))
-        return check_program(load_program([example]))
+        compiled = check_paths([str(example)])
+        if previous is not None:
+            compiled.diagnostics += since_diagnostics(compiled, previous)
+        return compiled
