@@ -53,7 +53,9 @@ def test_every_runtime_module_has_a_known_layer():
 
 
 def test_the_runtime_keeps_its_layers():
-    assert violations(MLAB, Layers(RANKS, layer)) == []
+    # mlab.scoring.child imports the scoring function its caller names ("module:function"), in a
+    # child interpreter: machinery, as mlabc.lazy is for the compiler
+    assert violations(MLAB, Layers(RANKS, layer), machinery=frozenset({"mlab.scoring.child"})) == []
 
 
 def test_the_compiler_keeps_its_layers():

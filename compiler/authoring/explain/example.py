@@ -69,8 +69,10 @@ def example_task(*changes: tuple[str, str], extra: str = "") -> str:
 def check_example(text: str, encoding: str = "utf-8", since: str | None = None):
     """Check an example file next to SUPPORT_FILES in a fresh folder; returns the Compiled result.
     With `since`, that text is compiled first and the example is checked against its build."""
-    from ...api import check_paths, compile_paths
     from ...lower.versions import since_diagnostics
+    from ...program.check import check_program
+    from ...program.emit import write_build
+    from ...program.loader import load_program
 
     with tempfile.TemporaryDirectory(prefix="mlabc-explain-") as folder:
         root = Path(folder)
@@ -85,9 +87,9 @@ def check_example(text: str, encoding: str = "utf-8", since: str | None = None):
         previous = None
         if since is not None:
             example.write_text(since, encoding="utf-8")
-            previous = compile_paths([str(example)], root / "previous-build")[1]
+            previous = write_build(check_program(load_program([example])), root / "previous-build")
         example.write_bytes(text.encode(encoding))
-        compiled = check_paths([str(example)])
+        compiled = check_program(load_program([example]))
         if previous is not None:
             compiled.diagnostics += since_diagnostics(compiled, previous)
         return compiled
