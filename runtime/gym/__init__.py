@@ -4,7 +4,7 @@
 action of the agent's action table; the reward at the end is the scored improvement over the
 baseline. Episodes are runs (trace, snapshots, result.json). gymnasium is imported on first use.
 """
-from mlab.lazy import exports
+from mlabc.shared import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {
