@@ -48,7 +48,7 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 
 @functools.cache
 def _schema_digest(kind: str) -> str:
-    from mlabc.api import data_dir
+    from mlabc.shared import data_dir
 
     try:
         return hashlib.sha256((data_dir("spec") / f"{kind}.schema.json").read_bytes()).hexdigest()[:16]
