@@ -149,7 +149,7 @@ def _prepare_offline(task, records: list[dict], agent=None):
 def with_std_external(task):
     """The task compiled together with the standard library's external agents (tasks/std/external.mlab)."""
     from mlab.build import compile_into_cache
-    from mlabc.api import std_dir
+    from mlabc.shared import std_dir
 
     source = Path(task.build.manifest["tasks"][task.name]["source"])
     external = std_dir() / "external.mlab"
@@ -170,7 +170,8 @@ def _open_run(args):
                                           ("--data", args.data), ("--seed", args.seed is not None),
                                           ("--python", args.python), ("--steps", args.steps is not None),
                                           ("--time", args.time), ("--tokens", args.tokens is not None),
-                                          ("--cost", args.cost is not None), ("--script-timeout", args.script_timeout),
+                                          ("--cost", args.cost is not None), ("--calls", args.calls is not None),
+                                          ("--script-timeout", args.script_timeout),
                                           ("--memory", args.memory), ("--disk", args.disk),
                                           ("--no-tools", getattr(args, "no_tools", False))) if value]
         if given:
