@@ -8,14 +8,15 @@ from mlabc.shared import DURATION_UNITS, SIZE_UNITS
 
 from mlab.errors import UsageError
 
-LIMIT_NAMES = ("steps", "time", "script_timeout", "memory", "disk", "tokens", "cost")
+LIMIT_NAMES = ("steps", "time", "script_timeout", "memory", "disk", "tokens", "cost", "calls")
 DEFAULT_DISK_BYTES = 20 * 2**30   # the most a run's workspace may hold (see docs/security.md)
 GRACE_STEPS = 1  # steps allowed after the first shutdown notice, for the final answer
 
 
 @dataclass(frozen=True)
 class Limits:
-    """steps; time and script_timeout in seconds; memory and disk in bytes; tokens; cost in dollars."""
+    """steps; time and script_timeout in seconds; memory and disk in bytes; tokens; cost in dollars;
+    calls: model calls of every kind (steps, helper actions, summaries, hooks, tree operators)."""
 
     steps: int | None = 50
     time: float | None = 5 * 3600.0
@@ -24,6 +25,7 @@ class Limits:
     disk: int | None = DEFAULT_DISK_BYTES
     tokens: int | None = None
     cost: float | None = None
+    calls: int | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -75,7 +77,7 @@ def parse_size(text: str) -> int:
 def limit_overrides(args) -> dict:
     """The limits given on a command line (`mlab run`, `mlab drive`): flags a verb lacks are unset."""
     given = {name: getattr(args, name, None) for name in LIMIT_NAMES}
-    for name in ("steps", "tokens"):
+    for name in ("steps", "tokens", "calls"):
         if given[name] is not None and given[name] < 1:
             raise UsageError(f"--{name} must be 1 or more")
     if given["cost"] is not None and not given["cost"] > 0:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mlab.errors import RunError
+from mlab.observation import dumps
 
 TRACE = "trace.jsonl"
 TORN_SUFFIX = ".torn"
@@ -46,7 +47,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def encode_record(record: dict) -> bytes:
     """One line of JSON, valid UTF-8 for any Python strings the record holds."""
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    text = dumps(record, indent=None, compact=True, keep_surrogates=True)  # a NaN or infinity as its documented string
     return (_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n").encode("utf-8")
 
 

@@ -27,7 +27,7 @@ VALIDATION_FILE = "validation.csv"  # public: the held-out rows' features; priva
 DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
                   "memory": None, "disk": 20 * 2**30, "tokens": None, "cost": None}
 LIMIT_KINDS = {"steps": "int", "time": "duration", "script_timeout": "duration",
-               "memory": "size", "disk": "size", "tokens": "int", "cost": "number"}
+               "memory": "size", "disk": "size", "tokens": "int", "cost": "number", "calls": "int"}
 REQUIRED = ("title", "category", "problem", "starter", "metric", "baseline", "data")
 
 

@@ -14,7 +14,7 @@ from mlab.failure import FailureMode
 from mlab.agent.model_actions import install as install_model_actions
 from mlab.scoring.validation import install as install_validation
 from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
-from mlab.models.usage import Budget
+from mlab.models.usage import Budget, limit_spent
 from mlab.observation import bound_text
 from mlab.agent.prompting import Templates, stable_prefix
 from mlab.agent.replies import ParsedReply, ReplyError, parse_reply
@@ -53,7 +53,7 @@ class AgentLoop:
         self.usage = Usage.from_records(run.records)
         # every model call of the run (helper actions, summaries and hooks too) is checked against the
         # run's token and cost limits before it is made, and charged as it is made
-        client.budget = Budget(run.limits.tokens, run.limits.cost, Usage.from_records(run.records))
+        client.budget = Budget(run.limits.tokens, run.limits.cost, Usage.from_records(run.records), run.limits.calls)
         self._prefix: str | None = None
         self.summaries: dict[int, str] = {}
         for record in run.records:
@@ -181,11 +181,7 @@ class AgentLoop:
 
     def limit_reached(self) -> str | None:
         limits = self.run.limits
-        if limits.tokens is not None and self.usage.total_tokens >= limits.tokens:
-            return "tokens"
-        if limits.cost is not None and self.usage.cost is not None and self.usage.cost >= limits.cost:
-            return "cost"
-        return None
+        return limit_spent(self.usage, limits.tokens, limits.cost, limits.calls)
 
     def step(self) -> LoopOutcome | None:
         if self.tool_steps is not None:

@@ -120,6 +120,8 @@ def _add_run(verbs) -> None:
     run.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
     run.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
     run.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
+    run.add_argument("--calls", type=int, metavar="N",
+                     help="model-call limit for the run (steps, helper actions, summaries, hooks: every call)")
     run.add_argument("--script-timeout", metavar="T", help="time limit of each script, e.g. 90s, 5m")
     run.add_argument("--memory", metavar="SIZE", help="memory limit of each script's process tree, e.g. 8GiB")
     run.add_argument("--disk", metavar="SIZE",

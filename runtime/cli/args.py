@@ -55,10 +55,8 @@ def add_json(parser, what: str) -> None:
 
 def print_json(args, document) -> None:
     """The document of a --json verb, on the stdout the dispatcher kept aside for it."""
-    import json
     import sys
 
-    from mlab.export.files import standard  # standard JSON for other tools: no NaN, no lone surrogate
+    from mlab.observation import dumps  # standard JSON for other tools: no NaN, no lone surrogate
 
-    print(json.dumps(standard(document), indent=2, allow_nan=False), file=getattr(args, "json_stdout", sys.stdout),
-          flush=True)
+    print(dumps(document, indent=2, ascii=True), file=getattr(args, "json_stdout", sys.stdout), flush=True)

@@ -184,7 +184,8 @@ def _open_run(args):
                                           ("--data", args.data), ("--seed", args.seed is not None),
                                           ("--python", args.python), ("--steps", args.steps is not None),
                                           ("--time", args.time), ("--tokens", args.tokens is not None),
-                                          ("--cost", args.cost is not None), ("--script-timeout", args.script_timeout),
+                                          ("--cost", args.cost is not None), ("--calls", args.calls is not None),
+                                          ("--script-timeout", args.script_timeout),
                                           ("--memory", args.memory), ("--disk", args.disk),
                                           ("--no-tools", getattr(args, "no_tools", False))) if value]
         if given:

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from mlab.errors import MlabError
+from mlab.observation import json_text
 
 
 def exported_task(home: Path):
@@ -102,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mlab: the task could not be scored: {problem}", file=sys.stderr)
         return 1
     args.logs.mkdir(parents=True, exist_ok=True)
-    (args.logs / "result.json").write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
-    (args.logs / "reward.json").write_text(json.dumps(reward(result)) + "\n", encoding="utf-8")
+    (args.logs / "result.json").write_text(json_text(result), encoding="utf-8")  # standard JSON, whatever was submitted
+    (args.logs / "reward.json").write_text(json_text(reward(result), indent=None), encoding="utf-8")
     shown = "no score" if result["score"] is None else f"{result['metric']} {result['score']:.6g}"
     gain = "" if result["improvement"] is None else f", improvement {result['improvement']:.1%}"
     print(f"{result['task']}: {shown}{gain}, success {result['success']}"

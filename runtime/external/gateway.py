@@ -82,6 +82,9 @@ class Gateway:
             return "tokens"
         if cost is not None and self.usage.cost is not None and self.usage.cost >= cost:
             return "cost"
+        calls = self.limits.get("calls")  # each exchange is one model call
+        if calls is not None and self.calls >= calls:
+            return "calls"
         return None
 
     def _end(self, end: GatewayEnd) -> None:

@@ -40,7 +40,7 @@ def effective_limits(run) -> dict:
     """The run's limits, tightened by the agent's own (`limits { ... }` in the declaration)."""
     own = (run.agent.doc.get("external") or {}).get("limits") or {}
     limits = {"steps": run.limits.steps, "time": run.limits.time, "tokens": run.limits.tokens,
-              "cost": run.limits.cost}
+              "cost": run.limits.cost, "calls": run.limits.calls}
     for key, value in own.items():
         limits[key] = value if limits.get(key) is None else min(limits[key], value)
     return limits

@@ -14,6 +14,7 @@ the conversation of the next step has to echo it back unchanged.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -435,7 +436,8 @@ class ModelClient:
 
 def _cost(litellm, response) -> float | None:
     try:
-        return float(litellm.completion_cost(completion_response=response))
+        cost = float(litellm.completion_cost(completion_response=response))
+        return cost if math.isfinite(cost) and cost >= 0 else None  # a NaN or infinite price is unknown too
     except Exception:
         return None  # not in the price map: unknown, not free
 

@@ -14,8 +14,8 @@ import json
 import math
 import re
 
-# Nesting deeper than this is refused everywhere (replies, arguments, response bodies, exports).
-MAX_JSON_DEPTH = 100
+from mlab.observation import MAX_JSON_DEPTH  # nesting deeper is refused everywhere (replies, arguments, bodies, exports)
+
 # The longest reply text parsed at all; room for a Write File of a few tens of megabytes.
 MAX_REPLY_CHARS = 64 << 20
 # The longest arguments of one tool call; a bigger file is written in parts (Append File).

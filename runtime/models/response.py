@@ -105,8 +105,8 @@ def _plain(value):
 def usage_counts(usage) -> tuple[int, int, int] | None:
     """(prompt, completion, cached) tokens a provider reported; None when it reported none usable."""
     def count(value) -> int | None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e18:
+            return None  # also NaN and infinity: a count a provider got wrong is no count
         return int(value)
 
     prompt = count(getattr(usage, "prompt_tokens", None))

@@ -38,22 +38,30 @@ class Usage:
 
 @dataclass
 class Budget:
-    """A run's token and cost limits and what its calls have spent (from the trace on resume, then
-    each call as it is made): a call past them raises BudgetSpent instead of being made."""
+    """A run's token, cost and call limits and what its calls have spent (from the trace on resume,
+    then each call as it is made): a call past them raises BudgetSpent instead of being made."""
 
     tokens: int | None = None
     cost: float | None = None
     spent: Usage = field(default_factory=Usage)
+    calls: int | None = None
 
     def reached(self) -> str | None:
-        """'tokens' or 'cost' once that limit is spent."""
-        if self.tokens is not None and self.spent.total_tokens >= self.tokens:
-            return "tokens"
-        if self.cost is not None and self.spent.cost is not None and self.spent.cost >= self.cost:
-            return "cost"
-        return None
+        """'tokens', 'cost' or 'calls' once that limit is spent."""
+        return limit_spent(self.spent, self.tokens, self.cost, self.calls)
 
     def check(self) -> None:
         limit = self.reached()
         if limit:
             raise BudgetSpent(limit)
+
+
+def limit_spent(usage: Usage, tokens: int | None, cost: float | None, calls: int | None) -> str | None:
+    """'tokens', 'cost' or 'calls': the first of a run's model limits that `usage` has spent."""
+    if tokens is not None and usage.total_tokens >= tokens:
+        return "tokens"
+    if cost is not None and usage.cost is not None and usage.cost >= cost:
+        return "cost"
+    if calls is not None and usage.calls >= calls:
+        return "calls"
+    return None

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
+from mlab.observation import write_lines
 from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
 from mlab.reports.taxonomy import findings
 from mlab.run.hardware import hardware_class
@@ -127,10 +127,8 @@ def score_steps(run: LoadedRun) -> list[dict]:
 def write_scores(run: LoadedRun, rows: list[dict]) -> Path:
     """runs/<id>/scores.jsonl, replaced whole (a reader never sees half of it)."""
     path = run.dir / SCORES
-    temp = path.with_name(path.name + ".tmp")
     try:
-        temp.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        os.replace(temp, path)
+        write_lines(path, rows)
     except OSError as problem:
         raise RunError(f"cannot write {path}: {problem.strerror or problem}") from None
     run.__dict__["scores"] = rows  # the cached property now holds what was written

@@ -28,6 +28,7 @@ from mlab.cache import cache_root
 from mlab.data.prepare import install_data, install_starter, prepare_data
 from mlab.data.requirements import check_requirements
 from mlab.errors import MlabError, RunError, StorageError
+from mlab.observation import write_json
 from mlab.actions.history import EditHistory, ResearchLog
 from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
 from mlab.observation import Observation, error, utf8_safe
@@ -114,12 +115,7 @@ def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
 
 
 def _write_json_atomic(path: Path, document: dict) -> None:
-    temp = path.with_name(path.name + ".tmp")
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
+    write_json(path, document, sync=True)  # standard JSON whatever the document holds
 
 
 def _remove_abandoned(runs_dir: Path) -> None:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from mlab.cache import cache_root
 from mlab.errors import MlabError, StorageError
+from mlab.observation import write_json
 
 BASELINES_FILE = "baselines.json"
 DEFAULT_TOLERANCE = 0.02  # relative: a starter re-run on another machine may differ a little
@@ -107,10 +107,8 @@ def record_baseline(task, variant_name: str, measured: dict) -> Path:
         "mlab_version": __version__, "tolerance": old.get("tolerance", DEFAULT_TOLERANCE),
         "wall_s": measured.get("wall_s"), "recorded": datetime.date.today().isoformat()}
     document["baselines"] = {name: dict(sorted(v.items())) for name, v in sorted(document["baselines"].items())}
-    temp = path.with_name(path.name + ".tmp")
     try:
-        temp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        os.replace(temp, path)
+        write_json(path, document)
     except OSError as error:
         raise StorageError(f"cannot write the recorded baselines {path}: {error.strerror or error}") from None
     return path

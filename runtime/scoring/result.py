@@ -1,8 +1,6 @@
 """Assemble a run's result.json (validated against spec/result.schema.json)."""
 from __future__ import annotations
 
-import json
-import os
 import platform
 import time
 from pathlib import Path
@@ -10,6 +8,7 @@ from pathlib import Path
 from mlab import __version__
 from mlab.errors import MlabError
 from mlab.limits import counted_steps
+from mlab.observation import write_json
 
 RESULT = "result.json"
 RESULT_VERSION = 4  # 4: sandbox, agent_kind, task_version, compute's hours and accelerator; 3: reply_format, search; 2: tier sources
@@ -107,7 +106,5 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
     if found:
         raise MlabError("internal error: the result does not match spec/result.schema.json: " + "; ".join(found))
     path = Path(run.dir) / RESULT
-    temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    write_json(path, result)  # standard JSON: a provider's NaN or an agent's lone surrogate as documented strings
     return result

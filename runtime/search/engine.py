@@ -28,7 +28,7 @@ from mlab.errors import MlabError, RunError
 from mlab.failure import FailureMode
 from mlab.models.client import ModelClient, ModelError, Usage
 from mlab.models.errors import BudgetSpent, DemonstrationDone
-from mlab.models.usage import Budget
+from mlab.models.usage import Budget, limit_spent
 from mlab.observation import utf8_safe
 from mlab.search import context as C
 from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
@@ -112,7 +112,7 @@ class SearchEngine:
         self.seed = run.meta.get("seed", 0)
         self.usage = Usage.from_records(run.records)
         # operators and reviews are checked against the run's token and cost limits before each call
-        client.budget = Budget(run.limits.tokens, run.limits.cost, Usage.from_records(run.records))
+        client.budget = Budget(run.limits.tokens, run.limits.cost, Usage.from_records(run.records), run.limits.calls)
         self.initial = dict(run.store.get_json(run.meta["initial_snapshot"]))
         self.manifests: dict[int, dict[str, str]] = {}
         self._trace = TraceWriter(run.dir / TRACE)
@@ -155,10 +155,9 @@ class SearchEngine:
             return "steps"
         if self.run.remaining_time() <= 0:
             return "time"
-        if limits.tokens is not None and self.usage.total_tokens >= limits.tokens:
-            return "tokens"
-        if limits.cost is not None and self.usage.cost is not None and self.usage.cost >= limits.cost:
-            return "cost"
+        spent = limit_spent(self.usage, limits.tokens, limits.cost, limits.calls)
+        if spent:
+            return spent
         budget = getattr(self.client, "budget", None)  # every call the client made, a lost one's too
         return budget.reached() if budget is not None else None
 

@@ -18,7 +18,7 @@ from mlab.errors import BuildError, UsageError, did_you_mean
 
 TIERS = ("main", "fast", "edit")
 # Limits `mlab run` takes on its command line (every limit an experiment can set).
-CLI_LIMITS = {"steps": "--steps", "time": "--time", "tokens": "--tokens", "cost": "--cost",
+CLI_LIMITS = {"steps": "--steps", "time": "--time", "tokens": "--tokens", "cost": "--cost", "calls": "--calls",
               "script_timeout": "--script-timeout", "memory": "--memory", "disk": "--disk"}
 # Model calls per step beyond the main call (observation summaries, Understand File, AI edits):
 # the demonstrations of the bundled tasks make about one helper call every four steps.

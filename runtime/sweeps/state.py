@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlab.errors import MlabError, StorageError
+from mlab.observation import write_json
 from mlab.locks import run_is_busy, try_lock
 from mlab.sweeps.plan import RunSpec
 
@@ -91,13 +92,8 @@ class SweepFolder:
 
     def save(self, state: dict) -> None:
         """Write the state atomically: a reader sees the old file or the new one, never a mix."""
-        temp = self.state_path.with_name(STATE + ".tmp")
         try:
-            with open(temp, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps(state, indent=1, sort_keys=True) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, self.state_path)
+            write_json(self.state_path, state, indent=1, sort_keys=True, sync=True)
         except OSError as problem:
             raise StorageError(f"cannot write the sweep state {self.state_path}: {problem.strerror or problem}") from None
 
