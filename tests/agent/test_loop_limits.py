@@ -108,3 +108,27 @@ def test_every_call_of_a_client_is_checked_against_its_budget_and_charged_as_it_
         client.chat("fast", [{"role": "user", "content": "hi"}], purpose="review")
     assert (raised.value.end_reason, str(raised.value)) == ("tokens_limit", "the run's tokens limit was reached")
     assert client.budget.spent.calls == 1
+
+
+def test_the_calls_limit_counts_helper_calls_and_stops_an_action_mid_way(tiny_task, tmp_path):
+    """`--calls N` caps model calls of every kind: here 3 steps and 2 of Understand File's chunk calls."""
+    make = "open('big.txt', 'w').write(''.join(f'line {i}: ' + 'z' * 90 + '\\n' for i in range(4000)))\n"
+    replies = [research_reply("Write File", {"file_name": "make.py", "content": make}),
+               research_reply("Execute Script", {"script_name": "make.py"}),
+               research_reply("Understand File", {"file_name": "big.txt", "things_to_look_for": "the last line"}),
+               *["PART: nothing yet."] * 41, research_reply("Final Answer", {"final_answer": "done"})]
+    code, _, err = mlab("run", tiny_task, "--model", scripted(tmp_path, replies), "--calls", "5",
+                        "--runs-dir", tmp_path / "runs")
+    assert code == 1, err
+    run_dir = only_run(tmp_path / "runs")
+    records = trace(run_dir)
+    assert [r["action"] for r in records][:3] == ["Write File", "Execute Script", "Understand File"]
+    assert records[2]["observation"].startswith("the action stopped: the run's calls limit was reached")
+    document = result(run_dir)
+    assert (document["end_reason"], document["failure_mode"], document["model_calls"]) == \
+        ("calls_limit", "limit reached", 5)
+
+
+def test_a_calls_limit_below_one_is_a_usage_error(tiny_task, tmp_path):
+    code, _, err = mlab("run", tiny_task, "--model", "mlab/demo", "--calls", "0", "--runs-dir", tmp_path / "runs")
+    assert code == 2 and "calls" in err
