@@ -45,7 +45,7 @@ def make_task(folder: Path) -> Path:
         task bench-tree {
           title "Tree-search benchmark task"
           category canonical
-          problem "Predict y from x."
+          problem "Predict y from x: write submission.csv with the columns id, y."
           starter "bench-tree/env"
           data lite {
             from csv "bench-tree/rows.csv"

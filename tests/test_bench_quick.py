@@ -19,6 +19,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 # script → a line its quick run prints
 EXPECTED = {
     "compile.py": "ratio ours/yaml",
+    "gateway.py": "overhead per call",
     "memory.py": "harness process of one run",
     "prompt.py": "harness peak memory",
     "report.py": "mlab eval:",

@@ -1,4 +1,4 @@
-"""mlab tasks as Gymnasium environments (the optional extra `gym`: `pip install 'mlab-harness[gym]'`).
+"""mlab tasks as Gymnasium environments (the optional extra `gym`; mlab.errors.install_hint says how to install it).
 
 `MlabEnv(task, agent=...)`: reset() gives the problem and the workspace as text; step(action) runs one
 action of the agent's action table; the reward at the end is the scored improvement over the

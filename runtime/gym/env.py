@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from mlab.errors import MlabError
+from mlab.errors import MlabError, install_hint
 
 MAX_TEXT = 4_000_000  # the observation space's bound on a text
 
@@ -30,8 +30,7 @@ def _gymnasium():
     try:
         import gymnasium
     except ImportError:
-        raise MlabError("mlab.gym needs gymnasium: pip install 'mlab-harness[gym]' (or pip install gymnasium)") \
-            from None
+        raise MlabError(f"mlab.gym needs gymnasium: {install_hint('gym')} (or pip install gymnasium)") from None
     return gymnasium
 
 

@@ -44,7 +44,8 @@ def test_the_live_display_shows_an_action_name_as_text_not_markup():
 
     display = Display.__new__(Display)
     display.start, display.demo = 0.0, False
-    display.run = SimpleNamespace(id="r1", task=SimpleNamespace(name="t"), agent=SimpleNamespace(name="a"))
+    display.run = SimpleNamespace(id="r1", task=SimpleNamespace(name="t"), agent=SimpleNamespace(name="a"),
+                                  limits=SimpleNamespace(steps=10))
     record = {"step": 1, "action": "[bold red]Final Answer[/bold red]" + HOSTILE, "status": "error"}
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, color_system="truecolor", width=200)
