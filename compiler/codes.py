@@ -94,4 +94,9 @@ CODES: dict[str, Code] = {
     "E903": Code("model tier never used", "An external agent declares a model tier that neither its command nor its environment passes to the agent (`{{ model }}` or `{{ models.main }}`, `{{ models.fast }}`, `{{ models.edit }}`), so the declared default could never be called."),
     "E904": Code("limit the gateway cannot enforce", "An external agent's `limits` may set what mlab enforces on it from outside: steps (model calls), time, tokens and cost. Script timeouts, memory and disk are the task's limits, applied by the sandbox."),
     "E905": Code("extends across kinds", "`extends` works within a kind of agent: an external agent extends an external agent, a linear or tree-search agent extends one of those."),
+    # reference points (docs/reports.md)
+    "E950": Code("reference number without a source", "Every number a task gives to put runs on a common scale, a `reference` score or a `thresholds` block, names where it comes from with `source \"...\"` (a paper, a leaderboard, the run that measured it), so a reader can check it."),
+    "E951": Code("reference does not beat the baseline", "A `reference` is a better score than the task's starting point: a reference at or below a declared `baseline VALUE`, in the metric's direction, would make every normalised score meaningless (the scale would run backwards or divide by zero)."),
+    "E952": Code("thresholds out of order", "Medal thresholds run from gold, the best score, down through silver and bronze to median, in the metric's direction: higher numbers first for a higher-is-better metric, lower first for an error."),
+    "E953": Code("unknown threshold", "A `thresholds` block holds `gold`, `silver`, `bronze`, `median` and its `source`."),
 }

@@ -365,6 +365,8 @@ ENTRY_LAYOUT = {
     A.DefaultAgent: lambda e: ("agent", [e.name.value], None, False),
     A.Demo: _one("demo"),
     A.Evaluator: lambda e: ("evaluator", [e.target, "because", e.reason], None, False),
+    A.Reference: lambda e: ("reference", [e.label, e.value] + (["source", e.source] if e.source else []), None, False),
+    A.Thresholds: lambda e: ("thresholds", [], list(e.items), False),
     A.Limits: lambda e: ("limits", [], list(e.items), False),
     A.Hardware: lambda e: ("hardware", [], list(e.items), False),
     A.Source: lambda e: ("from", [e.kind_.value, e.value], None, False),

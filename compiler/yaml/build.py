@@ -9,7 +9,7 @@ from .write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
 
 KIND_KEYS = {"task": "tasks", "actions": "actions", "agent": "agents", "experiment": "experiments"}
 GROUPED = {A.Data: "data", A.Checksum: "checksum", A.Input: "input", A.Model: "model", A.DropSection: "drop",
-           A.Hook: None, A.ExpOverride: "override"}  # entries gathered under one key (Hook: by its time)
+           A.Hook: None, A.ExpOverride: "override", A.Reference: "reference"}  # entries gathered under one key (Hook: by its time)
 
 
 ACTION_SET_KEYS = ("extends", "drop")  # keys of an action set's mapping that are not action names
@@ -168,6 +168,9 @@ class YamlBuilder(Commented):
             return e.name.value, self.block(e.entries)
         if isinstance(e, A.ExpModels):
             return e.tier.value, value_node(e.value, "str")
+        if isinstance(e, A.Reference):
+            parts = [Item("value", value_node(e.value, "auto"))]
+            return e.label.value, Map(parts + ([Item("source", value_node(e.source, "str"))] if e.source else []))
         raise ConvertError(f"unexpected {type(e).__name__}")
 
     def _kv(self, items, need=False) -> Map:
@@ -214,7 +217,7 @@ class YamlBuilder(Commented):
             return Map([Item("improvement", v(e.threshold, "auto"))])
         if isinstance(e, A.Evaluator):
             return Map([Item("function", v(e.target, "str")), Item("because", v(e.reason, "str"))])
-        if isinstance(e, A.Limits):
+        if isinstance(e, A.Limits | A.Thresholds):
             return self._kv(e.items)
         if isinstance(e, A.Hardware):
             return self._kv(e.items, need=True)

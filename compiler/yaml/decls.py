@@ -111,7 +111,21 @@ def _task_handlers(r: YamlReader) -> dict:
         "hardware": lambda n, k, v, out: _hardware(r, k, v, out),
         "demo": one_value(r, A.Demo),
         "evaluator": lambda n, k, v, out: _evaluator(r, k, v, out),
+        "reference": lambda n, k, v, out: _references(r, v, out),
+        "thresholds": lambda n, k, v, out: out.append(A.Thresholds(r.entry_span(k, v),
+                                                                   tuple(key_values(r, v, "`thresholds`")))),
     }
+
+
+def _references(r, node, out):
+    """reference: {label: {value: N, source: "..."}} → one `reference` entry per label."""
+    for label, key, body in r.mapping(node, "`reference`"):
+        parts = parts_of(r, body, f"reference `{label}`", {"value": "auto", "source": "str"}, required=("value",))
+        if parts is None:
+            r.wrong(body, f"reference `{label}`", 'a mapping `{value: 0.912, source: "..."}`')
+        elif parts["value"] is not None:
+            out.append(A.Reference(r.entry_span(key, body), A.Str(r.span(key), label), parts["value"],
+                                   parts.get("source")))
 
 
 def _submission(r, key, value, out):

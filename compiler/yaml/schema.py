@@ -104,6 +104,11 @@ def _task_def(metrics: list[str]) -> dict:
         "demo": _described({"type": "string"}, "JSON list of the replies the demo model plays"),
         "evaluator": _object({"function": {"type": "string", "description": "file.py:function"},
                               "because": {"type": "string"}}, required=("function", "because")),
+        "reference": {"type": "object", "additionalProperties": _object(
+            {"value": {"type": "number"}, "source": {"type": "string"}}, required=("value",)),
+            "description": "reference scores by label, each with its source (docs/reports.md)"},
+        "thresholds": _object({**{medal: {"type": "number"} for medal in ("gold", "silver", "bronze", "median")},
+                               "source": {"type": "string"}}, description="MLE-bench's medal thresholds"),
     }, required=REQUIRED)
 
 
