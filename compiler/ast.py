@@ -157,6 +157,23 @@ class BaselineValue(Entry):
 
 
 @dataclass(frozen=True)
+class Reference(Entry):
+    """`reference "expert" 0.912 source "..."`: a published or measured score of the task."""
+    label: Value
+    value: Value
+    source: Value | None
+    keyword: ClassVar[str] = "reference"
+    repeatable: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class Thresholds(Entry):
+    """`thresholds { gold X silver Y bronze Z source "..." }`: medal thresholds (MLE-bench)."""
+    items: tuple["Limit", ...]
+    keyword: ClassVar[str] = "thresholds"
+
+
+@dataclass(frozen=True)
 class Success(Entry):
     threshold: Value
     keyword: ClassVar[str] = "success"

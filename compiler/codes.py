@@ -98,4 +98,9 @@ CODES: dict[str, Code] = {
     # versions
     "E911": Code("task version history", "A task's `changes` name each version after the first once, none later than the task's `version`, and every version after the first has one; an `issue` is `since` a version no later than the task's and `fixed` in a later one."),
     "E912": Code("scored parts changed without a version bump", "`mlabc check --since BUILD` found a task whose scored parts (data, metric, submission, success rule or starter) differ from the previous build's while its `version` stayed (or went down), so results earned on both would be pooled as one task."),
+    # reference points (docs/reports.md)
+    "E950": Code("reference number without a source", "Every number a task gives to put runs on a common scale, a `reference` score or a `thresholds` block, names where it comes from with `source \"...\"` (a paper, a leaderboard, the run that measured it), so a reader can check it."),
+    "E951": Code("reference does not beat the baseline", "A `reference` is a better score than the task's starting point: a reference at or below a declared `baseline VALUE`, in the metric's direction, would make every normalised score meaningless (the scale would run backwards or divide by zero)."),
+    "E952": Code("thresholds out of order", "Medal thresholds run from gold, the best score, down through silver and bronze to median, in the metric's direction: higher numbers first for a higher-is-better metric, lower first for an error."),
+    "E953": Code("unknown threshold", "A `thresholds` block holds `gold`, `silver`, `bronze`, `median` and its `source`."),
 }

@@ -188,6 +188,17 @@ class ToAst(Transformer):
     def baseline_value(self, meta, value, reason):
         return A.BaselineValue(self._span(meta), value, reason)
 
+    def reference(self, meta, label, value, source=None):
+        if isinstance(label, A.Name):  # a label is text: `best_human` and "best_human" are one label
+            label = A.Str(label.span, label.value)
+        return A.Reference(self._span(meta), label, value, source)
+
+    def thresholds(self, meta, *items):
+        return A.Thresholds(self._span(meta), tuple(items))
+
+    def threshold_entry(self, meta, name, value):
+        return A.Limit(self._ident(name), value, self._span(meta))
+
     def default_agent(self, meta, name):
         return A.DefaultAgent(self._span(meta), self._ident(name))
 

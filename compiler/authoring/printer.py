@@ -372,6 +372,8 @@ ENTRY_LAYOUT = {
     A.Changes: lambda e: ("changes", [], list(e.items), True),
     A.KnownIssue: lambda e: ("issue", [e.text, "since", e.since] + (["fixed", e.fixed] if e.fixed is not None else []),
                              None, False),
+    A.Reference: lambda e: ("reference", [e.label, e.value] + (["source", e.source] if e.source else []), None, False),
+    A.Thresholds: lambda e: ("thresholds", [], list(e.items), False),
     A.Limits: lambda e: ("limits", [], list(e.items), False),
     A.Hardware: lambda e: ("hardware", [], list(e.items), False),
     A.Source: lambda e: ("from", [e.kind_.value, e.value], None, False),

@@ -14,6 +14,7 @@ from .demo import lower_demo
 from .metric import check_baseline_range, check_metric_columns, lower_metric
 from .problem import check_problem_text
 from .versions import VERSION_ENTRIES, check_versions, lower_version_entry
+from .references import check_references, lower_reference, lower_thresholds
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
@@ -89,6 +90,7 @@ class TaskLowerer:
         if self._metric_entry is not None:
             check_metric_columns(ir, self._metric_entry, report)
         check_baseline_range(decl, ir, report)
+        check_references(ir, report)
         check_problem_text(decl, ir, self.root, report)
         metric = ir["metric"]
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
@@ -141,6 +143,12 @@ class TaskLowerer:
         lower_metric(e, ir, self.report)
         if ir["metric"] is not None:
             self._metric_entry = e
+
+    def _reference(self, e: A.Reference, ir):
+        lower_reference(e, ir, self.report)
+
+    def _thresholds(self, e: A.Thresholds, ir):
+        lower_thresholds(e, ir, self.report)
 
     def _baselinerun(self, e: A.BaselineRun, ir):
         script = self.report.string(e.script, "`baseline run`")

@@ -9,7 +9,8 @@ from .write import Commented, ConvertError, Item, Map, Scalar, Seq, value_node
 
 KIND_KEYS = {"task": "tasks", "actions": "actions", "agent": "agents", "experiment": "experiments"}
 GROUPED = {A.Data: "data", A.Checksum: "checksum", A.Input: "input", A.Model: "model", A.DropSection: "drop",
-           A.Hook: None, A.ExpOverride: "override", A.KnownIssue: "issue"}  # entries gathered under one key (Hook: by its time)
+           A.Hook: None, A.ExpOverride: "override", A.KnownIssue: "issue",
+           A.Reference: "reference"}  # entries gathered under one key (Hook: by its time)
 
 
 ACTION_SET_KEYS = ("extends", "drop")  # keys of an action set's mapping that are not action names
@@ -176,6 +177,9 @@ class YamlBuilder(Commented):
         if isinstance(e, A.KnownIssue):
             parts = [Item("text", value_node(e.text, "str")), Item("since", value_node(e.since, "auto"))]
             return None, Map(parts + ([Item("fixed", value_node(e.fixed, "auto"))] if e.fixed is not None else []))
+        if isinstance(e, A.Reference):
+            parts = [Item("value", value_node(e.value, "auto"))]
+            return e.label.value, Map(parts + ([Item("source", value_node(e.source, "str"))] if e.source else []))
         raise ConvertError(f"unexpected {type(e).__name__}")
 
     def _kv(self, items, need=False) -> Map:
@@ -228,7 +232,7 @@ class YamlBuilder(Commented):
         if isinstance(e, A.Changes):
             return Seq([self.item(None, Map([Item("version", v(c.version, "auto")), Item("what", v(c.what, "str")),
                                              Item("because", v(c.why, "str"))]), c) for c in e.items])
-        if isinstance(e, (A.Limits, A.Env)):
+        if isinstance(e, (A.Limits, A.Env, A.Thresholds)):
             return self._kv(e.items)
         if isinstance(e, A.Hardware):
             return self._kv(e.items, need=True)

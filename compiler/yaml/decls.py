@@ -135,6 +135,9 @@ def _task_handlers(r: YamlReader) -> dict:
         "version": one_value(r, A.Version, "auto"),
         "changes": lambda n, k, v, out: _changes(r, k, v, out),
         "issue": lambda n, k, v, out: _issues(r, k, v, out),
+        "reference": lambda n, k, v, out: _references(r, v, out),
+        "thresholds": lambda n, k, v, out: out.append(A.Thresholds(r.entry_span(k, v),
+                                                                   tuple(key_values(r, v, "`thresholds`")))),
     }
 
 
@@ -162,6 +165,17 @@ def _issues(r, key, value, out):
                 r.wrong(node, "`issue`", "a list of `{text: ..., since: 1, fixed: 2}`")
         elif parts["text"] is not None and parts["since"] is not None:
             out.append(A.KnownIssue(r.span(node), parts["text"], parts["since"], parts.get("fixed")))
+
+
+def _references(r, node, out):
+    """reference: {label: {value: N, source: "..."}} → one `reference` entry per label."""
+    for label, key, body in r.mapping(node, "`reference`"):
+        parts = parts_of(r, body, f"reference `{label}`", {"value": "auto", "source": "str"}, required=("value",))
+        if parts is None:
+            r.wrong(body, f"reference `{label}`", 'a mapping `{value: 0.912, source: "..."}`')
+        elif parts["value"] is not None:
+            out.append(A.Reference(r.entry_span(key, body), A.Str(r.span(key), label), parts["value"],
+                                   parts.get("source")))
 
 
 def _submission(r, key, value, out):

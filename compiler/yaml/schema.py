@@ -112,6 +112,11 @@ def _task_def(metrics: list[str]) -> dict:
                                                      "since": {"type": "integer", "minimum": 1},
                                                      "fixed": {"type": "integer", "minimum": 2}},
                                                     required=("text", "since"))},
+        "reference": {"type": "object", "additionalProperties": _object(
+            {"value": {"type": "number"}, "source": {"type": "string"}}, required=("value",)),
+            "description": "reference scores by label, each with its source (docs/reports.md)"},
+        "thresholds": _object({**{medal: {"type": "number"} for medal in ("gold", "silver", "bronze", "median")},
+                               "source": {"type": "string"}}, description="MLE-bench's medal thresholds"),
     }, required=REQUIRED)
 
 

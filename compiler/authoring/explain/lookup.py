@@ -1,7 +1,7 @@
 """`mlabc explain CODE`: the long explanation of a diagnostic code, with a wrong and a right example.
 
 The short titles live in codes.py; the explanations and examples in syntax.py (E1xx–E3xx)
-checks.py (E4xx–E7xx) and task_checks.py (the checks of a task author's mistakes), their type and support files in example.py.
+checks.py (E4xx–E7xx) task_checks.py (the checks of a task author's mistakes) and references.py (reference points), their type and support files in example.py.
 """
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from .example import SUPPORT_FILES, Explanation
 
 def explanations() -> dict[str, Explanation]:
     from .checks import EXPLANATIONS as checks
+    from .references import EXPLANATIONS as references
     from .syntax import EXPLANATIONS as syntax
     from .task_checks import EXPLANATIONS as task_checks
 
-    return {**syntax, **checks, **task_checks}
+    return {**syntax, **checks, **task_checks, **references}
 
 
 def normalise_code(word: str) -> str:
