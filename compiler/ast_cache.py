@@ -3,7 +3,7 @@
 A one-file `mlabc check` of a task also reads the standard library files it uses; parsing them
 (and importing lark to do it) is most of the command's time. A file that parsed is stored as the
 pickled AST under a key made of its path, its bytes and the code that turns text into an AST
-(the grammar and the modules parser, transform, ast, diagnostics, units), so any change to
+(the grammar and the modules parser, transform, the ast package, diagnostics, units), so any change to
 either parses afresh. A file that fails to parse is never stored: its diagnostics come from the
 parser every time. Without a usable cache folder nothing is stored and every file is parsed.
 """
@@ -20,13 +20,14 @@ from . import __version__
 from . import ast as A
 from .resources import cache_root, grammar_path
 
-_CODE = ("parser.py", "transform.py", "ast.py", "diagnostics.py", "units.py", "ast_cache.py")
+_CODE = ("parser.py", "transform.py", "diagnostics.py", "units.py", "ast_cache.py")
 
 
 @functools.cache
 def _code_digest() -> str:
     digest = hashlib.sha256(__version__.encode())
-    for path in (grammar_path(), *(Path(__file__).with_name(name) for name in _CODE)):
+    here = Path(__file__).parent
+    for path in (grammar_path(), *(here / name for name in _CODE), *sorted((here / "ast").glob("*.py"))):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 

@@ -44,6 +44,8 @@ def compiler_layer(module: str) -> str | None:
     if module in COMPILER_ENTRY:
         return None
     parts = module.split(".")
+    if parts[1:2] == ["ast"]:
+        return "kernel"  # the AST's node modules are one package inside the kernel: every layer reads it
     return parts[1] if len(parts) > 2 or MLABC.is_package(module) and len(parts) == 2 else "kernel"
 
 
