@@ -78,6 +78,14 @@ def import_litellm():
     return litellm
 
 
+def lookup_errors(litellm) -> tuple[type[BaseException], ...]:
+    """What litellm's table lookups (keys a provider needs, whether it caches prompts, a price,
+    a token count) raise for a model or a message they do not know: its own "not mapped" and
+    provider errors, and the plain lookup errors of its tables. Anything else is a bug to see."""
+    errors = litellm.exceptions
+    return (ValueError, KeyError, TypeError, LookupError, errors.ModelNotMappedError, errors.OpenAIError)
+
+
 def is_offline(model: str) -> bool:
     return model.startswith(OFFLINE_PREFIX)
 
@@ -116,7 +124,7 @@ def check_keys(models, api_base: str | None = None) -> None:
         litellm = litellm or import_litellm()
         try:
             found = litellm.validate_environment(model=model)
-        except Exception:  # an unknown provider: let the call itself say so
+        except lookup_errors(litellm):  # a provider litellm does not know: the call itself says so
             continue
         missing = found.get("missing_keys") or []
         if not found.get("keys_in_environment") and missing:
@@ -218,7 +226,7 @@ def split_prefix(messages: list[dict], prefix: str | None, model: str) -> list[d
     litellm = import_litellm()
     try:
         caching = provider == "anthropic" or litellm.utils.supports_prompt_caching(model=model)
-    except Exception:
+    except lookup_errors(litellm):  # not in litellm's table: send the prompt unmarked
         caching = False
     if not caching or provider != "anthropic":
         return messages  # OpenAI-style providers cache a repeated prefix without marking
@@ -447,7 +455,7 @@ def _count_messages(litellm, messages: list[dict], tools: list[dict] | None) -> 
     of the prompt a provider bills)."""
     try:
         return litellm.token_counter(model="gpt-3.5-turbo", messages=messages, tools=tools or None)
-    except Exception:  # a message shape the counter does not know: count its text
+    except lookup_errors(litellm):  # a message shape the counter does not know: count its text
         return litellm.token_counter(model="gpt-3.5-turbo", text=json.dumps([messages, tools or []],
                                                                             ensure_ascii=False))
 

@@ -18,6 +18,15 @@ def report(mark: str, outcome: dict) -> None:
     print(f"\n{mark} " + json.dumps(outcome), flush=True)
 
 
+def printable_repr(value, limit: int = 200) -> str:
+    """The evaluator's returned object as a short text, whatever its __repr__ does."""
+    try:
+        text = repr(value)
+    except Exception as error:  # the author's __repr__ failed: name the type and the failure instead
+        text = f"<{type(value).__name__} whose repr raised {type(error).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -35,16 +44,16 @@ def main(argv: list[str]) -> None:
         report(mark, {"status": "invalid" if invalid else "error", "type": type(error).__name__,
                       "message": str(error), "traceback": "" if invalid else traceback.format_exc()[-2000:]})
         return
-    number = finite_number(value)
+    number, why = finite_number(value), ""
     if not number and hasattr(value, "item"):
-        try:
+        try:  # a one-element array or a numpy scalar
             value = value.item()
             number = finite_number(value)
-        except Exception:
-            number = False
+        except Exception as error:  # the author's object: whatever .item() raised is reported with it
+            why = f" (its .item() raised {type(error).__name__}: {error})"
     report(mark, {"status": "ok", "value": float(value)} if number else
-           {"status": "error", "type": "ValueError", "message": f"returned {value!r}, not a finite number",
-            "traceback": ""})
+           {"status": "error", "type": "ValueError",
+            "message": f"returned {printable_repr(value)}, not a finite number{why}", "traceback": ""})
 
 
 if __name__ == "__main__":

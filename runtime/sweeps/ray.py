@@ -233,8 +233,8 @@ class RayExecutor(Executor):
         for _, generator in self.active.values():
             try:
                 self.ray.cancel(generator, force=True)
-            except Exception:  # already finished, or the cluster is gone: nothing to stop
-                pass
+            except (ValueError, TypeError, self.ray.exceptions.RayError):  # finished, or the cluster is gone
+                pass  # nothing left to stop
 
     def close(self) -> None:
         self.stop(hard=True)
