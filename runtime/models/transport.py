@@ -239,7 +239,7 @@ def install(litellm) -> None:
         from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
 
         verify = get_ssl_configuration()
-    except Exception:  # an older litellm: httpx's default certificates
+    except (ImportError, AttributeError, TypeError):  # an older litellm: httpx's default certificates
         verify = True
     transport = BoundedTransport(verify=verify)
     litellm.sync_transport = transport
