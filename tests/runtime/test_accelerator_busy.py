@@ -126,6 +126,8 @@ def test_no_device_starts_no_process_and_a_missing_tool_is_said(fake_smi, monkey
 
 
 def test_a_runs_script_is_sampled_and_the_result_records_it(fake_smi, new_run, stand_in_sandbox):
+    from mlabc.schemas import problems
+
     from mlab.scoring.result import compute_used
 
     ready = fake_smi()
@@ -136,6 +138,7 @@ def test_a_runs_script_is_sampled_and_the_result_records_it(fake_smi, new_run, s
     run.step("Write File", {"file_name": "gpu.py", "content": waits})
     run.step("Execute Script", {"script_name": "gpu.py"})
     assert run.records[-1]["compute"]["accelerator"]["busy_s"] == pytest.approx(1.3)
+    assert problems("trace", run.records[-1]) == [] and problems("run", run.meta) == []
     compute = compute_used(run)
     assert compute["accelerator_s"] == pytest.approx(1.3)
     assert compute["accelerator_devices"] == {"0": pytest.approx(0.8), "1": pytest.approx(0.5)}
@@ -168,3 +171,17 @@ def test_result_figures_from_trace_records_worked_by_hand():
     assert use["accelerator_note"] == ("measured: nvidia-smi utilization sampled every 200 ms during 1 of 3 "
                                        "script(s); 1 script(s) with a note, the first: nvidia-smi is not on PATH")
     assert hardware.accelerator_use([], record)["accelerator_note"] == "not measured: no script ran"
+
+
+def test_the_reports_accelerator_hours_are_the_mean_busy_seconds_per_run():
+    import pandas as pd
+
+    from mlab.reports.comparability import compute_table
+
+    frame = pd.DataFrame([{"data_variant": "lite", "task": "t", "agent": "a", "model": "m", "success_value": 1.0,
+                           "compute_cpu_s": 36.0, "compute_accelerator_s": busy, "hardware_class": "1x A10, 4 CPU"}
+                          for busy in (1800.0, 5400.0, None)])
+    table = compute_table(frame)
+    row = table.frame.iloc[0]
+    shown = dict((header, cell(row)) for header, cell in table.columns)
+    assert shown["accelerator-hours per run"] == "1.0000"  # (0.5 h + 1.5 h) / 2 runs measured
