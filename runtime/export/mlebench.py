@@ -15,7 +15,7 @@ rounds it, before it is ranked.
 
 A run that cannot be graded so (unfinished, a demonstration run, its task declares no
 thresholds, its build copy is missing) is left out and listed, with the reason, under the
-summary's `mlab.skipped`; runs of one task made on different task versions or data variants are
+summary's `mlab` object (`skipped`); runs of one task made on different task versions or data variants are
 refused, as the report refuses to pool them. docs/interop.md maps every field.
 """
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _refuse_mixed(runs: list[LoadedRun]) -> None:
 
 def grading_report(paths: list[Path], now: datetime | None = None) -> dict:
     """The summary report of every run at or under `paths`; runs that cannot be graded are listed
-    under `mlab.skipped`. UsageError when no run is found or none can be graded."""
+    in the summary's `mlab` object (`skipped`). UsageError when no run is found or none can be graded."""
     runs = load_runs([Path(p) for p in paths])
     created_at = (now or datetime.now(timezone.utc)).isoformat()
     graded, skipped = [], []
