@@ -6,7 +6,8 @@ SAMPLE_MS milliseconds. Per device, busy seconds are
 
     busy = Σ utilization_k / 100 × (t_k − t_(k−1))
 
-over the device's samples in the script, t_k being the tool's own timestamp of sample k: the
+over the device's samples in the script, t_k being the tool's own timestamp of sample k (the
+time its line was read when the timestamp is not in the documented form): the
 first sample starts the clock, each later one counts its utilization over the time since the one
 before, at most MAX_GAP_PERIODS sampling periods (a stalled tool or a clock jump cannot inflate it).
 The run's figure is the sum over devices and scripts (runtime/run/hardware.py).
@@ -38,7 +39,7 @@ TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S.%f"  # nvidia-smi's `timestamp` field
 def sampler_argv(devices: tuple[int, ...], interval_ms: int = SAMPLE_MS) -> list[str]:
     """The vendor tool's command line: the devices' utilization every interval_ms, until killed."""
     return [TOOL, "--query-gpu=timestamp,index,utilization.gpu", "--format=csv,noheader,nounits",
-            f"--id={','.join(str(d) for d in devices)}", f"-lms={int(interval_ms)}"]
+            f"--id={','.join(str(d) for d in devices)}", f"--loop-ms={int(interval_ms)}"]
 
 
 class BusyIntegral:
@@ -51,15 +52,22 @@ class BusyIntegral:
         self.samples = 0
         self.unreadable = 0
 
-    def add(self, line: str, max_dt: float = float("inf")) -> None:
-        """One line of the tool's output: `timestamp, index, utilization`."""
+    def add(self, line: str, max_dt: float = float("inf"), arrived: float | None = None) -> None:
+        """One line of the tool's output: `timestamp, index, utilization`. A timestamp in another
+        format than nvidia-smi's documented one is replaced by `arrived` (when the line was read)."""
         parts = [p.strip() for p in line.split(",")]
         try:
-            at = datetime.strptime(parts[0], TIMESTAMP_FORMAT).timestamp()
             device, utilization = int(parts[1]), float(parts[2])
         except (ValueError, IndexError):  # "[N/A]", "[Not Supported]", a cut line
             self.unreadable += 1
             return
+        try:
+            at = datetime.strptime(parts[0], TIMESTAMP_FORMAT).timestamp()
+        except ValueError:
+            if arrived is None:
+                self.unreadable += 1
+                return
+            at = arrived
         if len(parts) != 3 or device not in self.busy:
             self.unreadable += 1
             return
@@ -119,7 +127,8 @@ class AcceleratorSampler:
             if not raw:
                 return
             with self._lock:
-                self.integral.add(raw.decode("utf-8", "replace"), max_dt=MAX_GAP_PERIODS * self.interval_ms / 1000)
+                self.integral.add(raw.decode("utf-8", "replace"), max_dt=MAX_GAP_PERIODS * self.interval_ms / 1000,
+                                  arrived=time.time())
 
     def stop(self) -> dict:
         """Kill the tool and say what it measured: {"busy_s", "devices", "samples", "interval_ms",

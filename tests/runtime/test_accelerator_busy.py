@@ -77,8 +77,18 @@ def test_busy_seconds_are_utilization_integrated_over_the_tools_timestamps(fake_
                                                                                "1": pytest.approx(0.5)}
     assert measured["samples"] == 5 and measured["interval_ms"] == 200
     assert measured["note"] == "2 line(s) of nvidia-smi were not a utilization sample (for example [N/A])"
-    assert "--id=0,1" in fake_smi.calls.read_text() and "-lms=200" in fake_smi.calls.read_text()
+    assert "--id=0,1" in fake_smi.calls.read_text() and "--loop-ms=200" in fake_smi.calls.read_text()
     assert sampler.process.poll() is not None  # killed at the end, not left sampling
+
+
+def test_a_timestamp_in_another_format_is_replaced_by_the_time_the_line_was_read():
+    from mlab.sandbox.accelerator import BusyIntegral
+
+    integral = BusyIntegral((0,))
+    integral.add("Wed Dec  2 12:00:00 2026, 0, 50", arrived=100.0)
+    integral.add("Wed Dec  2 12:00:01 2026, 0, 50", arrived=100.4)
+    integral.add("2026/12/02 12:00:01.000, 0, junk", arrived=100.6)
+    assert integral.record() == {"busy_s": 0.2, "devices": {"0": 0.2}, "samples": 2} and integral.unreadable == 1
 
 
 def test_a_gap_counts_at_most_ten_periods(fake_smi):
