@@ -137,7 +137,7 @@ class AcceleratorSampler:
         exit_code = None
         if self.process is not None:
             exit_code = self.process.poll()  # not None: it ended before the script did
-            if exit_code is None:
+            if exit_code is None:  # (once reaped, its number may be another's: never signalled then)
                 self._kill()
             if self._reader is not None:
                 self._reader.join(STOP_WAIT_S)
