@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from mlab.observation import ActionFailed, Observation
+from mlab.sandbox.accelerator import AcceleratorSampler
 
 
 _runner = None  # None: mlab.sandbox
@@ -52,6 +53,7 @@ class ScriptSettings:
     env: dict[str, str] = field(default_factory=dict)
     output_dir: Path | None = None
     remaining_s: Callable[[], float] | None = None
+    accelerators: tuple[int, ...] = ()   # the devices whose busy seconds are sampled while a script runs
 
     def policy(self, workspace: Path, *, read_only: tuple[Path, ...] = (), timeout_s: float | None = None,
                max_output_chars: int = 10000):
@@ -70,18 +72,35 @@ class ScriptSettings:
 
 
 def compute_record(result) -> dict:
-    """The accounting of one script run, as the trace records it."""
-    return {"wall_s": round(float(result.wall_s), 4), "cpu_s": round(float(result.cpu_s or 0.0), 4),
-            "peak_memory_bytes": result.peak_memory_bytes, "exit_code": result.exit_code,
-            "timed_out": bool(result.timed_out), "out_of_memory": bool(result.out_of_memory),
-            "killed_reason": result.killed_reason, "sandboxed": bool(result.sandboxed)}
+    """The accounting of one script run, as the trace records it (with the accelerator's busy
+    seconds when they were sampled)."""
+    record = {"wall_s": round(float(result.wall_s), 4), "cpu_s": round(float(result.cpu_s or 0.0), 4),
+              "peak_memory_bytes": result.peak_memory_bytes, "exit_code": result.exit_code,
+              "timed_out": bool(result.timed_out), "out_of_memory": bool(result.out_of_memory),
+              "killed_reason": result.killed_reason, "sandboxed": bool(result.sandboxed)}
+    accelerator = getattr(result, "accelerator", None)
+    if accelerator is not None:
+        record["accelerator"] = accelerator
+    return record
+
+
+def _with_accelerator(result, measured: dict | None):
+    """The script's result carrying what the sampler measured (a stand-in runner's own result
+    type, without the field, is left as it is)."""
+    import dataclasses
+
+    if measured is None or not dataclasses.is_dataclass(result) or \
+            "accelerator" not in {f.name for f in dataclasses.fields(result)}:
+        return result
+    return dataclasses.replace(result, accelerator=measured)
 
 
 def run_logged(settings: "ScriptSettings", workspace, script: str, log_name: str, *, timeout_s: float,
                **policy_options):
     """Run a workspace script with the run's interpreter in the sandbox (the workspace's read-only
     files kept read-only), its output streamed into settings.output_dir/log_name while it runs when
-    the run keeps live output. ValueError when it cannot be started."""
+    the run keeps live output, the busy seconds of settings.accelerators sampled meanwhile.
+    ValueError when it cannot be started."""
     policy = settings.policy(workspace.root, read_only=tuple(workspace.read_only_files()), timeout_s=timeout_s,
                              **policy_options)
     live = None
@@ -94,11 +113,16 @@ def run_logged(settings: "ScriptSettings", workspace, script: str, log_name: str
             live.write(chunk)
             live.flush()
 
+    sampler = AcceleratorSampler.start(settings.accelerators)  # None, no process: no accelerator
+    measured = None
     try:
-        return script_runner().run_script([settings.python, script], policy, on_output=stream)
+        result = script_runner().run_script([settings.python, script], policy, on_output=stream)
     finally:
+        if sampler is not None:
+            measured = sampler.stop()
         if live is not None:
             live.close()
+    return _with_accelerator(result, measured)
 
 
 def result_text(result) -> str:

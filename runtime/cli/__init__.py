@@ -80,11 +80,15 @@ def _parser() -> argparse.ArgumentParser:
     checkout.add_argument("--node", type=int, metavar="N", help="node N of a tree search")
     checkout.add_argument("dir", metavar="DIR", help="empty or new folder to write the files into")
 
-    export = verbs.add_parser("export", help="write runs in another tool's format: ATIF trajectories, Inspect logs")
-    export.add_argument("runs", nargs="+", metavar="RUN", help="run folders (inspect: or folders holding runs)")
-    export.add_argument("--to", required=True, choices=("atif", "inspect"), help="the format to write")
-    export.add_argument("-o", "--output", metavar="FILE", help="the new file (atif default: stdout; inspect: "
-                        "FILE.eval for one task, agent and model, else a new folder of .eval logs)")
+    export = verbs.add_parser("export", help="write runs in another tool's format: ATIF trajectories, Inspect "
+                              "logs, an MLE-bench grading report")
+    export.add_argument("runs", nargs="+", metavar="RUN", help="run folders (inspect, mle-bench: or folders "
+                        "holding runs)")
+    export.add_argument("--to", required=True, choices=("atif", "inspect", "mle-bench"), help="the format to "
+                        "write (mle-bench: medals of the runs of tasks that declare thresholds, the others "
+                        "skipped with the reason)")
+    export.add_argument("-o", "--output", metavar="FILE", help="the new file (atif and mle-bench default: "
+                        "stdout; inspect: FILE.eval for one task, agent and model, else a new folder of .eval logs)")
     _add_export_task(verbs)
     return parser
 

@@ -1,9 +1,11 @@
-"""`mlab export`: write runs in another tool's format (ATIF trajectories, Inspect AI logs).
+"""`mlab export`: write runs in another tool's format (ATIF trajectories, Inspect AI logs, an
+MLE-bench grading report).
 
 The work is in the library (mlab.export); this picks the format and says what was written.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from mlab.errors import EXIT_OK
@@ -14,6 +16,12 @@ def main(args) -> int:
         from mlab.export.atif import write_atif
 
         written = write_atif([Path(p) for p in args.runs], Path(args.output) if args.output else None)
+    elif args.to == "mle-bench":
+        from mlab.export.mlebench import write_mlebench
+
+        written, skipped = write_mlebench([Path(p) for p in args.runs], Path(args.output) if args.output else None)
+        for line in skipped:
+            print(line, file=sys.stderr)
     else:
         from mlab.export.inspect_log import write_inspect
 

@@ -36,7 +36,7 @@ from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings
 from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
 from mlab.run.canary import write_canary
-from mlab.run.hardware import measure_hardware
+from mlab.run.hardware import measure_hardware, sampled_devices
 from mlab.trace import (TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, stored_objects,
                     timestamp)
 from mlab.actions.workspace import Workspace
@@ -189,7 +189,7 @@ class Run:
             timeout_s=self.limits.script_timeout or 1800.0, memory_bytes=self.limits.memory,
             disk_bytes=self.limits.disk, hidden=hidden_paths(self.dir.parent, task) + (self.private_dir,),
             env=thread_env(task.view.cpus), output_dir=self.dir / "output",
-            remaining_s=self.remaining_time)
+            remaining_s=self.remaining_time, accelerators=sampled_devices(meta.get("hardware")))
         self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
         _write_boot(self.dir, self._lock)
         self._trace = TraceWriter(self.dir / TRACE)

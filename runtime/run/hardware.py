@@ -2,9 +2,12 @@
 
 CPU model and the cores the scripts may use (the task's declared CPUs, at most those this process
 may run on), the memory limit of each script and the machine's memory, accelerators (model,
-count, memory, driver) from `nvidia-smi` when it is on PATH, else none, the OS, the Python of the
-harness and of the scripts, and the installed versions of the task's declared requirements.
+count, memory, driver, index) from `nvidia-smi` when it is on PATH, else none, the OS, the Python
+of the harness and of the scripts, and the installed versions of the task's declared requirements.
 Nothing here raises: a fact that cannot be read is recorded as null.
+
+The devices of the record are those whose busy seconds the scripts' sampler measures
+(mlab/sandbox/accelerator.py); `accelerator_use` sums what it measured into result.json's compute.
 """
 from __future__ import annotations
 
@@ -62,7 +65,8 @@ def accelerators(run=subprocess.run) -> dict:
             memory = int(float(parts[1]) * 2**20)  # nvidia-smi reports MiB
         except ValueError:
             memory = None
-        devices.append({"model": parts[0], "memory_bytes": memory, "driver": parts[2] or None})
+        devices.append({"model": parts[0], "memory_bytes": memory, "driver": parts[2] or None,
+                        "index": len(devices)})  # nvidia-smi lists the devices in index order
     return {"vendor_tool": "nvidia-smi", "devices": devices}
 
 
@@ -116,8 +120,43 @@ def hardware_class(record: dict | None) -> str:
     return f"{gpu}, {record.get('cpus_allowed', '?')} CPU"
 
 
+def sampled_devices(record: dict | None) -> tuple[int, ...]:
+    """The device indices whose busy seconds a run's scripts sample: the accelerators of its
+    hardware record that nvidia-smi listed (none: no sampler is started)."""
+    if not record or record.get("accelerator_tool") != "nvidia-smi":
+        return ()
+    devices = record.get("accelerators") or []
+    return tuple(int(d["index"]) if isinstance(d.get("index"), int) else i for i, d in enumerate(devices))
+
+
 def accelerator_note(record: dict | None) -> str:
-    """Why a run's accelerator busy time is what it is (result.json's compute)."""
+    """Why a run's accelerator busy time is null when no script sampled it (result.json's compute)."""
     if not record or not record.get("accelerators"):
         return "not measured: no accelerator"
-    return "not measured: per-script accelerator sampling is not implemented"
+    if not sampled_devices(record):
+        return "not measured: the accelerators were not listed by nvidia-smi"
+    return "not measured: no script ran"
+
+
+def accelerator_use(computes: list[dict], record: dict | None) -> dict:
+    """result.json's accelerator figures from the steps' compute records: `accelerator_s` (the
+    busy seconds summed over scripts and devices; null when none was measured), per device
+    `accelerator_devices`, and `accelerator_note` (how it was measured, and what went wrong)."""
+    sampled = [c["accelerator"] for c in computes if isinstance(c.get("accelerator"), dict)]
+    measured = [s for s in sampled if s.get("busy_s") is not None]
+    if not measured:
+        notes = sorted({s["note"] for s in sampled if s.get("note")})
+        return {"accelerator_s": None, "accelerator_devices": None,
+                "accelerator_note": "not measured: " + "; ".join(notes) if notes else accelerator_note(record)}
+    devices: dict[str, float] = {}
+    for script in measured:
+        for index, busy in (script.get("devices") or {}).items():
+            devices[index] = round(devices.get(index, 0.0) + float(busy), 4)
+    intervals = sorted({s.get("interval_ms") for s in measured if s.get("interval_ms")})
+    note = (f"measured: nvidia-smi utilization sampled every {'/'.join(str(i) for i in intervals)} ms "
+            f"during {len(measured)} of {len(computes)} script(s)")
+    problems = [s["note"] for s in sampled if s.get("note")]
+    if problems:
+        note += f"; {len(problems)} script(s) with a note, the first: {problems[0]}"
+    return {"accelerator_s": round(sum(float(s["busy_s"]) for s in measured), 4),
+            "accelerator_devices": devices, "accelerator_note": note}

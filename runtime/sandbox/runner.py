@@ -125,6 +125,7 @@ class ScriptResult:
     cpu_s: float
     peak_memory_bytes: int
     sandboxed: bool        # bubblewrap used?
+    accelerator: dict | None = None   # busy seconds sampled while it ran (sandbox/accelerator.py); None: not sampled
 
 
 def describe_result(result: ScriptResult) -> str:

@@ -58,13 +58,14 @@ def agent_kind(doc: dict) -> str:
 
 def compute_used(run) -> dict:
     """The scripts' compute (count, wall and CPU seconds, peak memory) with CPU-hours, and the
-    accelerator busy seconds: null, with the reason in `accelerator_note`, where not measured."""
-    from mlab.run.hardware import accelerator_note
+    accelerator busy seconds sampled during the scripts (in all and per device): null, with the
+    reason in `accelerator_note`, where not measured."""
+    from mlab.run.hardware import accelerator_use
 
     totals = run.compute_totals()
-    hardware = run.meta.get("hardware")
-    totals.update(cpu_hours=round(totals["cpu_s"] / 3600.0, 6), accelerator_s=None,
-                  accelerator_note=accelerator_note(hardware))
+    computes = [record["compute"] for record in run.records if isinstance(record.get("compute"), dict)]
+    totals.update(cpu_hours=round(totals["cpu_s"] / 3600.0, 6),
+                  **accelerator_use(computes, run.meta.get("hardware")))
     return totals
 
 

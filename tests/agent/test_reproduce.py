@@ -122,10 +122,12 @@ def test_accelerators_are_read_from_nvidia_smi_and_name_the_hardware_class(monke
     monkeypatch.setattr(hardware.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
     found = hardware.accelerators(run=smi)
     assert found == {"vendor_tool": "nvidia-smi", "devices": [
-        {"model": "NVIDIA H100 80GB HBM3", "memory_bytes": 81559 * 2**20, "driver": "550.54"}] * 2}
+        {"model": "NVIDIA H100 80GB HBM3", "memory_bytes": 81559 * 2**20, "driver": "550.54", "index": i}
+        for i in range(2)]}
     record = {"accelerators": found["devices"], "cpus_allowed": 8}
     assert hardware.hardware_class(record) == "2x NVIDIA H100 80GB HBM3, 8 CPU"
     assert hardware.hardware_class(None) == "unknown"
-    assert hardware.accelerator_note(record).startswith("not measured: per-script")
+    assert hardware.accelerator_note(record) == "not measured: the accelerators were not listed by nvidia-smi"
+    assert hardware.accelerator_note({**record, "accelerator_tool": "nvidia-smi"}) == "not measured: no script ran"
     failing = hardware.accelerators(run=lambda argv, **kwargs: subprocess.CompletedProcess(argv, 9, "", "no driver"))
     assert failing == {"vendor_tool": "nvidia-smi", "devices": []}
