@@ -139,7 +139,7 @@ class ExternalRunner:
         usage = Usage.from_records(run.records)
         calls = sum(1 for r in run.records if (r.get("model") or {}).get("external"))
         gateway = Gateway(str(gateway_dir / "gateway.sock"), self.client, self.limits, self._record, usage, calls,
-                          self._on_end, validate=self._validate)
+                          self._on_end, validate=self._validate, after_reply=run.sync_trace)
         for source, name in ((_RELAY, "relay.py"), (_VALIDATE, "validate.py")):
             shutil.copyfile(source, gateway_dir / name)
             (gateway_dir / name).chmod(0o644)
