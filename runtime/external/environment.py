@@ -103,7 +103,7 @@ def prepare_environment(agent_name: str, requires: list[str], base_python: str,
 def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str]) -> None:
     # With pip beside mlab, the venv is made without its own copy (ensurepip takes seconds) and
     # mlab's pip installs into it (`pip --python`); otherwise the venv brings pip and installs itself.
-    outside = importlib.util.find_spec("pip") is not None
+    outside = _pip_takes_python()
     args = [base_python, "-m", "venv"] + ([] if (requires or no_deps) and not outside else ["--without-pip"])
     done = subprocess.run(args + [str(folder)], capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
@@ -127,6 +127,19 @@ def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str
         if done.returncode != 0:
             output = done.stdout + "\n" + done.stderr
             raise AgentEnvironmentError(install_failure(items, output), output)
+
+
+def _pip_takes_python() -> bool:
+    """Whether the pip beside mlab can install into another environment (`--python`, pip 22.3+)."""
+    if importlib.util.find_spec("pip") is None:
+        return False
+    from importlib import metadata
+
+    try:
+        major, minor = (int(part) for part in metadata.version("pip").split(".")[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (22, 3)
 
 
 def _text(data) -> str:
