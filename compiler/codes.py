@@ -95,6 +95,10 @@ CODES: dict[str, Code] = {
     "E903": Code("model tier never used", "An external agent declares a model tier that neither its command nor its environment passes to the agent (`{{ model }}` or `{{ models.main }}`, `{{ models.fast }}`, `{{ models.edit }}`), so the declared default could never be called."),
     "E904": Code("limit the gateway cannot enforce", "An external agent's `limits` may set what mlab enforces on it from outside: steps (model calls), time, tokens and cost. Script timeouts, memory and disk are the task's limits, applied by the sandbox."),
     "E905": Code("extends across kinds", "`extends` works within a kind of agent: an external agent extends an external agent, a linear or tree-search agent extends one of those."),
+    "E906": Code("unknown shaping", "`gym { shaping NAME }` names how mlab.gym shapes an episode's reward; the one shaping is `validation` (the improvement of the validation score that Validate Submission reports)."),
+    "E907": Code("shaping weight out of range", "`gym { weight W }` scales the shaping beside the final reward, the improvement over the baseline: it is a number above 0 and at most 1."),
+    "E908": Code("validation shaping without a validation split", "`gym { shaping validation }` rewards improvements of the validation score, which exists only where a data variant declares a validation split (`validation 0.1`); every variant of the task must declare one."),
+    "E909": Code("unknown gym entry", "A `gym` block holds `shaping` and `weight`, and `weight` only beside a `shaping`."),
     # versions
     "E911": Code("task version history", "A task's `changes` name each version after the first once, none later than the task's `version`, and every version after the first has one; an `issue` is `since` a version no later than the task's and `fixed` in a later one."),
     "E912": Code("scored parts changed without a version bump", "`mlabc check --since BUILD` found a task whose scored parts (data, metric, submission, success rule or starter) differ from the previous build's while its `version` stayed (or went down), so results earned on both would be pooled as one task."),

@@ -199,6 +199,12 @@ class ToAst(Transformer):
     def threshold_entry(self, meta, name, value):
         return A.Limit(self._ident(name), value, self._span(meta))
 
+    def gym(self, meta, *items):
+        return A.Gym(self._span(meta), tuple(items))
+
+    def gym_entry(self, meta, name, value):
+        return A.Limit(self._ident(name), value, self._span(meta))
+
     def default_agent(self, meta, name):
         return A.DefaultAgent(self._span(meta), self._ident(name))
 

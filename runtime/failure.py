@@ -18,4 +18,5 @@ class FailureMode(StrEnum):
     INTERRUPTED = "interrupted"
     NOT_SCORED = "not scored"
     NO_VALID_NODE = "no valid node"  # a tree search ended without one node that ran, scored and submitted
+    AGENT_INSTALL_FAILED = "agent install failed"  # an external agent's environment did not install: it never ran
     TASK_ERROR = "task error"  # the task is broken (found only at run time): never the agent's failure

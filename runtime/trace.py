@@ -218,13 +218,15 @@ class TraceWriter:
         except OSError as error:
             raise RunError(f"cannot open {path} for writing: {error.strerror or error}") from None
 
-    def append(self, record: dict) -> None:
+    def append(self, record: dict, sync: bool = True) -> None:
+        """One record, one write(); fsynced now when the interval is due, unless `sync` is False
+        (the caller syncs soon itself: the gateway, once its reply is on the way)."""
         data = encode_record(record)
         written = os.write(self._fd, data)
         while written < len(data):  # a short write on a full disk or a signal: finish the record
             written += os.write(self._fd, data[written:])
         self._unsynced = True
-        if time.monotonic() - self._synced_at >= self.sync_interval:
+        if sync and time.monotonic() - self._synced_at >= self.sync_interval:
             self.sync()
 
     def sync(self) -> None:

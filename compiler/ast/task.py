@@ -9,7 +9,7 @@ from .base import Entry, Ident, Param, Value
 
 __all__ = [
     'Title', 'Category', 'Problem', 'Starter', 'ReadOnly', 'Requires', 'Submission', 'Metric',
-    'BaselineRun', 'BaselineValue', 'Reference', 'Thresholds', 'Success', 'DefaultAgent', 'Demo',
+    'BaselineRun', 'BaselineValue', 'Reference', 'Thresholds', 'Gym', 'Success', 'DefaultAgent', 'Demo',
     'Evaluator', 'Version', 'Change', 'Changes', 'KnownIssue', 'Limit', 'Limits', 'HardwareEntry',
     'Hardware', 'Source', 'Split', 'Validation', 'IdColumn', 'Answers', 'Public', 'Private',
     'Checksum', 'Prepare', 'Data',
@@ -96,6 +96,13 @@ class Thresholds(Entry):
     """`thresholds { gold X silver Y bronze Z source "..." }`: medal thresholds (MLE-bench)."""
     items: tuple["Limit", ...]
     keyword: ClassVar[str] = "thresholds"
+
+
+@dataclass(frozen=True)
+class Gym(Entry):
+    """`gym { shaping validation weight 0.1 }`: how mlab.gym shapes an episode's reward."""
+    items: tuple["Limit", ...]
+    keyword: ClassVar[str] = "gym"
 
 
 @dataclass(frozen=True)

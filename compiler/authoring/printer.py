@@ -374,6 +374,7 @@ ENTRY_LAYOUT = {
                              None, False),
     A.Reference: lambda e: ("reference", [e.label, e.value] + (["source", e.source] if e.source else []), None, False),
     A.Thresholds: lambda e: ("thresholds", [], list(e.items), False),
+    A.Gym: lambda e: ("gym", [], list(e.items), False),
     A.Limits: lambda e: ("limits", [], list(e.items), False),
     A.Hardware: lambda e: ("hardware", [], list(e.items), False),
     A.Source: lambda e: ("from", [e.kind_.value, e.value], None, False),

@@ -15,6 +15,7 @@ from .metric import check_baseline_range, check_metric_columns, lower_metric
 from .problem import check_problem_text
 from .versions import VERSION_ENTRIES, check_versions, lower_version_entry
 from .references import check_references, lower_reference, lower_thresholds
+from .gym import check_gym, lower_gym
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
 VARIANTS = ("full", "lite")
@@ -57,6 +58,7 @@ class TaskLowerer:
     def __init__(self, decl: A.Task, root: Path, report: Reporter):
         self.decl, self.root, self.report = decl, root, report
         self._metric_entry: A.Metric | None = None
+        self._gym_span = None
 
     def lower(self) -> dict:
         decl, report = self.decl, self.report
@@ -91,6 +93,7 @@ class TaskLowerer:
             check_metric_columns(ir, self._metric_entry, report)
         check_baseline_range(decl, ir, report)
         check_references(ir, report)
+        check_gym(ir, self._gym_span, report)
         check_problem_text(decl, ir, self.root, report)
         metric = ir["metric"]
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
@@ -149,6 +152,9 @@ class TaskLowerer:
 
     def _thresholds(self, e: A.Thresholds, ir):
         lower_thresholds(e, ir, self.report)
+
+    def _gym(self, e: A.Gym, ir):
+        self._gym_span = lower_gym(e, ir, self.report)
 
     def _baselinerun(self, e: A.BaselineRun, ir):
         script = self.report.string(e.script, "`baseline run`")

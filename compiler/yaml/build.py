@@ -232,6 +232,9 @@ class YamlBuilder(Commented):
         if isinstance(e, A.Changes):
             return Seq([self.item(None, Map([Item("version", v(c.version, "auto")), Item("what", v(c.what, "str")),
                                              Item("because", v(c.why, "str"))]), c) for c in e.items])
+        if isinstance(e, A.Gym):  # the shaping is a name
+            return Map([self.item(i.key.value, value_node(i.value, "name" if i.key.value == "shaping" else "auto"), i)
+                        for i in e.items])
         if isinstance(e, (A.Limits, A.Env, A.Thresholds)):
             return self._kv(e.items)
         if isinstance(e, A.Hardware):

@@ -138,7 +138,21 @@ def _task_handlers(r: YamlReader) -> dict:
         "reference": lambda n, k, v, out: _references(r, v, out),
         "thresholds": lambda n, k, v, out: out.append(A.Thresholds(r.entry_span(k, v),
                                                                    tuple(key_values(r, v, "`thresholds`")))),
+        "gym": lambda n, k, v, out: out.append(A.Gym(r.entry_span(k, v), tuple(_gym_items(r, v)))),
     }
+
+
+def _gym_items(r, node) -> list:
+    """`gym: {shaping: validation, weight: 0.1}`: the shaping is a name, as in the .mlab form."""
+    items = []
+    for name, key, value in r.mapping(node, "`gym`"):
+        if not r.present(key, value, "`gym`"):
+            continue
+        ident = r.key_ident(name, key, "a setting of `gym`")
+        v = r.value(value, "name" if name == "shaping" else "auto")
+        if ident is not None and v is not None:
+            items.append(A.Limit(ident, v, r.entry_span(key, value)))
+    return items
 
 
 def _changes(r, key, value, out):

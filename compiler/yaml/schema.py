@@ -117,6 +117,9 @@ def _task_def(metrics: list[str]) -> dict:
             "description": "reference scores by label, each with its source (docs/reports.md)"},
         "thresholds": _object({**{medal: {"type": "number"} for medal in ("gold", "silver", "bronze", "median")},
                                "source": {"type": "string"}}, description="MLE-bench's medal thresholds"),
+        "gym": _object({"shaping": {"enum": ["validation"]},
+                        "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}},
+                       description="how mlab.gym shapes an episode's reward (docs/external.md#reward-shaping)"),
     }, required=REQUIRED)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -28,7 +29,12 @@ _CONFLICT = re.compile(r"(?:Cannot install|conflict is caused by:)\s*(.+)")
 
 
 class AgentEnvironmentError(MlabError):
-    """The agent's environment could not be made (a requirement did not install)."""
+    """The agent's environment could not be made (a requirement did not install); `output` is what
+    the installer printed, for the run's output/ folder."""
+
+    def __init__(self, message: str, output: str = ""):
+        super().__init__(message)
+        self.output = output
 
 
 def python_version(python: str) -> str:
@@ -95,24 +101,49 @@ def prepare_environment(agent_name: str, requires: list[str], base_python: str,
 
 
 def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str]) -> None:
-    args = [base_python, "-m", "venv"] + ([] if requires or no_deps else ["--without-pip"]) + [str(folder)]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    # With pip beside mlab, the venv is made without its own copy (ensurepip takes seconds) and
+    # mlab's pip installs into it (`pip --python`); otherwise the venv brings pip and installs itself.
+    outside = _pip_takes_python()
+    args = [base_python, "-m", "venv"] + ([] if (requires or no_deps) and not outside else ["--without-pip"])
+    done = subprocess.run(args + [str(folder)], capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
+        output = done.stdout + done.stderr
         raise AgentEnvironmentError(f"cannot make a virtual environment with {base_python}: "
-                                f"{(done.stderr or done.stdout).strip()[-400:]}")
+                                    f"{output.strip()[-400:]}", output)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    pip = [sys.executable, "-m", "pip", "--python", str(environment_python(folder))] if outside \
+        else [str(environment_python(folder)), "-m", "pip"]
     for items, flags in ((requires, []), (no_deps, ["--no-deps"])):
         if not items:
             continue
         try:
-            done = subprocess.run([str(environment_python(folder)), "-m", "pip", "install", "-q", *flags, *items],
-                                  capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=env)
-        except subprocess.TimeoutExpired:
-            raise AgentEnvironmentError(f"installing {', '.join(items)} took longer than {INSTALL_TIMEOUT_S:g} s") \
-                from None
+            done = subprocess.run([*pip, "install", *flags, *items], capture_output=True, text=True,
+                                  timeout=INSTALL_TIMEOUT_S, env=env)
+        except subprocess.TimeoutExpired as late:
+            output = _text(late.stdout) + _text(late.stderr)
+            raise AgentEnvironmentError(f"installing {', '.join(items)} took longer than {INSTALL_TIMEOUT_S:g} s",
+                                        output) from None
         if done.returncode != 0:
-            raise AgentEnvironmentError(install_failure(items, done.stdout + "\n" + done.stderr))
+            output = done.stdout + "\n" + done.stderr
+            raise AgentEnvironmentError(install_failure(items, output), output)
+
+
+def _pip_takes_python() -> bool:
+    """Whether the pip beside mlab can install into another environment (`--python`, pip 22.3+)."""
+    if importlib.util.find_spec("pip") is None:
+        return False
+    from importlib import metadata
+
+    try:
+        major, minor = (int(part) for part in metadata.version("pip").split(".")[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (22, 3)
+
+
+def _text(data) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else (data or "")
 
 
 def install_failure(requires: list[str], output: str) -> str:
@@ -120,15 +151,19 @@ def install_failure(requires: list[str], output: str) -> str:
     found = _NOT_FOUND.search(output)
     if found:
         name = found.group(1)
-        declared = next((r for r in requires if r.replace(" ", "").lower().startswith(
-            re.split(r"[<>=!~\[;]", name)[0].lower())), name)
+        declared = next((r for r in requires if _name(r) == _name(name)), name)
         return f"requirement {declared!r} could not be installed: pip found no matching distribution"
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line for line in lines if line.lower().startswith("error")] or lines[-3:]
-    named = next((r for r in requires if any(re.split(r"[<>=!~\[;]", r)[0].lower() in line.lower()
-                                             for line in errors)), None)
+    named = next((r for r in requires if any(_name(r) in line.lower() for line in errors)), None)
     where = f"requirement {named!r}" if named else f"the requirements {', '.join(requires)}"
     return f"{where} could not be installed: {' | '.join(errors)[-600:]}"
+
+
+def _name(requirement: str) -> str:
+    """The distribution name a requirement starts with (PEP 508), lower case."""
+    found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return found.group(1).lower() if found else requirement.strip().lower()
 
 
 def _fix_paths(folder: Path, temp: Path) -> None:

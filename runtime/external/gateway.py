@@ -8,6 +8,12 @@ response, and the run ends with the limit's failure mode. Each exchange is one t
 request's messages and tools, the reply, tokens, cost) with a workspace snapshot.
 
 The agent authenticates with the run's dummy key; provider keys stay in the harness.
+
+On the call's path, besides the model call: one JSON decode of the request, the limits, the
+trace record (the workspace snapshot and one write() of the record) and one JSON encode of the
+reply, sent in one write (headers and body together). The record's fsync comes after the reply
+is sent (`after_reply`): a killed harness keeps the written record, and a machine crash loses at
+most the exchange the agent was answered just then, which a resume redoes.
 """
 from __future__ import annotations
 
@@ -40,7 +46,8 @@ class Gateway:
     """Serves /v1/chat/completions for one run session; `record(request, call, text)` writes each step."""
 
     def __init__(self, socket_path: str, client, limits: dict, record: Callable, usage: Usage, calls_before: int,
-                 on_end: Callable[[GatewayEnd], None], validate: Callable[[], str] | None = None):
+                 on_end: Callable[[GatewayEnd], None], validate: Callable[[], str] | None = None,
+                 after_reply: Callable[[], None] | None = None):
         self.socket_path = socket_path
         self.client = client
         self.limits = limits          # steps (model calls), tokens, cost: None where none
@@ -49,6 +56,8 @@ class Gateway:
         self.calls = calls_before     # exchanges recorded so far (a resumed run counts its earlier ones)
         self.on_end = on_end
         self.validate = validate      # the task's Validate Submission, for the sandbox's `validate` command
+        self.after_reply = after_reply  # after a recorded exchange's reply is sent: the trace's fsync
+        self.recorded = False         # an exchange was recorded and its reply not yet sent
         self.key = "mlab-run-" + secrets.token_hex(16)
         self.ended: GatewayEnd | None = None
         self.lock = threading.Lock()  # one exchange at a time: the trace is a sequence
@@ -119,7 +128,18 @@ class Gateway:
             self.calls += 1
             self.usage.add(call.to_json())
             self.record(request, call, started)
+            self.recorded = True
             return 200, completion_body(call, request.get("model") or tier)
+
+    def replied(self) -> None:
+        """The reply of an exchange is sent: sync what it recorded (off the agent's call path)."""
+        with self.lock:
+            if self.after_reply is not None and self.recorded:
+                self.recorded = False
+                try:
+                    self.after_reply()
+                except Exception:  # noqa: BLE001 - a trace that cannot be written fails the next record
+                    pass
 
 
 def tier_of(model) -> str:
@@ -188,6 +208,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    # buffered: a reply's status line, headers and body leave in one write (the base class flushes
+    # after each request), one segment through the relay instead of two
+    wbufsize = 1 << 16
 
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass  # the trace records every exchange; nothing goes to the harness's stderr
@@ -259,6 +282,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(body)
         else:
             self._send(status, body)
+        if status == 200:
+            try:
+                self.wfile.flush()  # the reply is on its way before the trace is synced
+            finally:
+                self.server.gateway.replied()
 
     def _stream(self, body: dict) -> None:
         self.send_response(200)

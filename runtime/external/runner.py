@@ -23,7 +23,7 @@ from pathlib import Path
 import jinja2
 
 from mlab.agent.outcome import LoopOutcome
-from mlab.external.environment import environment_python, prepare_environment
+from mlab.external.environment import AgentEnvironmentError, environment_python, prepare_environment
 from mlab.external.gateway import Gateway, GatewayEnd
 from mlab.failure import FailureMode
 from mlab.models.client import Usage
@@ -32,6 +32,7 @@ PORT = 4141                      # the relay's loopback port inside the sandbox
 INSIDE = "/mlab-gateway"         # where the gateway's folder is bound inside the sandbox
 GRACE_S = 5.0                    # after a limit's error response, the agent's time to end by itself
 AGENT_LOG = "agent.log"          # under output/
+INSTALL_LOG = "agent-install.log"  # under output/: the installer's output when the environment failed
 _RELAY = Path(__file__).with_name("relay.py")
 _VALIDATE = Path(__file__).with_name("validate_client.py")
 
@@ -124,8 +125,11 @@ class ExternalRunner:
         from mlab.sandbox.runner import run_script, sandbox_available
 
         run = self.run
-        folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []), run.scripts.python,
-                                     say=self.say, no_deps=list(self.spec.get("no_deps") or []))
+        try:
+            folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []), run.scripts.python,
+                                         say=self.say, no_deps=list(self.spec.get("no_deps") or []))
+        except AgentEnvironmentError as problem:
+            return self._not_installed(problem)
         python = str(environment_python(folder))
         problem_file = self.write_problem()
         gateway_dir = Path(tempfile.mkdtemp(prefix="mlab-gw-"))
@@ -135,7 +139,7 @@ class ExternalRunner:
         usage = Usage.from_records(run.records)
         calls = sum(1 for r in run.records if (r.get("model") or {}).get("external"))
         gateway = Gateway(str(gateway_dir / "gateway.sock"), self.client, self.limits, self._record, usage, calls,
-                          self._on_end, validate=self._validate)
+                          self._on_end, validate=self._validate, after_reply=run.sync_trace)
         for source, name in ((_RELAY, "relay.py"), (_VALIDATE, "validate.py")):
             shutil.copyfile(source, gateway_dir / name)
             (gateway_dir / name).chmod(0o644)
@@ -171,6 +175,19 @@ class ExternalRunner:
             gateway.stop()
             shutil.rmtree(gateway_dir, ignore_errors=True)
         return self._finish(result)
+
+    def _not_installed(self, problem: AgentEnvironmentError) -> LoopOutcome:
+        """The run ends before the command starts: the installer's output under output/, one step
+        that says why, and the failure mode `agent install failed` (the run is scored as any other)."""
+        from mlab.observation import write_text_atomic
+
+        run = self.run
+        write_text_atomic(run.dir / "output" / INSTALL_LOG, problem.output or str(problem))
+        detail = f"{problem}; the installer's output: output/{INSTALL_LOG}"
+        self.say(f"mlab: agent {run.agent.name} not installed: {problem} (pip's output: "
+                 f"{run.dir / 'output' / INSTALL_LOG})")
+        run.finish("agent_install_failed", detail=detail)
+        return LoopOutcome("agent_install_failed", FailureMode.AGENT_INSTALL_FAILED, detail)
 
     def _finish(self, result) -> LoopOutcome:
         run = self.run

@@ -9,9 +9,11 @@ An action is {"action": NAME, "input": OBJECT or JSON text} (or a (NAME, INPUT) 
 is checked against the action's compiled input schema by the action table: a bad action is an
 observation saying why (and a step of the run), never an exception. `terminated` is set on Final
 Answer and on a time, token or cost limit, `truncated` on the step limit. The reward is 0 until
-the episode ends, then the scored improvement over the baseline (0 when nothing could be scored);
-an optional `shaping(record) -> float` adds a reward per step (validation_shaping: the change in
-the validation score that Validate Submission reports). Each episode is an ordinary run folder
+the episode ends, then the scored improvement over the baseline (0 when nothing could be scored).
+A reward per step is added by the task's declared shaping (`gym { shaping validation weight W }`
+in its .mlab file: W times each improvement of the validation score that Validate Submission
+reports, made afresh for each episode) or, when one is passed, by a `shaping(record) -> float`
+callable, which wins over the declaration. Each episode is an ordinary run folder
 (trace, snapshots, result.json), so `mlab report` and `mlab view` read it.
 """
 from __future__ import annotations
@@ -47,9 +49,9 @@ def _text_space(gymnasium, max_length: int):
 _VALIDATION = re.compile(r"validation_submission\.csv: \S+ ([-+0-9.,eE]+) on the")
 
 
-def validation_shaping(direction: str = "lower_is_better") -> Callable[[dict], float]:
-    """A shaping that rewards each improvement of the validation score Validate Submission reports,
-    as a fraction of the first one (so it is in the reward's units)."""
+def validation_shaping(direction: str = "lower_is_better", weight: float = 1.0) -> Callable[[dict], float]:
+    """A shaping that rewards each improvement of the best validation score Validate Submission
+    reports, as a fraction of the first one (so it is in the reward's units), times `weight`."""
     state: dict = {}
 
     def shape(record: dict) -> float:
@@ -60,9 +62,18 @@ def validation_shaping(direction: str = "lower_is_better") -> Callable[[dict], f
         first, best = state.setdefault("first", value), state.get("best", value)
         better = (best - value) if direction == "lower_is_better" else (value - best)
         state["best"] = value if better > 0 else best
-        return max(better, 0.0) / abs(first) if first else 0.0
+        return weight * max(better, 0.0) / abs(first) if first else 0.0
 
     return shape
+
+
+def declared_shaping(task) -> Callable[[dict], float] | None:
+    """The shaping the task declares (`gym { ... }`, the IR's optional `gym`), new state each call."""
+    gym = task.doc.get("gym")
+    if not gym:
+        return None
+    direction = (task.doc.get("metric") or {}).get("direction") or "lower_is_better"
+    return validation_shaping(direction, float(gym.get("weight", 1.0)))
 
 
 gymnasium = _gymnasium()
@@ -83,7 +94,9 @@ class MlabEnv(gymnasium.Env):
         self.agent = source.agent(agent or self.task.view.agent)
         if self.agent.doc.get("external") or self.agent.doc.get("search"):
             raise MlabError(f"agent {self.agent.name} has no action table to step: pick a linear agent")
-        self.data, self.runs_dir, self.limits, self.shaping = data, Path(runs_dir), dict(limits or {}), shaping
+        self.data, self.runs_dir, self.limits = data, Path(runs_dir), dict(limits or {})
+        self.given_shaping = shaping  # a passed callable wins over the task's declared shaping
+        self.shaping = shaping or declared_shaping(self.task)
         self.render_mode = render_mode
         names = [a["name"] for a in self.agent.actions["actions"]]
         self.action_names = names
@@ -103,6 +116,8 @@ class MlabEnv(gymnasium.Env):
         super().reset(seed=seed)
         self.close()
         self.result = None
+        if self.given_shaping is None:  # the declared shaping starts each episode afresh
+            self.shaping = declared_shaping(self.task)
         self.run = Run.create(self.task, self.agent, self.runs_dir, data=self.data, seed=seed or 0,
                               limits=self.limits)
         install(self.run)

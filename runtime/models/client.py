@@ -443,7 +443,14 @@ class ModelClient:
 
 
 def _cost(litellm, response) -> float | None:
+    # litellm prices each response as it logs it (`_hidden_params["response_cost"]`, None when the
+    # model is not in its price map): reuse that rather than price the response a second time
+    hidden = getattr(response, "_hidden_params", None)
     try:
+        if isinstance(hidden, dict) and "response_cost" in hidden:
+            known = hidden["response_cost"]
+            cost = float(known) if known is not None else None
+            return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
         cost = float(litellm.completion_cost(completion_response=response))
         return cost if math.isfinite(cost) and cost >= 0 else None  # a NaN or infinite price is unknown too
     except Exception:

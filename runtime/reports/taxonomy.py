@@ -20,6 +20,9 @@ Every unsuccessful run gets one or more labels (a successful run gets none):
 - model API failure       a model call failed for good (or an offline model ran out of replies)
 - hallucinated claim      see below
 - not scored / unfinished the task's metric is not scored here / the run has no result.json
+- agent install failed    an external agent's environment could not be installed (a requirement
+                          pip could not find or build, no network): the agent never ran, so this is
+                          the run's only label
 - task error              the task itself is broken (its starter gave no baseline, its answers could
                           not be read): the only label such a run gets, never the agent's failure
 - other                   unsuccessful, and none of the above applies
@@ -65,12 +68,13 @@ ALL_NODES_BUGGY = "all nodes buggy"
 NO_VALID_NODE = FailureMode.NO_VALID_NODE.value
 NOT_SCORED = FailureMode.NOT_SCORED.value
 TASK_ERROR = FailureMode.TASK_ERROR.value
+AGENT_INSTALL_FAILED = FailureMode.AGENT_INSTALL_FAILED.value
 UNFINISHED = "unfinished"
 OTHER = "other"
 
 LABELS = (RESPONSE_FORMAT_ERROR, SUBMISSION_FORMAT_ERROR, NO_SUBMISSION, SMALL_IMPROVEMENT, LIMIT_REACHED,
           SCRIPT_FAILURE, ALL_NODES_BUGGY, NO_VALID_NODE, MODEL_API_FAILURE, HALLUCINATED_CLAIM, NOT_SCORED,
-          TASK_ERROR, UNFINISHED, OTHER)
+          AGENT_INSTALL_FAILED, TASK_ERROR, UNFINISHED, OTHER)
 
 CLAIM_ROLES = ("fact-check", "plan")
 MAX_DECIMALS = 6
@@ -273,8 +277,8 @@ def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
         return []
     labels: list[Label] = []
     mode = result.get("failure_mode")
-    if mode == TASK_ERROR:  # the task's fault, so no label of the agent's
-        return [Label(TASK_ERROR, result.get("detail") or "")]
+    if mode in (TASK_ERROR, AGENT_INSTALL_FAILED):  # nothing the agent did: the one label says why
+        return [Label(mode, result.get("detail") or "")]
     records = run.records
     last = records[-1] if records else {}
     if mode == RESPONSE_FORMAT_ERROR or last.get("end_reason") == RESPONSE_FORMAT_ERROR:

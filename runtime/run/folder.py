@@ -373,12 +373,21 @@ class Run:
 
     def record_exchange(self, observation_text: str, model: dict, started: float) -> dict:
         """One model call of an external agent as a step: no action, the exchange in `model`, and
-        a snapshot of the workspace as the agent left it at the call."""
+        a snapshot of the workspace as the agent left it at the call. The record is written (one
+        write(), which a killed harness keeps) but not fsynced: the gateway calls sync_trace()
+        once its reply is sent, so the fsync is off the agent's call path."""
         if self.ended:
             raise RunEnded(f"run {self.id} has ended ({self.end_reason}); no more steps can be taken")
         clock = time.perf_counter() - max(time.time() - started, 0.0)
         return self._record(self.steps_taken + 1, started, clock, None, None, None,
-                            Observation(observation_text, status="ok"), None, model, None)
+                            Observation(observation_text, status="ok"), None, model, None, sync=False)
+
+    def sync_trace(self) -> None:
+        """fsync the records written since the last sync (after a deferred record_exchange)."""
+        try:
+            self._trace.sync()
+        except OSError as problem:
+            raise RunError(f"cannot write the trace of run {self.id}: {problem.strerror or problem}") from None
 
     def finish(self, reason: str, detail: str | None = None, *, model: dict | None = None,
                hooks: dict | None = None) -> None:
@@ -394,7 +403,8 @@ class Run:
                      reason, model, hooks)
 
     def _record(self, number: int, started: float, clock: float, action, action_input, prepared,
-                observation: Observation, end_reason: str | None, model: dict | None, hooks: dict | None) -> dict:
+                observation: Observation, end_reason: str | None, model: dict | None, hooks: dict | None,
+                sync: bool = True) -> dict:
         """Snapshot the workspace, then append the step's record to the trace."""
         delta = self.snapshotter.scan()
         restored = self._restore_read_only(delta)
@@ -425,7 +435,7 @@ class Run:
         # trace and in memory alike, holds previews, so a resumed run sees what an unstopped one saw.
         record = store_long_texts(record, self.store.put_bytes)
         try:
-            self._trace.append(record)
+            self._trace.append(record, sync=sync)
         except OSError as problem:
             raise RunError(f"cannot write the trace of run {self.id}: {problem.strerror or problem}") from None
         self.records.append(record)

@@ -17,8 +17,10 @@ EXECUTE = {"action": "Execute Script", "input": {"script_name": "fit.py"}}
 FINAL = {"action": "Final Answer", "input": {"final_answer": "fit.py wrote submission.csv"}}
 
 
-def test_the_environment_passes_gymnasiums_checker(tmp_path, tiny_task):
-    env = make(str(tiny_task), runs_dir=tmp_path / "runs", limits={"steps": 40})
+def test_the_environment_passes_gymnasiums_checker(tmp_path, shaped_task):
+    # the tiny task with a declared shaping: the checker's steps pass through it too
+    env = make(str(shaped_task), runs_dir=tmp_path / "runs", limits={"steps": 40})
+    assert env.shaping is not None
     check_env(env, skip_render_check=True)
     env.close()
 
@@ -84,4 +86,59 @@ def test_a_scripted_episode_wins_house_price(tmp_path):
     observation, reward, terminated, truncated, info = env.step(
         {"action": "Final Answer", "input": {"final_answer": "train_improved.py wrote submission.csv"}})
     assert terminated and info["result"]["success"] and reward == pytest.approx(info["result"]["improvement"])
+    env.close()
+
+
+SHAPED = ('  gym { shaping validation  weight 0.5 }\n', 'private ["answers.csv"] validation 0.25 }')
+
+
+@pytest.fixture(scope="module")
+def shaped_task(tiny_task, tmp_path_factory) -> Path:
+    """The tiny task with a validation split (4 of its 16 training rows) and a declared shaping."""
+    source = tmp_path_factory.mktemp("shaped") / "shaped.mlab"
+    text = tiny_task.read_text().replace('private ["answers.csv"] }', SHAPED[1]).replace(
+        "  agent research\n", "  agent research\n" + SHAPED[0])
+    source.write_text(text.replace('starter "env"', f'starter "{tiny_task.parent / "env"}"').replace(
+        'csv "rows.csv"', f'csv "{tiny_task.parent / "rows.csv"}"'))
+    return source
+
+
+def _predictions(workspace: Path, offset: float) -> dict:
+    """A Write File action: validation_submission.csv off the true y = 2x + 1 by `offset` (MAE = offset)."""
+    rows = (workspace / "validation.csv").read_text().splitlines()[1:]
+    lines = ["Id,y"] + [f"{r.split(',')[0]},{2 * int(r.split(',')[1]) + 1 + offset}" for r in rows]
+    return {"action": "Write File", "input": {"file_name": "validation_submission.csv",
+                                              "content": "\n".join(lines) + "\n"}}
+
+
+VALIDATE = {"action": "Validate Submission", "input": {}}
+
+
+def test_a_declared_shaping_rewards_each_validation_improvement(tmp_path, shaped_task):
+    env = make(str(shaped_task), runs_dir=tmp_path / "runs")
+    env.reset(seed=0)
+    workspace = env.unwrapped.run.workspace.root
+    rewards, seen = [], []
+    for offset in (4, 1, 2):  # validation MAE 4, then 1 and 2
+        rewards.append(env.step(_predictions(workspace, offset))[1])
+        observation, reward, *_ = env.step(VALIDATE)
+        seen.append(observation.split("validation_submission.csv: ")[1].split(" on the")[0])
+        rewards.append(reward)
+    assert seen == ["mae 4", "mae 1", "mae 2"]
+    # weight 0.5 × the improvement of the best score as a fraction of the first (4): 3/4, then none
+    assert rewards == pytest.approx([0, 0, 0, 0.5 * 3 / 4, 0, 0])
+    observation, reward, terminated, truncated, info = env.step(FINAL)
+    assert terminated and reward == pytest.approx(info["result"]["improvement"] or 0.0)
+    env.reset(seed=1)  # a new episode starts afresh: its first score (0.5, better than the last best) gets 0
+    env.step(_predictions(env.unwrapped.run.workspace.root, 0.5))
+    assert env.step(VALIDATE)[1] == 0.0
+    env.close()
+
+
+def test_a_passed_shaping_wins_over_the_declared_one(tmp_path, shaped_task):
+    env = make(str(shaped_task), runs_dir=tmp_path / "runs", shaping=lambda record: 0.25)
+    env.reset(seed=0)
+    assert env.step({"action": "List Files", "input": {"dir_path": "."}})[1] == 0.25
+    env.reset(seed=1)
+    assert env.shaping(None) == 0.25, "kept across episodes"
     env.close()

@@ -1,0 +1,1 @@
+print("baseline: 1.0")
