@@ -44,7 +44,7 @@ def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
     return baseline.get("value") if baseline.get("kind") == "value" else None
 
 
-def _score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
+def score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
                     whole: bool, folder: Path) -> tuple[float | None, str | None, dict | None]:
     """(score, why there is none, the side-by-side baseline of a timed metric) of one step: its
     submission restored alone, or the whole workspace (`whole`: a metric that may read more than
@@ -106,7 +106,7 @@ def score_steps(run: LoadedRun) -> list[dict]:
             whole = not tabular or bool(digest and digest.startswith(SYMLINK_PREFIX))
             key = json.dumps(manifest, sort_keys=True) if whole else digest
             if key not in scored:
-                scored[key] = _score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
+                scored[key] = score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
             value, problem, timed = scored[key]
             # A timed metric times the starter beside each step's script: compare with that.
             reference = (timed or {}).get("value", baseline)
@@ -200,13 +200,18 @@ def run_row(run: LoadedRun) -> dict:
     return row
 
 
-def evaluate_runs(runs: list[LoadedRun], intermediate: bool = False, on_run=None) -> list[dict]:
-    """Rows of `runs`; with `intermediate`, every step is scored first (into scores.jsonl)."""
+def evaluate_runs(runs: list[LoadedRun], intermediate: bool = False, on_run=None, at=None) -> list[dict]:
+    """Rows of `runs`; with `intermediate`, every step is scored first (into scores.jsonl); with
+    `at` (budgets.parse_budgets), each row gains the score and success at each budget."""
     rows = []
     for run in runs:
         if intermediate:
             write_scores(run, score_steps(run))
         rows.append(run_row(run))
+        if at:
+            from mlab.reports.budgets import budget_fields, budget_points
+
+            rows[-1].update(budget_fields(budget_points(run, at)))
         run.release()  # what reports read later is kept; the trace is not
         if on_run:
             on_run(run, rows[-1])
