@@ -117,7 +117,7 @@ def budget_plot(frame: pd.DataFrame, path: Path, seed: int = 0) -> Path:
     bootstrap band over runs (seeds), per agent · model, each point labelled with how many of
     the runs that is; a panel per task × axis (time, tokens, cost, and each as a share of the
     run's limit)."""
-    from mlab.reports.plots import _pyplot, group_label
+    from mlab.reports.plots import _pyplot
 
     plt = _pyplot()
     panels = sorted({(v, t) for v, t in zip(frame["data_variant"], frame["task"])})
@@ -125,7 +125,8 @@ def budget_plot(frame: pd.DataFrame, path: Path, seed: int = 0) -> Path:
     several = frame["data_variant"].nunique() > 1
     figure, axes = plt.subplots(len(panels), len(axes_spec), squeeze=False,
                                 figsize=(4.6 * len(axes_spec), 3.4 * len(panels)))
-    groups = sorted({group_label(row) for _, row in frame.iterrows()})
+    frame = frame.assign(group=frame["agent"] + " · " + frame["model"])
+    groups = sorted(frame["group"].unique())
     for i, (variant, task) in enumerate(panels):
         part = frame[(frame["data_variant"] == variant) & (frame["task"] == task)]
         direction = part["direction"].dropna().iloc[0] if part["direction"].notna().any() else None
@@ -135,7 +136,7 @@ def budget_plot(frame: pd.DataFrame, path: Path, seed: int = 0) -> Path:
             x_of = points["share"] * 100 if share else points["amount"]
             scale, unit = _time_scale(float(x_of.max())) if kind == "time" and not share else (1.0, "")
             for index, group in enumerate(groups):
-                mine = points[points.apply(group_label, axis=1) == group] if not points.empty else points
+                mine = points[points["group"] == group]
                 if mine.empty:
                     continue
                 xs, means, lows, highs, counts = [], [], [], [], []
