@@ -117,9 +117,11 @@ def budget_plot(frame: pd.DataFrame, path: Path, seed: int = 0) -> Path:
     bootstrap band over runs (seeds), per agent · model, each point labelled with how many of
     the runs that is; a panel per task × axis (time, tokens, cost, and each as a share of the
     run's limit)."""
-    from mlab.reports.plots import _pyplot
+    import matplotlib
 
-    plt = _pyplot()
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     panels = sorted({(v, t) for v, t in zip(frame["data_variant"], frame["task"])})
     axes_spec = _axes_of(frame)
     several = frame["data_variant"].nunique() > 1

@@ -14,7 +14,7 @@ tokens and cost: the sum of the model calls of the records up to it):
 - a budget at or past the run's end takes the run's final result (result.json).
 
 The snapshot is scored by the harness's scorer, as `mlab eval --intermediate` scores steps
-(eval.score_snapshot: the confined reads of the submission, the timed scorer beside the
+(snapshot_score.score_snapshot: the confined reads of the submission, the timed scorer beside the
 starter for runtime metrics). Nothing is scored twice: a step that scores.jsonl already holds
 takes its score from there, and every snapshot scored here is kept in RUN_DIR/budgets.json
 under its digest (the submission file's SHA-256 for a tabular metric, the whole workspace's
@@ -270,7 +270,7 @@ class _Scorer:
 
         from mlab.build import load_build
         from mlab.errors import MlabError
-        from mlab.reports.eval import score_snapshot
+        from mlab.reports.snapshot_score import score_snapshot
         from mlab.snapshots import ObjectStore
 
         if self._task is None:

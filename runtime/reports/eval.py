@@ -21,6 +21,7 @@ from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
 from mlab.observation import write_lines
 from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
+from mlab.reports.snapshot_score import score_snapshot
 from mlab.reports.taxonomy import findings
 from mlab.run.hardware import hardware_class
 
@@ -42,30 +43,6 @@ def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
         return (run.result.get("baseline") or {}).get("value")
     baseline = task_doc.get("baseline") or {}
     return baseline.get("value") if baseline.get("kind") == "value" else None
-
-
-def score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
-                    whole: bool, folder: Path) -> tuple[float | None, str | None, dict | None]:
-    """(score, why there is none, the side-by-side baseline of a timed metric) of one step: its
-    submission restored alone, or the whole workspace (`whole`: a metric that may read more than
-    the submission, or a linked submission)."""
-    from mlab.run.checkout import checkout
-    from mlab.scoring.score import score_workspace
-    from mlab.snapshots import restore_files
-
-    if not whole and digest is not None and not store.has(digest):
-        return None, f"the snapshot object of {file} at step {step} is missing from {run.dir / 'objects'}", None
-    try:
-        if whole:
-            checkout(run.dir, step, folder)
-        elif digest is None:
-            folder.mkdir()
-        else:
-            restore_files(store, {file: digest}, folder)
-        score = score_workspace(task, run.variant, folder, run.dir / "private")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    return score.value, score.detail, score.baseline
 
 
 def score_steps(run: LoadedRun) -> list[dict]:

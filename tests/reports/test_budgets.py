@@ -74,10 +74,10 @@ def test_a_bad_budget_is_a_usage_error(linear, option, message):
 
 
 def _counting(monkeypatch) -> list:
-    import mlab.reports.eval as evaluation
+    import mlab.reports.snapshot_score as scoring
 
-    calls, real = [], evaluation.score_snapshot
-    monkeypatch.setattr(evaluation, "score_snapshot", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    calls, real = [], scoring.score_snapshot
+    monkeypatch.setattr(scoring, "score_snapshot", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
     return calls
 
 
