@@ -7,7 +7,8 @@ for the viewer, anytime curves and best-step success. A tabular metric reads onl
 submission file, so only that file is restored, and a step whose submission did not change
 reuses the score of the step before (a 200-step run scores each distinct submission once);
 any other metric gets the whole workspace, restored with `checkout`, for every step that
-changed it.
+changed it. With budgets (`mlab eval --at`), each row gains its score and success at each
+budget (mlab.reports.budgets).
 """
 from __future__ import annotations
 

@@ -41,8 +41,9 @@ def _result(source: Path, final: dict, **fields) -> dict:
 
 def linear_run(source: Path, target: Path, steps: list[tuple[float, int, float, float | None]],
                run_id: str, seed: int, time_limit: float = 3 * 3600.0) -> Path:
-    """A linear run of `steps`: (elapsed_s at its end, tokens of its call, cost of its call, the
-    MAE its submission.csv has, INVALID, or "keep": the step leaves the workspace alone)."""
+    """A linear run of `steps`: (elapsed_s at its end, tokens of its call, cost of its call (None:
+    an unknown price), the MAE its submission.csv has, INVALID, or "keep": the step leaves the
+    workspace alone)."""
     run = _copy(source, target)
     (run / "budgets.json").unlink(missing_ok=True)
     store = ObjectStore(run / "objects", durable=False)
@@ -58,7 +59,8 @@ def linear_run(source: Path, target: Path, steps: list[tuple[float, int, float, 
     (run / "trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     last = next((s for *_, s in reversed(steps) if s != "keep"), INVALID)
     result = _result(source, {"score": last}, wall_time_s=steps[-1][0] + 0.5, steps=len(steps),
-                     total_tokens=sum(s[1] for s in steps), cost=round(sum(s[2] for s in steps), 8),
+                     total_tokens=sum(s[1] for s in steps),
+                     cost=None if any(s[2] is None for s in steps) else round(sum(s[2] for s in steps), 8),
                      end_reason="final_answer")
     (run / "result.json").write_text(json.dumps(result))
     meta = json.loads((run / "run.json").read_text())

@@ -57,6 +57,23 @@ def test_a_share_of_a_limit_the_run_lacks_is_not_applicable(linear):
     assert point["status"] == "not applicable" and point["success"] is None
 
 
+def test_a_cost_budget_with_an_unknown_price_is_not_applicable(run_of, tmp_path):
+    unpriced = [STEPS[0], (1800.0, 4000, None, 0.5), *STEPS[2:]]  # one call of a model without a price
+    run = linear_run(run_of("research-0"), tmp_path / "runs" / "u", unpriced, "20261202T100000-bbbbb2", 0)
+    row = rows_at(run, "cost=$0.005,$1", "time=30m")
+    assert row["score_at_cost_0.005"] is None and row["success_at_cost_0.005"] is None  # not a failure
+    assert row["score_at_cost_1"] is None and row["score_at_time_30m"] == pytest.approx(0.5)
+    assert json.loads((run / "budgets.json").read_text())["points"]["cost_1"]["status"] == "not applicable"
+
+
+def test_the_budget_columns_go_to_the_csv(linear, tmp_path):
+    code, out, err = mlab("eval", linear, "--at", "time=30m,tokens=1k", "-o", tmp_path / "rows.csv")
+    assert code == 0, err
+    (row,) = pd.read_csv(tmp_path / "rows.csv").to_dict("records")
+    assert row["score_at_time_30m"] == pytest.approx(0.5) and row["success_at_time_30m"]
+    assert row["score_at_tokens_1k"] == pytest.approx(5.0) and not row["success_at_tokens_1k"]
+
+
 @pytest.mark.parametrize("option, message", [
     ("time=1x", "--at time=1x: a time budget is a duration"),
     ("tokens=lots", "--at tokens=lots: a token budget is a count"),
