@@ -168,9 +168,9 @@ def _chosen_step(run: LoadedRun, last: int) -> tuple[int | None, int | None]:
     """(step, node) a tree search would have submitted with its records up to `last` (1-based)."""
     from mlab.search.tree import Node, Tree, choose_submitted
 
-    lower = (run.result or {}).get("direction") == "lower_is_better" or (
-        ((task_document(run) or {}).get("metric") or {}).get("direction") == "lower_is_better")
-    tree, steps = Tree(lower_is_better=lower), {}
+    direction = (run.result or {}).get("direction") or ((task_document(run) or {}).get("metric") or {}).get(
+        "direction")
+    tree, steps = Tree(lower_is_better=direction == "lower_is_better"), {}
     for step, record in enumerate(run.records[:last], 1):
         number = record.get("node")
         if not isinstance(number, int) or isinstance(number, bool):
