@@ -41,7 +41,7 @@ KINDS = ("time", "tokens", "cost")
 # a point's status: scored, or why it has no score; only "not applicable" is left out of rates
 SCORED, NO_SUBMISSION, INVALID, NOT_APPLICABLE = "scored", "no submission", "invalid submission", "not applicable"
 _TOKEN_SCALE = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
-_EXAMPLES = "e.g. --at time=1h,2h  --at tokens=100k,1M  --at cost=$1,$5  --at time=25%,50%"
+_EXAMPLES = "e.g. --at time=1h,2h  --at tokens=100k,1M  --at 'cost=$1,$5'  --at time=25%,50%"
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,9 @@ def _amount(kind: str, text: str) -> float:
 
 def _budget(kind: str, text: str) -> Budget:
     if not text:
-        raise UsageError(f"--at {kind}=: a budget is missing ({_EXAMPLES})")
+        # an unquoted `cost=$1,$5` reaches here as `cost=,`: the shell took $1 and $5 for its own
+        hint = "; quote a dollar sign in the shell: --at 'cost=$1,$5'" if kind == "cost" else ""
+        raise UsageError(f"--at {kind}=: a budget is missing ({_EXAMPLES}){hint}")
     if text.endswith("%"):
         try:
             share = float(text[:-1]) / 100

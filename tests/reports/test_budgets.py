@@ -83,6 +83,7 @@ def test_the_budget_columns_go_to_the_csv(linear, tmp_path):
     ("time=0", "a budget must be more than 0"),
     ("time=150%", "a percentage above 0 and at most 100"),
     ("time=", "a budget is missing"),
+    ("cost=,", "quote a dollar sign in the shell: --at 'cost=$1,$5'"),  # what a shell makes of cost=$1,$5
 ])
 def test_a_bad_budget_is_a_usage_error(linear, option, message):
     code, out, err = mlab("eval", linear, "--at", option)
