@@ -17,7 +17,7 @@ import pandas as pd
 
 from mlab.reports.budgets import KINDS, NOT_APPLICABLE, SCORED, read_budgets
 from mlab.reports.runs import LoadedRun
-from mlab.reports.stats import TASK_ERROR, bootstrap_ci
+from mlab.reports.stats import TASK_ERROR, bootstrap_ci, stratified_bootstrap_ci
 from mlab.reports.tables import Table, text, with_interval
 
 _AXES = {"time": ("wall time", 1.0), "tokens": ("tokens (all tiers)", 1.0), "cost": ("cost (USD)", 1.0)}
@@ -55,22 +55,47 @@ def _order(frame: pd.DataFrame) -> list[str]:
     return list(first.sort_values(["kind_rank", "absolute", "size"], ascending=[True, False, True])["budget"])
 
 
+ALL_TASKS = "all tasks"
+
+
 def success_at_budgets(frame: pd.DataFrame, seed: int = 0) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
     """Per variant × task × agent × model, the success rate at each budget with its 95% interval
-    and how many runs it is over; with the (budget name, header) of each budget, in order."""
+    and how many runs it is over; where an agent × model ran several tasks, a row "all tasks":
+    the mean of its per-task rates, its interval resampling runs within each task (as the
+    report's average over tasks). With the (budget name, header) of each budget, in order."""
     order = _order(frame)
     headers = {row.budget: f"{row.kind} {row.label}" for row in frame.drop_duplicates("budget").itertuples()}
     out = []
-    for key, group in frame.groupby(["data_variant", "task", "agent", "model"], sort=True):
-        row = dict(zip(["data_variant", "task", "agent", "model"], key), runs=group["run_id"].nunique())
-        for name in order:
-            values = group.loc[group["budget"] == name, "success"].astype(float)
-            low, high = bootstrap_ci(values, seed)
-            counted = int(values.notna().sum())
-            row.update({f"{name}_success": values.mean() if counted else np.nan, f"{name}_success_low": low,
-                        f"{name}_success_high": high, f"{name}_runs": counted})
-        out.append(row)
-    return pd.DataFrame(out), [(name, headers[name]) for name in order]
+    for key, group in frame.groupby(["data_variant", "agent", "model"], sort=True):
+        tasks = sorted(group["task"].unique())
+        for task in tasks + ([ALL_TASKS] if len(tasks) > 1 else []):
+            part = group if task == ALL_TASKS else group[group["task"] == task]
+            row = {"data_variant": key[0], "task": task, "agent": key[1], "model": key[2],
+                   "runs": part["run_id"].nunique()}
+            for name in order:
+                at = part[part["budget"] == name]
+                row.update(_rate(at, name, seed, pooled=task == ALL_TASKS))
+            out.append(row)
+    table = pd.DataFrame(out)
+    table["last"] = table["task"] == ALL_TASKS  # each group's pooled row after its tasks
+    table = table.sort_values(["data_variant", "last", "task", "agent", "model"]).drop(columns="last")
+    return table.reset_index(drop=True), [(name, headers[name]) for name in order]
+
+
+def _rate(at: pd.DataFrame, name: str, seed: int, pooled: bool) -> dict:
+    """The success rate at one budget, its interval and how many runs count in it."""
+    values = at["success"].astype(float)
+    counted = int(values.notna().sum())
+    if pooled:
+        per_task = [part["success"].astype(float).dropna() for _, part in at.groupby("task")]
+        per_task = [v for v in per_task if len(v)]
+        rate = float(np.mean([v.mean() for v in per_task])) if per_task else np.nan
+        low, high = stratified_bootstrap_ci(per_task, seed)
+    else:
+        rate = values.mean() if counted else np.nan
+        low, high = bootstrap_ci(values, seed)
+    return {f"{name}_success": rate, f"{name}_success_low": low, f"{name}_success_high": high,
+            f"{name}_runs": counted}
 
 
 def budget_table(frame: pd.DataFrame, seed: int = 0) -> Table:

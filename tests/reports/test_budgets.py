@@ -178,3 +178,22 @@ def test_no_budget_section_without_budget_points(run_of, tmp_path):
     assert code == 0, err
     assert "at each budget" not in (tmp_path / "report" / "report.md").read_text()
     assert not (tmp_path / "report" / "budget_scores.png").exists()
+
+
+def test_success_at_a_budget_pooled_over_tasks_is_the_mean_of_the_task_rates():
+    from mlab.reports.budget_report import success_at_budgets
+
+    def point(task, run, success):
+        return {"data_variant": "lite", "task": task, "agent": "research", "model": "m", "run_id": run,
+                "budget": "time_1h", "kind": "time", "label": "1h", "share": None, "amount": 3600.0,
+                "success": success}
+
+    frame = pd.DataFrame([point("a", "r1", 1.0), point("a", "r2", 0.0), point("b", "r3", 1.0),
+                          point("b", "r4", 1.0), point("b", "r5", 1.0), point("b", "r6", float("nan"))])
+    table, budgets = success_at_budgets(frame)
+    assert budgets == [("time_1h", "time 1h")]
+    rows = {row["task"]: row for row in table.to_dict("records")}
+    assert list(table["task"]) == ["a", "b", "all tasks"]
+    assert rows["a"]["time_1h_success"] == 0.5 and rows["a"]["time_1h_runs"] == 2
+    assert rows["b"]["time_1h_success"] == 1.0 and rows["b"]["time_1h_runs"] == 3  # r6: not applicable
+    assert rows["all tasks"]["time_1h_success"] == 0.75 and rows["all tasks"]["runs"] == 6  # (0.5 + 1) / 2
