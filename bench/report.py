@@ -11,7 +11,10 @@ Printed per command: the CPU time and peak-memory growth at each size and the ma
 run between consecutive sizes ((t_large - t_small) / (large - small)). Targets for `mlab report`
 and `mlab eval`: at most 2 ms of CPU and 0.05 MB per run between every two sizes, and the last
 interval's CPU per run within 1.2x of the first's (flat: the cost of a run does not grow with
-the number of runs).
+the number of runs). `mlab eval --at` at three budgets (one before the run's submission, one on
+it, one past the end) runs over the same runs with their budget points already scored (the
+template was evaluated at them once, so budgets.json travels with every copy): target, at most
+1.2x the CPU of plain `mlab eval` at the largest size, printed as that ratio.
 
     python bench/report.py [--sizes 100,1000,5000] [--view] [--quick]
 """
@@ -37,6 +40,8 @@ QUICK_RUN = HERE.parent / "tests" / "reports" / "data" / "golden-runs" / "templa
 TARGET_MS = 2.0
 TARGET_MB = 0.05
 TARGET_RATIO = 1.2
+BUDGETS = "time=1s,3s,tokens=1M"  # before the submission, on it, past the end of the run
+TARGET_BUDGET_RATIO = 1.2
 _LEFT_OUT = ("workspace", "objects", "private", "output", "view.html")
 def make_run(folder: Path) -> Path:
     """One finished, scored run folder of the tiny task; returns its path."""
@@ -57,6 +62,18 @@ def make_run(folder: Path) -> Path:
     return run
 
 
+def scored_at_budgets(template: Path, into: Path) -> Path:
+    """A copy of `template` evaluated once at BUDGETS: its budgets.json holds the points."""
+    from mlab.reports.budgets import parse_budgets
+    from mlab.reports.eval import evaluate_runs
+    from mlab.reports.runs import load_runs
+
+    copy = into / template.name
+    shutil.copytree(template, copy)
+    evaluate_runs(load_runs([copy]), at=parse_budgets([BUDGETS]))
+    return copy
+
+
 def copy_runs(template: Path, count: int, into: Path) -> Path:
     """`count` copies of `template` under `into`, each with its own id and seed."""
     meta = json.loads((template / "run.json").read_text())
@@ -74,10 +91,12 @@ from pathlib import Path
 from mlab.reports.eval import evaluate_runs
 from mlab.reports.render import write_report
 from mlab.reports.runs import load_runs
+from mlab.reports.budgets import parse_budgets
 from mlab.viewer.index import write_index
 command, warm, runs, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
 commands = {"mlab report": lambda folder, to: write_report(folder, to),
             "mlab eval": lambda folder, to: evaluate_runs(load_runs([folder])),
+            "mlab eval --at": lambda folder, to: evaluate_runs(load_runs([folder]), at=parse_budgets([sys.argv[5]])),
             "mlab view RUNS_DIR": lambda folder, to: write_index(folder, to / "index.html")}
 commands[command](warm, out / "warm")  # imports and first-use costs, untimed
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -92,12 +111,24 @@ def measured(command: str, warm: Path, runs: Path, out: Path) -> tuple[float, fl
     import subprocess
 
     out.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-c", CHILD, command, str(warm), str(runs), str(out)],
+    done = subprocess.run([sys.executable, "-c", CHILD, command, str(warm), str(runs), str(out), BUDGETS],
                           capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
     if done.returncode:
         sys.exit(f"{command} failed:\n{done.stderr[-2000:]}")
     seconds, megabytes = done.stdout.split()[-2:]
     return float(seconds), float(megabytes)
+
+
+def budget_verdict(measures: dict, sizes: list[int]) -> int:
+    """Print the CPU of `mlab eval --at` over plain `mlab eval` at each size; 1 when the largest
+    size's ratio misses the target."""
+    ratios = {n: measures["mlab eval --at"][n][0] / measures["mlab eval"][n][0] if measures["mlab eval"][n][0] > 0
+              else float("inf") for n in sizes}
+    print("  eval at 3 budgets (already scored) / eval: " + ", ".join(f"{n} runs {r:.2f}x" for n, r in ratios.items()))
+    good = ratios[sizes[-1]] <= TARGET_BUDGET_RATIO
+    print(f"  target: <= {TARGET_BUDGET_RATIO}x at {sizes[-1]} runs ({ratios[sizes[-1]]:.2f}x): "
+          f"{'met' if good else 'MISSED'}")
+    return 0 if good else 1
 
 
 def main() -> int:
@@ -107,17 +138,23 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="sizes 10 and 30 of the checked-in run: checks the benchmark runs")
     options = parser.parse_args()
     sizes = [10, 30] if options.quick else [int(s) for s in options.sizes.split(",")]
-    commands = ["mlab report", "mlab eval"] + (["mlab view RUNS_DIR"] if options.view else [])
+    commands = ["mlab report", "mlab eval", "mlab eval --at"] + (["mlab view RUNS_DIR"] if options.view else [])
     with tempfile.TemporaryDirectory(prefix="mlab-bench-report-") as scratch:
         root = Path(scratch)
         # quick: the checked-in run of the report's golden test stands in for a fresh real run
-        template = QUICK_RUN if options.quick else make_run(root)
+        template = scored_at_budgets(QUICK_RUN if options.quick else make_run(root), root / "template")
         warm = copy_runs(template, 5, root / "warm")
         folders = {n: copy_runs(template, n, root / f"runs-{n}") for n in sizes}
         verdict = 0
+        measures = {}
         for name in commands:
-            figures = {n: measured(name, warm, folders[n], root / "out" / f"{name.split()[1]}-{n}") for n in sizes}
+            figures = {n: measured(name, warm, folders[n], root / "out" / f"{name.split()[1]}-{n}-{len(name)}")
+                       for n in sizes}
+            measures[name] = figures
             print(f"{name}: " + ", ".join(f"{n} runs {t:.2f} s CPU, +{mb:.1f} MB" for n, (t, mb) in figures.items()))
+            if name == "mlab eval --at":
+                verdict = budget_verdict(measures, sizes) or verdict
+                continue
             per_run = []
             for small, large in zip(sizes, sizes[1:]):
                 cpu = (figures[large][0] - figures[small][0]) / (large - small) * 1000

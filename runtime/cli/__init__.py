@@ -152,6 +152,12 @@ def _add_reading(verbs) -> None:
     evaluate.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders, or folders holding runs")
     evaluate.add_argument("--intermediate", action="store_true",
                           help="also score every step's snapshot (written to RUN_DIR/scores.jsonl)")
+    evaluate.add_argument("--at", action="append", metavar="KIND=B,...",
+                          help="score at budgets: what each run would have submitted by then, e.g. time=1h,2h,4h, "
+                               "tokens=100k,1M, 'cost=$1,$5' (quoted: the shell expands $1) or a share of the run's limit "
+                               "(time=25%%,50%%); "
+                               "several kinds in one option (time=1h,tokens=1M) or repeated; cached in "
+                               "RUN_DIR/budgets.json")
     evaluate.add_argument("-o", "--output", metavar="FILE.csv", help="write every column of the rows as CSV")
     shared.add_json(evaluate, "the rows, every column,")
 

@@ -31,15 +31,28 @@ def _cell(column: str, value) -> str:
     return str(value)
 
 
-def print_rows(rows: list[dict]) -> None:
-    """An aligned table of the key columns (the CSV has them all)."""
-    table = [[header for header, _ in _SHOWN]]
-    table += [[printable(_cell(column, row[column])) for _, column in _SHOWN] for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_SHOWN))]
+def _budget_cell(row: dict, name: str) -> str:
+    """A budget's score, and a star when it met the task's success rule."""
+    score = row.get(f"score_at_{name}")
+    if score is None:
+        return "-"
+    return _cell("score", score) + ("*" if row.get(f"success_at_{name}") else "")
+
+
+def print_rows(rows: list[dict], budgets=()) -> None:
+    """An aligned table of the key columns (the CSV has them all), with each budget's score."""
+    shown = _SHOWN + [(f"@{budget.kind}={budget.label}", budget.name) for budget in budgets]
+    table = [[header for header, _ in shown]]
+    table += [[printable(_cell(column, row[column]) if index < len(_SHOWN) else _budget_cell(row, column))
+               for index, (_, column) in enumerate(shown)] for row in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(shown))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
     if any(row["demo"] for row in rows):
         print("runs by mlab/demo are DEMONSTRATIONS by the keyless demo model, not agent results")
+    if budgets:
+        print("@KIND=B: the score of what the run would have submitted at that budget (-: no valid "
+              "submission by then or not applicable; *: successful by the task's rule)")
 
 
 def write_rows_csv(rows: list[dict], path: Path) -> None:
@@ -56,13 +69,18 @@ def main(args) -> int:
     from mlab.reports.eval import evaluate_runs
     from mlab.reports.runs import load_runs
 
+    budgets = []
+    if getattr(args, "at", None):
+        from mlab.reports.budgets import parse_budgets
+
+        budgets = parse_budgets(args.at)  # a usage error before any run is read
     runs = load_runs([Path(p) for p in args.runs])
 
     def progress(run, row):
         if args.intermediate:
             print(f"scored {len(run.scores or [])} snapshots of {run.id}", file=sys.stderr)
 
-    rows = evaluate_runs(runs, intermediate=args.intermediate, on_run=progress)
+    rows = evaluate_runs(runs, intermediate=args.intermediate, on_run=progress, at=budgets)
     if getattr(args, "json", False):
         from mlab.cli.args import print_json
 
@@ -70,7 +88,7 @@ def main(args) -> int:
             write_rows_csv(rows, Path(args.output))
         print_json(args, {"rows": rows})
         return EXIT_OK
-    print_rows(rows)
+    print_rows(rows, budgets)
     if args.output:
         write_rows_csv(rows, Path(args.output))
         print(f"wrote {len(rows)} row(s) to {args.output}")

@@ -7,7 +7,8 @@ for the viewer, anytime curves and best-step success. A tabular metric reads onl
 submission file, so only that file is restored, and a step whose submission did not change
 reuses the score of the step before (a 200-step run scores each distinct submission once);
 any other metric gets the whole workspace, restored with `checkout`, for every step that
-changed it.
+changed it. With budgets (`mlab eval --at`), each row gains its score and success at each
+budget (mlab.reports.budgets).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
 from mlab.observation import write_lines
 from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
+from mlab.reports.snapshot_score import score_snapshot
 from mlab.reports.taxonomy import findings
 from mlab.run.hardware import hardware_class
 
@@ -42,30 +44,6 @@ def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
         return (run.result.get("baseline") or {}).get("value")
     baseline = task_doc.get("baseline") or {}
     return baseline.get("value") if baseline.get("kind") == "value" else None
-
-
-def _score_snapshot(run: LoadedRun, task, store, step: int, file: str, digest: str | None,
-                    whole: bool, folder: Path) -> tuple[float | None, str | None, dict | None]:
-    """(score, why there is none, the side-by-side baseline of a timed metric) of one step: its
-    submission restored alone, or the whole workspace (`whole`: a metric that may read more than
-    the submission, or a linked submission)."""
-    from mlab.run.checkout import checkout
-    from mlab.scoring.score import score_workspace
-    from mlab.snapshots import restore_files
-
-    if not whole and digest is not None and not store.has(digest):
-        return None, f"the snapshot object of {file} at step {step} is missing from {run.dir / 'objects'}", None
-    try:
-        if whole:
-            checkout(run.dir, step, folder)
-        elif digest is None:
-            folder.mkdir()
-        else:
-            restore_files(store, {file: digest}, folder)
-        score = score_workspace(task, run.variant, folder, run.dir / "private")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    return score.value, score.detail, score.baseline
 
 
 def score_steps(run: LoadedRun) -> list[dict]:
@@ -106,7 +84,7 @@ def score_steps(run: LoadedRun) -> list[dict]:
             whole = not tabular or bool(digest and digest.startswith(SYMLINK_PREFIX))
             key = json.dumps(manifest, sort_keys=True) if whole else digest
             if key not in scored:
-                scored[key] = _score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
+                scored[key] = score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
             value, problem, timed = scored[key]
             # A timed metric times the starter beside each step's script: compare with that.
             reference = (timed or {}).get("value", baseline)
@@ -200,13 +178,18 @@ def run_row(run: LoadedRun) -> dict:
     return row
 
 
-def evaluate_runs(runs: list[LoadedRun], intermediate: bool = False, on_run=None) -> list[dict]:
-    """Rows of `runs`; with `intermediate`, every step is scored first (into scores.jsonl)."""
+def evaluate_runs(runs: list[LoadedRun], intermediate: bool = False, on_run=None, at=None) -> list[dict]:
+    """Rows of `runs`; with `intermediate`, every step is scored first (into scores.jsonl); with
+    `at` (budgets.parse_budgets), each row gains the score and success at each budget."""
     rows = []
     for run in runs:
         if intermediate:
             write_scores(run, score_steps(run))
         rows.append(run_row(run))
+        if at:
+            from mlab.reports.budgets import budget_fields, budget_points
+
+            rows[-1].update(budget_fields(budget_points(run, at)))
         run.release()  # what reports read later is kept; the trace is not
         if on_run:
             on_run(run, rows[-1])

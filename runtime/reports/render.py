@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from mlab.errors import StorageError
+from mlab.reports.budget_report import budget_frame, budget_plot, budget_table
 from mlab.reports.compare import Comparison, compare
 from mlab.reports.comparability import compute_table, hardware_footnote, known_issues, probe_lines, task_labels
 from mlab.reports.eval import evaluate_runs
@@ -237,6 +238,12 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
         tree_curves.to_csv(out_dir / "tree_anytime.csv", index=False)
         report.files.append(out_dir / "tree_anytime.csv")
         plots_made["tree_anytime"] = plots.tree_anytime(tree_curves, out_dir / "tree_anytime.png")
+    budget_points = budget_frame(finished, labels)
+    if not budget_points.empty:  # points that `mlab eval --at` kept in the runs' budgets.json
+        budget_points.to_csv(out_dir / "budget_points.csv", index=False)
+        report.files.append(out_dir / "budget_points.csv")
+        tables.append(budget_table(budget_points, seed))
+        plots_made["budget_scores"] = budget_plot(budget_points, out_dir / "budget_scores.png", seed)
     curves = _anytime(finished, frame)
     if curves:
         plots_made["anytime"] = plots.anytime_curves(curves, out_dir / "anytime.png")
@@ -244,7 +251,7 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
         report.notes.append("no intermediate scores: run `mlab eval --intermediate RUN_DIR...` for anytime "
                             "curves and best-step success")
     after = {"per_task": "success_heatmap", "over_tasks": "improvement_bars", "efficiency": "tokens_vs_success",
-             "tree_search": "tree_anytime"}
+             "tree_search": "tree_anytime", "budget_success": "budget_scores"}
     for table in tables:
         report.files += write_table(table, out_dir)
         lines += [f"## {table.title}", "", to_markdown(table), ""]

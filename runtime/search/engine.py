@@ -35,12 +35,11 @@ from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
 from mlab.search.operators import OPERATOR_FORMAT, Asker, ask_review, parse_operator_reply
 from mlab.search.policies import make_policy
 from mlab.search.policy import Decision, Policy
-from mlab.search.tree import Node, Tree
+from mlab.search.tree import Node, Tree, choose_submitted
 from mlab.run.checkout import node_manifests
 from mlab.snapshots import Delta, apply_delta
 from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, store_long_texts, timestamp
 
-HOLDOUT_CANDIDATES = 3  # the best valid nodes by validation that the holdout chooses among
 SCORE_NAME = "validation"
 
 
@@ -375,13 +374,7 @@ class SearchEngine:
     # -- the end -------------------------------------------------------------------------
     def choose(self) -> tuple[Node | None, str]:
         """The node to submit and what chose it ("validation" or "holdout")."""
-        if self.select == "holdout":
-            candidates = [n for n in self.tree.best(HOLDOUT_CANDIDATES) if n.holdout is not None]
-            if candidates:
-                best = max(candidates, key=lambda n: (self.tree.normalised(n.holdout), -n.id))
-                return best, "holdout"
-        best = self.tree.best(1)
-        return (best[0] if best else None), "validation"
+        return choose_submitted(self.tree, self.select)
 
     def summary(self, submitted: Node | None, selected_by: str) -> dict:
         evaluated = [n for n in self.tree if not n.pending]

@@ -107,3 +107,20 @@ class Tree:
         while chain[-1].parent is not None:
             chain.append(self.nodes[chain[-1].parent])
         return chain[::-1]
+
+
+HOLDOUT_CANDIDATES = 3  # the best valid nodes by validation that the holdout chooses among
+
+
+def choose_submitted(tree: Tree, select: str = "validation") -> tuple[Node | None, str]:
+    """The node a search submits and what chose it ("validation" or "holdout"): the best valid
+    node by validation score, or, with `select holdout`, the best by the harness's holdout score
+    among the best few by validation (earlier nodes win ties). The engine submits by this rule at
+    the end of a search, and budget scoring asks it of the nodes finished by each budget."""
+    if select == "holdout":
+        candidates = [n for n in tree.best(HOLDOUT_CANDIDATES) if n.holdout is not None]
+        if candidates:
+            best = max(candidates, key=lambda n: (tree.normalised(n.holdout), -n.id))
+            return best, "holdout"
+    best = tree.best(1)
+    return (best[0] if best else None), "validation"

@@ -278,3 +278,29 @@ def test_a_timed_script_that_fills_the_disk_is_stopped_at_the_tasks_disk_limit(t
     score = score_workspace(task_of("vectorization"), "lite", workspace, prepared("vectorization").private)
     assert score.failure_mode == "submission format error"
     assert "was stopped" in score.detail and "disk limit" in score.detail, score.detail
+
+
+def test_a_budget_on_a_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_once(
+        task_of, tmp_path, monkeypatch):
+    from mlab.reports.budgets import budget_points, parse_budgets
+    from mlab.reports.runs import load_run
+    from mlab.run.folder import Run
+
+    task = task_of("vectorization")
+    run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
+    try:
+        train = (run.workspace.root / "train.py").read_text()
+        run.step("Write File", {"file_name": "train.py", "content": train + "\n# submission\n"})
+    finally:
+        run.close()
+    # the step's script twice as fast as the starter in every round: a success
+    fake = ScriptedTimes(run.private_dir / "expected_output.npy", [2.0] * 10, [1.0] * 10)
+    monkeypatch.setattr(timed, "scoring_sandbox", lambda *args, **kwargs: fake)
+    budgets = parse_budgets(["time=1h"])
+    (point,) = budget_points(load_run(run.dir), budgets).values()
+    assert point["step"] == 1 and point["score"] == pytest.approx(1.0)
+    assert point["improvement"] == pytest.approx(0.5) and point["success"] is True  # beside its own starter
+    timed_once = len(fake.order)
+    assert timed_once == 2 * timed.TIMED_RUNS  # each round: the starter and the step's script
+    (again,) = budget_points(load_run(run.dir), parse_budgets(["time=2h"])).values()  # same snapshot: cached
+    assert again["score"] == pytest.approx(1.0) and again["success"] is True and len(fake.order) == timed_once
