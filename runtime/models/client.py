@@ -356,7 +356,7 @@ class ModelClient:
             if shared:  # a provider's prefix cache, simulated: the leading messages the last call sent too
                 call.cached_tokens = min(_count_messages(litellm, messages[:shared], tools), call.prompt_tokens)
             self._previous[key] = (tools, messages)
-        call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response)
+        call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response, config.model)
         return self._charged(call)
 
     def _check_budget(self) -> None:
@@ -430,16 +430,27 @@ class ModelClient:
             call.usage_reported = False
             call.prompt_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=prompt)
             call.completion_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=text)
-        call.cost = 0.0 if is_offline(model) else _cost(litellm, response)
+        call.cost = 0.0 if is_offline(model) else _cost(litellm, response, model)
         return call
 
 
-def _cost(litellm, response) -> float | None:
+def _cost(litellm, response, model: str) -> float | None:
+    """litellm's price of the reply (its cached-input and cache-write rates, its tiers); where it
+    cannot price it (the server named a model the map lacks), the declared model's map rates
+    applied to the reported usage (mlab.models.prices); None: unknown, never $0."""
+    from mlab.models.prices import cache_write_tokens, price_of
+
     try:
         cost = float(litellm.completion_cost(completion_response=response))
-        return cost if math.isfinite(cost) and cost >= 0 else None  # a NaN or infinite price is unknown too
+        if math.isfinite(cost) and cost >= 0:  # a NaN or infinite price is unknown too
+            return cost
     except Exception:
-        return None  # not in the price map: unknown, not free
+        pass  # not in the price map under the reply's model name
+    usage = getattr(response, "usage", None)
+    counts, price = usage_counts(usage), price_of(model)
+    if counts is None or price is None:
+        return None
+    return price.cost(*counts, cache_write=cache_write_tokens(usage))
 
 
 def _count_messages(litellm, messages: list[dict], tools: list[dict] | None) -> int:
