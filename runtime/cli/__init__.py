@@ -184,6 +184,10 @@ def _add_sweep(verbs) -> None:
                        help="the sweep's folder is DIR/<experiment>/ (default runs/)")
     sweep.add_argument("--plan", action="store_true",
                        help="print the runs, their resources and an estimate of model calls; run nothing")
+    sweep.add_argument("--cost", type=float, metavar="USD",
+                       help="a cost limit for the whole sweep, in dollars: no run starts once the runs have spent "
+                            "it, and each run started gets the budget left as its own cost limit; refused when a "
+                            "model of the runs has no price")
     sweep.add_argument("--tasks", metavar="T,...", help="only the runs of these tasks (with --plan or to run)")
     sweep.add_argument("--agents", metavar="A,...", help="only the runs of these agents (with --plan or to run)")
     shared.add_json(sweep, "the plan (with --plan)")
