@@ -148,10 +148,18 @@ def _add_reading(verbs) -> None:
     evaluate.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders, or folders holding runs")
     evaluate.add_argument("--intermediate", action="store_true",
                           help="also score every step's snapshot (written to RUN_DIR/scores.jsonl)")
-    evaluate.add_argument("-o", "--output", metavar="FILE.csv", help="write every column of the rows as CSV")
+    evaluate.add_argument("-o", "--output", metavar="FILE.csv",
+                          help="write every column of the rows as CSV: scores, usage, cost and cost_known, the "
+                               "normalised score, gap closed and medal from the task's reference points, per-dollar "
+                               "figures and any score_at_* budget scores")
     shared.add_json(evaluate, "the rows, every column,")
 
-    report = verbs.add_parser("report", help="tables and plots over a folder of runs (Markdown, CSV, LaTeX, PNG)")
+    report = verbs.add_parser("report", help="tables and plots over a folder of runs (Markdown, CSV, LaTeX, PNG)",
+                              description="Tables and plots over a folder of runs: success and improvement per task "
+                                          "and over tasks, efficiency, compute, failures, paired comparisons; the "
+                                          "normalised score, gap closed, medals and AUP where tasks declare reference "
+                                          "points; the cost-score frontier with score per dollar (an unpriced model's "
+                                          "cost is 'unknown price', never $0). See docs/reports.md.")
     report.add_argument("runs_dir", metavar="RUNS_DIR", help="folder holding run folders")
     report.add_argument("-o", "--output", metavar="DIR", help="where the report goes (default RUNS_DIR/report)")
     report.add_argument("--compare", metavar="F:A,F:B[,F:C...]",

@@ -148,9 +148,11 @@ def frontier_plot(table: pd.DataFrame, path):
     """Score against mean cost per run, a point per agent × model with both intervals, the
     Pareto set joined by a line and ringed; one panel per data variant. Pairs of unknown price
     are named beside the panel, not drawn at $0."""
-    from mlab.reports.plots import _pyplot
+    import matplotlib
 
-    plt = _pyplot()
+    matplotlib.use("Agg")  # no display needed, as the report's other plots
+    import matplotlib.pyplot as plt
+
     variants = sorted(table["data_variant"].unique())
     figure, axes = plt.subplots(1, len(variants), squeeze=False, figsize=(7.5 * len(variants), 4.6))
     for axis, variant in zip(axes[0], variants):
