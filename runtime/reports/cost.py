@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from mlab.reports.stats import GROUP, bootstrap_ci, stratified_bootstrap_ci
-from mlab.reports.tables import number, percent, with_interval
+from mlab.reports.tables import percent, with_interval
 
 UNKNOWN = "unknown price"
 NORMALISED, SUCCESS = "normalised score", "success rate"
@@ -115,16 +115,15 @@ def efficiency_cost_cell(row: pd.Series) -> str:
     return with_interval(row, "cost", as_percent=False, digits=4)
 
 
-def per_dollar_cell(column: str, as_percent: bool = False):
+def per_dollar_cell(column: str):
+    """A figure per dollar ('2.500 per $'), 'no cost' for $0, 'unknown price' when unknown."""
     def shown(row: pd.Series) -> str:
         if not row["cost_known"]:
             return UNKNOWN
         if row["cost"] == 0:
             return "no cost"
         value = row[column]
-        if pd.isna(value):
-            return "–"
-        return percent(value) + " per $" if as_percent else number(float(value), 3) + " per $"
+        return "–" if pd.isna(value) else f"{float(value):.3f} per $"
     return shown
 
 

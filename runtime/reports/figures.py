@@ -91,7 +91,13 @@ def _columns(task: bool) -> list:
 
 
 def _plain(name: str, digits: int = 3):
-    return lambda r: with_interval(r, name, as_percent=False, digits=digits)
+    """'0.214 [0.027, 0.402]': a fixed number of decimals (1 shows as 1.000, not 1)."""
+    def shown(r) -> str:
+        value, low, high = r[name], r.get(f"{name}_low"), r.get(f"{name}_high")
+        if pd.isna(value):
+            return "–"
+        return f"{value:.{digits}f}" + ("" if pd.isna(low) else f" [{low:.{digits}f}, {high:.{digits}f}]")
+    return shown
 
 
 def _gap(r) -> str:
@@ -144,8 +150,7 @@ def paired_tables(scored: pd.DataFrame, seed: int) -> list[Table]:
     table = paired.paired_table(scored, column, seed)
     if table.empty:
         return []
-    shown = (lambda r: with_interval(r, "difference", as_percent=False, digits=3)) if column == "normalised" else \
-        (lambda r: with_interval(r, "difference"))
+    shown = _plain("difference") if column == "normalised" else (lambda r: with_interval(r, "difference"))
     return [Table("paired_normalised" if column == "normalised" else "paired_success",
                   f"Paired differences on shared seeds ({'normalised score' if column == 'normalised' else 'success'})",
                   table, [("variant", text("data_variant")), ("first", text("first")), ("second", text("second")),
@@ -163,7 +168,7 @@ def frontier_tables(frontier: pd.DataFrame) -> list[Table]:
                       ("success rate [95% CI]", lambda r: with_interval(r, "success_rate")),
                       ("cost per run [95% CI]", cost.cost_cell),
                       ("score per $", cost.per_dollar_cell("score_per_dollar")),
-                      ("success per $", cost.per_dollar_cell("success_per_dollar", as_percent=True)),
+                      ("success per $", cost.per_dollar_cell("success_per_dollar")),
                       ("Pareto", lambda r: "yes" if r["pareto"] else ("–" if not r["cost_known"] else "no"))],
                   "Score: the normalised score when every task has a reference point, else the success rate; "
                   "averaged over tasks. Per $: the figure divided by the mean cost per run. Pareto: no other "
