@@ -117,3 +117,31 @@ def test_mlab_sweep_cost_refuses_an_unpriced_model_before_any_run(tmp_path, swee
     err = capsys.readouterr().err
     assert code == 2 and "--cost $2 cannot be enforced" in err and "openai/a-model-nobody-prices" in err
     assert not (tmp_path / "r").exists()
+
+
+def test_the_plan_shows_an_unpriced_runs_cost_as_unknown_never_zero(capsys):
+    from mlab.cli.sweep import print_plan
+
+    run = {"status": "new", "task": "t", "agent": "a", "models": {"main": "x/unlisted"}, "seed": 0, "data": "lite",
+           "cpus": 1, "gpus": 0, "gpus_required": False, "memory_bytes": None, "steps": 10, "estimated_calls": 12,
+           "estimated_cost_usd": None}
+    plan = {"experiment": "e", "build": "b", "folder": "f", "runs": [run, {**run, "steps": None, "estimated_calls": None}],
+            "to_run": {"total": 2, "new": 2, "resume": 0, "retry": 0}, "done": 0, "failed": 0, "estimated_calls": 12,
+            "runs_without_step_limit": 1, "estimated_cost_usd": 0, "runs_without_price": 1, "cost_assumption": "estimate"}
+    print_plan(plan, 0)
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[2].rstrip().endswith("12    unknown") and lines[3].rstrip().endswith("-          -")
+    assert "estimated cost: unknown price (1 run(s) whose model has no price in litellm's map)" in out
+    assert "$0.00" not in out
+
+
+def test_the_run_table_says_unknown_price_for_a_finished_unpriced_run(tmp_path):
+    folder = SweepFolder(tmp_path / "sweep")
+    folder.create()
+    folder.run_dir("r1").mkdir(parents=True)
+    (folder.run_dir("r1") / "result.json").write_text(json.dumps({"cost": None, "score": 1.0, "steps": 2}))
+    runs = [spec(0), spec(1)]
+    state = {"runs": {runs[0].key: {"status": "done", "run": "r1", "attempts": 1}, runs[1].key: {"status": "pending"}}}
+    lines = run_table("exp", runs, state, folder).splitlines()
+    assert "| unknown price |" in lines[4] and "unknown price" not in lines[5]  # a pending run shows nothing
