@@ -86,6 +86,8 @@ class Sweep:
         self.progress = progress
         self.stop = stop or StopRequest()
         self.budget = budget  # a SweepBudget (mlab sweep --cost), or None
+        if budget is not None:
+            progress.cost_limit = budget.limit
         self.state: dict = {}
         self.interruptions: Counter = Counter()
         self._stop_sent = 0

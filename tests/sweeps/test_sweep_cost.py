@@ -81,6 +81,7 @@ def test_the_sweep_stops_starting_runs_at_its_cost_limit(tmp_path):
     assert (outcome.done, outcome.unfinished, outcome.stopped_for_cost, outcome.exit_code) == (3, 2, True, 1)
     assert budget.spent(sweep.state) == pytest.approx(1.01)
     assert "cost limit $1 reached ($1.0100 spent): no more runs are started" in out.getvalue()
+    assert "cost $1.0100 of $1]" in out.getvalue()  # the status line shows the limit beside the spending
     table = run_table("exp", runs, sweep.state, sweep.folder, budget.summary(sweep.state))
     assert "**Stopped for cost: the sweep's cost limit $1 was reached ($1.0100 spent)" in table
     assert table.count("| pending |") == 2
