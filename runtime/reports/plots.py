@@ -131,7 +131,7 @@ def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
             row_axes[2].text(0.5, 0.5, "no cost recorded\n(offline models or unknown prices)", ha="center",
                              va="center", transform=row_axes[2].transAxes, color="grey")
         elif unpriced:  # an unknown price is no point at $0: such runs are left off the cost axis, and said so
-            row_axes[2].text(0.98, 0.02, f"{unpriced} run(s) of unknown price left out", ha="right", va="bottom",
+            row_axes[2].text(0.02, 0.98, f"{unpriced} run(s) of unknown price left out", ha="left", va="top",
                              transform=row_axes[2].transAxes, color="grey", fontsize=8)
     for group, runs in sorted(curves.items()):
         for column, (field, title) in enumerate(axes_spec):
