@@ -158,10 +158,18 @@ def _add_reading(verbs) -> None:
                                "(time=25%%,50%%); "
                                "several kinds in one option (time=1h,tokens=1M) or repeated; cached in "
                                "RUN_DIR/budgets.json")
-    evaluate.add_argument("-o", "--output", metavar="FILE.csv", help="write every column of the rows as CSV")
+    evaluate.add_argument("-o", "--output", metavar="FILE.csv",
+                          help="write every column of the rows as CSV: scores, usage, cost and cost_known, the "
+                               "normalised score, gap closed and medal from the task's reference points, per-dollar "
+                               "figures and any score_at_* budget scores")
     shared.add_json(evaluate, "the rows, every column,")
 
-    report = verbs.add_parser("report", help="tables and plots over a folder of runs (Markdown, CSV, LaTeX, PNG)")
+    report = verbs.add_parser("report", help="tables and plots over a folder of runs (Markdown, CSV, LaTeX, PNG)",
+                              description="Tables and plots over a folder of runs: success and improvement per task "
+                                          "and over tasks, efficiency, compute, failures, paired comparisons; the "
+                                          "normalised score, gap closed, medals and AUP where tasks declare reference "
+                                          "points; the cost-score frontier with score per dollar (an unpriced model's "
+                                          "cost is 'unknown price', never $0). See docs/reports.md.")
     report.add_argument("runs_dir", metavar="RUNS_DIR", help="folder holding run folders")
     report.add_argument("-o", "--output", metavar="DIR", help="where the report goes (default RUNS_DIR/report)")
     report.add_argument("--compare", metavar="F:A,F:B[,F:C...]",
@@ -194,6 +202,10 @@ def _add_sweep(verbs) -> None:
                        help="the sweep's folder is DIR/<experiment>/ (default runs/)")
     sweep.add_argument("--plan", action="store_true",
                        help="print the runs, their resources and an estimate of model calls; run nothing")
+    sweep.add_argument("--cost", type=float, metavar="USD",
+                       help="a cost limit for the whole sweep, in dollars: no run starts once the runs have spent "
+                            "it, and each run started gets the budget left as its own cost limit; refused when a "
+                            "model of the runs has no price")
     sweep.add_argument("--tasks", metavar="T,...", help="only the runs of these tasks (with --plan or to run)")
     sweep.add_argument("--agents", metavar="A,...", help="only the runs of these agents (with --plan or to run)")
     shared.add_json(sweep, "the plan (with --plan)")

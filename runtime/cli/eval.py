@@ -17,7 +17,9 @@ _SHOWN = [("run", "run_id"), ("task", "task"), ("data", "data_variant"), ("agent
           ("cost", "cost"), ("failure", "failure_labels")]
 
 
-def _cell(column: str, value) -> str:
+def _cell(column: str, value, row: dict | None = None) -> str:
+    if column == "cost" and value is None and (row or {}).get("finished"):
+        return "unknown price"  # a model without a price in litellm's map: never shown as $0
     if value is None or value == "":
         return "-"
     if column == "improvement":
@@ -43,7 +45,7 @@ def print_rows(rows: list[dict], budgets=()) -> None:
     """An aligned table of the key columns (the CSV has them all), with each budget's score."""
     shown = _SHOWN + [(f"@{budget.kind}={budget.label}", budget.name) for budget in budgets]
     table = [[header for header, _ in shown]]
-    table += [[printable(_cell(column, row[column]) if index < len(_SHOWN) else _budget_cell(row, column))
+    table += [[printable(_cell(column, row[column], row) if index < len(_SHOWN) else _budget_cell(row, column))
                for index, (_, column) in enumerate(shown)] for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(shown))]
     for line in table:
@@ -55,10 +57,19 @@ def print_rows(rows: list[dict], budgets=()) -> None:
               "submission by then or not applicable; *: successful by the task's rule)")
 
 
+def csv_columns(rows: list[dict]) -> list[str]:
+    """Every key of every row, in the order first seen: rows may carry different optional columns
+    (budget scores `score_at_*` of the budgets a run reached), and each becomes a column."""
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    return list(columns)
+
+
 def write_rows_csv(rows: list[dict], path: Path) -> None:
     try:
         with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer = csv.DictWriter(handle, fieldnames=csv_columns(rows), restval="")
             writer.writeheader()
             writer.writerows(rows)
     except OSError as problem:

@@ -74,7 +74,8 @@ def plan_document(experiment: Experiment, specs: list[RunSpec], folder: SweepFol
                      "memory_bytes": spec.hardware.get("memory"), "steps": spec.steps_limit,
                      "estimated_calls": estimate, "estimated_cost_usd": estimated_cost(main, estimate)})
     kinds = [w.kind for w in to_do.values()]
-    costs = [r["estimated_cost_usd"] for r in runs if r["status"] != "done" and r["status"] != "failed"]
+    costs = [r["estimated_cost_usd"] for r in runs if r["status"] != "done" and r["status"] != "failed"
+             and r["estimated_calls"] is not None]  # a run without a step limit has no estimate, priced or not
     return {"experiment": experiment.name, "build": str(experiment.build.dir), "folder": str(folder.root),
             "runs": runs, "to_run": {"total": len(to_do), "new": kinds.count("new"), "resume": kinds.count("resume"),
                                      "retry": kinds.count("retry")},
@@ -87,6 +88,15 @@ def plan_document(experiment: Experiment, specs: list[RunSpec], folder: SweepFol
             "runs_without_price": sum(1 for c in costs if c is None), "cost_assumption": COST_ASSUMPTION}
 
 
+def _estimate(run: dict) -> str:
+    """A run's estimated cost: '-' without a step limit to estimate from, 'unknown' for a model
+    without a price (never $0)."""
+    if run["estimated_calls"] is None:
+        return "-"
+    cost = run["estimated_cost_usd"]
+    return "unknown" if cost is None else f"${cost:,.2f}"
+
+
 def print_plan(plan: dict, retries: int) -> None:
     print(f"experiment {plan['experiment']}: {len(plan['runs'])} runs; build {plan['build']}; folder {plan['folder']}")
     header = f"  {'status':<7} {'task':<20} {'agent':<16} {'models':<34} {'seed':>4} {'data':<5} " \
@@ -95,20 +105,26 @@ def print_plan(plan: dict, retries: int) -> None:
     for run in plan["runs"]:
         models = " ".join(f"{tier}={model}" for tier, model in run["models"].items()) or "(agent defaults)"
         gpus = f"{run['gpus']}{'' if not run['gpus'] else '!' if run['gpus_required'] else '?'}"
-        cost = run["estimated_cost_usd"]
         print(f"  {run['status']:<7} {run['task']:<20} {run['agent']:<16} {models:<34} {run['seed']:>4} "
               f"{run['data']:<5} {run['cpus']:>4} {gpus:>5} {_memory(run['memory_bytes']):>8} "
               f"{run['steps'] if run['steps'] is not None else '-':>5} "
               f"{'-' if run['estimated_calls'] is None else run['estimated_calls']:>6} "
-              f"{'-' if cost is None else f'${cost:,.2f}':>10}")
+              f"{_estimate(run):>10}")
     to_run = plan["to_run"]
     print(f"to run: {to_run['total']} (new {to_run['new']}, resume {to_run['resume']}, retry "
           f"{to_run['retry']}); done: {plan['done']}; failed after {retries + 1} attempt(s): {plan['failed']}")
     extra = f" (+ {plan['runs_without_step_limit']} run(s) without a step limit)" if plan["runs_without_step_limit"] else ""
     print(f"estimated model calls: about {plan['estimated_calls']:,}{extra} (each run's step limit left × 1.25 "
           "for helper-model calls)")
-    unpriced = f" (+ {plan['runs_without_price']} run(s) whose model has no price)" if plan["runs_without_price"] else ""
-    print(f"estimated cost: about ${plan['estimated_cost_usd']:,.2f}{unpriced}; {plan['cost_assumption']}")
+    unpriced = plan["runs_without_price"]
+    priced = sum(1 for r in plan["runs"] if r["status"] not in ("done", "failed")
+                 and r["estimated_cost_usd"] is not None and r["estimated_calls"] is not None)
+    if unpriced and not priced:  # nothing priced: unknown, not $0
+        shown = f"unknown price ({unpriced} run(s) whose model has no price in litellm's map)"
+    else:
+        shown = f"about ${plan['estimated_cost_usd']:,.2f}" + (
+            f" (+ {unpriced} run(s) of unknown price: a model without a price)" if unpriced else "")
+    print(f"estimated cost: {shown}; {plan['cost_assumption']}")
     print("gpus: ! required, ? optional (used when devices are given)")
 
 
@@ -137,18 +153,25 @@ def _executor(args, experiment: Experiment, folder: SweepFolder, specs: list[Run
     return LocalExecutor(folder, experiment.build.dir, args.workers or default_workers(specs), devices)
 
 
-def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
-    """Before any run starts: every model the runs will call (the agents' defaults for tiers the
-    experiment leaves open) has its key, so a missing key is one message, not a failed sweep."""
-    from mlab.models.client import MissingKey, check_keys
+def _models_by_run(experiment: Experiment, specs: list[RunSpec]) -> dict[str, set[str]]:
+    """The models each run will call: the experiment's, and the agents' defaults for tiers it leaves open."""
     from mlab.cli.run import resolve_models
 
-    models = set()
+    out = {}
     for spec in specs:
         given = dict(spec.models)
         tiers = resolve_models(experiment.build.agent(spec.agent).doc, given.get("main"), given.get("fast"),
                                given.get("edit"))
-        models.update(tier["model"] for tier in tiers.values())
+        out[spec.key] = {tier["model"] for tier in tiers.values()}
+    return out
+
+
+def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
+    """Before any run starts: every model the runs will call (the agents' defaults for tiers the
+    experiment leaves open) has its key, so a missing key is one message, not a failed sweep."""
+    from mlab.models.client import MissingKey, check_keys
+
+    models = set().union(*_models_by_run(experiment, specs).values())
     try:
         check_keys(sorted(models))
     except MissingKey as problem:
@@ -180,6 +203,12 @@ def main(args) -> int:
             print_plan(plan, experiment.retries)
         _warn_limits(specs)
         return 0
+    budget = None
+    if args.cost is not None:
+        from mlab.sweeps.budget import SweepBudget, refuse_unpriced
+
+        refuse_unpriced(args.cost, _models_by_run(experiment, specs))
+        budget = SweepBudget(args.cost, folder)
     _check_keys(experiment, specs)
     _warn_limits(specs)
     folder.create()
@@ -190,17 +219,20 @@ def main(args) -> int:
         workers = getattr(executor, "workers", None)
         print(f"sweep {experiment.name}: {len(specs)} runs, {args.executor} executor"
               f"{f', {workers} workers' if workers else ''}; folder {folder.root}", flush=True)
-        sweep = Sweep(experiment.name, specs, folder, executor, experiment.retries, progress)
+        sweep = Sweep(experiment.name, specs, folder, executor, experiment.retries, progress, budget=budget)
         with stop_on_signals(sweep.stop):
             try:
                 outcome = sweep.run(args.retry_failed)
             finally:
                 executor.close()
         progress.close()
-        for note in report_sweep(experiment.name, specs, sweep.state, folder, with_report=not args.no_report):
+        held = budget.summary(sweep.state) if outcome.stopped_for_cost else None
+        for note in report_sweep(experiment.name, specs, sweep.state, folder, with_report=not args.no_report,
+                                 stopped_for=held):
             print(printable(note))
     finally:
         folder.unlock()
     print(f"{outcome.done} of {len(specs)} runs done, {outcome.failed} failed, {outcome.unfinished} unfinished"
-          + ("; stopped: run the same command again to continue" if outcome.stopped else ""))
+          + ("; stopped: run the same command again to continue" if outcome.stopped else "")
+          + (f"; {held}" if held else ""))
     return outcome.exit_code

@@ -82,8 +82,9 @@ def lookup_errors(litellm) -> tuple[type[BaseException], ...]:
     """What litellm's table lookups (keys a provider needs, whether it caches prompts, a price,
     a token count) raise for a model or a message they do not know: its own "not mapped" and
     provider errors, and the plain lookup errors of its tables. Anything else is a bug to see."""
-    errors = litellm.exceptions
-    return (ValueError, KeyError, TypeError, LookupError, errors.ModelNotMappedError, errors.OpenAIError)
+    from openai import OpenAIError  # litellm's provider errors (BadRequestError, ...) derive from the openai client's
+
+    return (ValueError, KeyError, TypeError, LookupError, litellm.exceptions.ModelNotMappedError, OpenAIError)
 
 
 def is_offline(model: str) -> bool:
@@ -364,7 +365,7 @@ class ModelClient:
             if shared:  # a provider's prefix cache, simulated: the leading messages the last call sent too
                 call.cached_tokens = min(_count_messages(litellm, messages[:shared], tools), call.prompt_tokens)
             self._previous[key] = (tools, messages)
-        call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response)
+        call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response, config.model)
         return self._charged(call)
 
     def _check_budget(self) -> None:
@@ -438,23 +439,42 @@ class ModelClient:
             call.usage_reported = False
             call.prompt_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=prompt)
             call.completion_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=text)
-        call.cost = 0.0 if is_offline(model) else _cost(litellm, response)
+        call.cost = 0.0 if is_offline(model) else _cost(litellm, response, model)
         return call
 
 
-def _cost(litellm, response) -> float | None:
+def _cost(litellm, response, model: str) -> float | None:
+    """litellm's price of the reply (its cached-input and cache-write rates, its tiers); where it
+    cannot price it (the server named a model the map lacks), the declared model's map rates
+    applied to the reported usage (mlab.models.prices); None: unknown, never $0."""
+    from mlab.models.prices import cache_write_tokens, price_of
+
     # litellm prices each response as it logs it (`_hidden_params["response_cost"]`, None when the
-    # model is not in its price map): reuse that rather than price the response a second time
+    # reply's model is not in its price map): reuse that rather than price the response a second time
     hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = _finite_cost(hidden["response_cost"])
+    else:
+        try:
+            cost = _finite_cost(litellm.completion_cost(completion_response=response))
+        except lookup_errors(litellm):  # not in the price map under the reply's model name
+            cost = None
+    if cost is not None:
+        return cost
+    usage = getattr(response, "usage", None)
+    counts, price = usage_counts(usage), price_of(model)
+    if counts is None or price is None:
+        return None
+    return price.cost(*counts, cache_write=cache_write_tokens(usage))
+
+
+def _finite_cost(value) -> float | None:
+    """A price as a number of dollars; None, NaN, infinite or negative: unknown."""
     try:
-        if isinstance(hidden, dict) and "response_cost" in hidden:
-            known = hidden["response_cost"]
-            cost = float(known) if known is not None else None
-            return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
-        cost = float(litellm.completion_cost(completion_response=response))
-        return cost if math.isfinite(cost) and cost >= 0 else None  # a NaN or infinite price is unknown too
-    except Exception:
-        return None  # not in the price map: unknown, not free
+        cost = float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+    return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
 
 
 def _count_messages(litellm, messages: list[dict], tools: list[dict] | None) -> int:

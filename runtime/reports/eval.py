@@ -21,6 +21,7 @@ from pathlib import Path
 from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
 from mlab.observation import write_lines
+from mlab.reports.figures import run_figures
 from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
 from mlab.reports.snapshot_score import score_snapshot
 from mlab.reports.taxonomy import findings
@@ -175,6 +176,8 @@ def run_row(run: LoadedRun) -> dict:
         # whether its scripts ran in the sandbox (None: a result from before result.json version 4)
         "sandboxed": (result.get("sandbox") or {}).get("sandboxed") if isinstance(result.get("sandbox"), dict) else None,
     })
+    # the field's figures from the task's reference points, and cost per dollar (reports/figures.py)
+    row.update(run_figures(run, row))
     return row
 
 

@@ -125,10 +125,14 @@ def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
     axes_spec = [("step", "step"), ("elapsed_s", "elapsed time (min)"), ("cost", "cost (USD)")]
     figure, axes = plt.subplots(2, 3, figsize=(14, 7.5), squeeze=False)
     spent = any((row.get("cost") or 0) > 0 for runs in curves.values() for run in runs for row in run)
+    unpriced = sum(1 for runs in curves.values() for run in runs if any(row.get("cost") is None for row in run))
     for row_axes in axes:
         if not spent:
             row_axes[2].text(0.5, 0.5, "no cost recorded\n(offline models or unknown prices)", ha="center",
                              va="center", transform=row_axes[2].transAxes, color="grey")
+        elif unpriced:  # an unknown price is no point at $0: such runs are left off the cost axis, and said so
+            row_axes[2].text(0.02, 0.98, f"{unpriced} run(s) of unknown price left out", ha="left", va="top",
+                             transform=row_axes[2].transAxes, color="grey", fontsize=8)
     for group, runs in sorted(curves.items()):
         for column, (field, title) in enumerate(axes_spec):
             usable = [r for r in runs if all(row.get(field) is not None for row in r)]

@@ -17,7 +17,9 @@ from mlab.errors import StorageError
 from mlab.reports.budget_report import budget_frame, budget_plot, budget_table
 from mlab.reports.compare import Comparison, compare
 from mlab.reports.comparability import compute_table, hardware_footnote, known_issues, probe_lines, task_labels
+from mlab.reports.cost import efficiency_cost_cell, frontier_plot, unknown_pairs
 from mlab.reports.eval import evaluate_runs
+from mlab.reports.figures import field_tables, task_references
 from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
 from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
                            per_task, runs_frame)
@@ -60,8 +62,8 @@ def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None
               "Task errors (the task found broken at run time) count in no success rate."),
         Table("efficiency", "Efficiency per run (mean [95% CI])", efficiency(frame, seed), _group_columns() + [
             ("runs", text("runs"))] + [
-            (title, lambda r, c=column: with_interval(r, c, as_percent=False,
-                                                      digits=4 if c == "cost" else 1))
+            (title, efficiency_cost_cell if column == "cost" else
+             lambda r, c=column: with_interval(r, c, as_percent=False, digits=1))
             for column, title in EFFICIENCY.items()],
               "Tokens are prompt plus completion tokens over every model tier; script times are the "
               "agent's own scripts, measured by the kernel."),
@@ -217,6 +219,8 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     tables, extra = _tables(frame, seed, list(comparisons or []), {"search_summary": search_summary(finished),
                                                       "reply_formats": reply_formats(finished)})
     tables.insert(3, compute_table(frame))
+    field, _, frontier = field_tables(frame, task_references(finished, labels), seed)
+    tables += field
     compared = [t for t in tables if t.name == "comparison" or t.name.startswith("comparison_")]
     for table, comparison in zip(compared, comparisons or []):  # across hardware classes: a footnote says so
         footnote = hardware_footnote(frame, comparison.factor, comparison.first, comparison.second)
@@ -244,6 +248,12 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
         report.files.append(out_dir / "budget_points.csv")
         tables.append(budget_table(budget_points, seed))
         plots_made["budget_scores"] = budget_plot(budget_points, out_dir / "budget_scores.png", seed)
+    if not frontier.empty and frontier["cost_known"].any():
+        plots_made["cost_frontier"] = frontier_plot(frontier, out_dir / "cost_frontier.png")
+    unpriced = unknown_pairs(frontier)
+    if unpriced:
+        report.notes.append(f"cost is unknown for {', '.join(unpriced)}: a model of their runs has no price in "
+                            "litellm's price map, so they are not placed on the cost frontier")
     curves = _anytime(finished, frame)
     if curves:
         plots_made["anytime"] = plots.anytime_curves(curves, out_dir / "anytime.png")
@@ -251,7 +261,7 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
         report.notes.append("no intermediate scores: run `mlab eval --intermediate RUN_DIR...` for anytime "
                             "curves and best-step success")
     after = {"per_task": "success_heatmap", "over_tasks": "improvement_bars", "efficiency": "tokens_vs_success",
-             "tree_search": "tree_anytime", "budget_success": "budget_scores"}
+             "tree_search": "tree_anytime", "budget_success": "budget_scores", "cost_frontier": "cost_frontier"}
     for table in tables:
         report.files += write_table(table, out_dir)
         lines += [f"## {table.title}", "", to_markdown(table), ""]

@@ -326,16 +326,10 @@ COST_ASSUMPTION = (f"estimate: model calls × ({PROMPT_TOKENS_PER_CALL:,} prompt
 
 def _price(model: str) -> tuple[float, float] | None:
     """(input, output) dollars per token from litellm's bundled price map; None when not listed."""
-    import os
+    from mlab.models.prices import price_of
 
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the bundled map: no network
-    import litellm
-
-    for name in (model, model.split("/", 1)[-1]):
-        entry = litellm.model_cost.get(name) or {}
-        if entry.get("input_cost_per_token") is not None and entry.get("output_cost_per_token") is not None:
-            return float(entry["input_cost_per_token"]), float(entry["output_cost_per_token"])
-    return None
+    price = price_of(model)
+    return None if price is None else (price.input, price.output)
 
 
 def estimated_cost(model: str | None, calls: int | None) -> float | None:

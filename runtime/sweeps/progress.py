@@ -78,6 +78,7 @@ class Progress:
         self.usage: dict[str, RunUsage] = {}
         self.counts: dict[str, int] = {}
         self.tokens, self.cost, self.cost_unknown = 0, 0.0, False
+        self.cost_limit: float | None = None  # the sweep's --cost, shown beside what is spent
         self._drawn = 0.0
 
     def measure(self, folders: list[Path]) -> None:
@@ -95,7 +96,8 @@ class Progress:
 
     def line(self) -> str:
         c = self.counts
-        cost = f"${self.cost:.4f}" + (" + unknown" if self.cost_unknown else "")
+        cost = f"${self.cost:.4f}" + (" + unknown" if self.cost_unknown else "") + (
+            f" of ${self.cost_limit:g}" if self.cost_limit is not None else "")
         return (f"sweep {self.experiment}: {c.get('done', 0)}/{c.get('total', 0)} done, {c.get('running', 0)} "
                 f"running, {c.get('failed', 0)} failed, {c.get('waiting', 0)} waiting | "
                 f"{_clock(time.monotonic() - self.start)} | {self.tokens:,} tokens | cost {cost}")

@@ -28,9 +28,9 @@ def _cell(value, form: str = "{}") -> str:
     return "" if value is None else form.format(value)
 
 
-def run_table(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder) -> str:
-    """The Markdown run table of a sweep."""
-    lines = [f"# Sweep {name}", "",
+def run_table(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder, stopped_for: str | None = None) -> str:
+    """The Markdown run table of a sweep (with why it stopped early, when it did)."""
+    lines = [f"# Sweep {name}", "", *([f"**{stopped_for[0].upper()}{stopped_for[1:]}.**", ""] if stopped_for else []),
              "| task | agent | models | seed | status | attempts | run | score | improvement | success "
              "| steps | tokens | cost | wall s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -45,7 +45,8 @@ def run_table(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder)
             spec.task, spec.agent, spec.models_text(), str(spec.seed), status.replace("|", "/"),
             str(entry.get("attempts", 0)), _cell(entry.get("run")), _cell(r.get("score"), "{:.6g}"),
             _cell(r.get("improvement"), "{:+.1%}"), _cell(r.get("success")), _cell(r.get("steps")),
-            _cell(r.get("total_tokens"), "{:,}"), _cell(r.get("cost"), "${:.4f}"),
+            _cell(r.get("total_tokens"), "{:,}"),
+            _cell(r.get("cost"), "${:.4f}") if r.get("cost") is not None or not r else "unknown price",
             _cell(r.get("wall_time_s"), "{:.1f}")]) + " |")
     lines += ["", "| task | agent | models | finished | successes | mean improvement |", "|---|---|---|---|---|---|"]
     for (task, agent, models), results in groups.items():
@@ -58,13 +59,13 @@ def run_table(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder)
 
 
 def report_sweep(name: str, specs: list[RunSpec], state: dict, folder: SweepFolder,
-                 with_report: bool = True) -> list[str]:
+                 with_report: bool = True, stopped_for: str | None = None) -> list[str]:
     """Write runs.md and `mlab report`'s report of the finished runs; returns what to tell the user."""
     from mlab.errors import MlabError
     from mlab.reports.render import write_report
 
     table = folder.root / RUN_TABLE
-    table.write_text(run_table(name, specs, state, folder), encoding="utf-8")
+    table.write_text(run_table(name, specs, state, folder, stopped_for), encoding="utf-8")
     notes = [f"run table: {table}"]
     if not with_report:
         return notes

@@ -63,6 +63,7 @@ class SweepOutcome:
     failed: int
     unfinished: int
     stopped: bool
+    stopped_for_cost: bool = False  # the sweep's cost limit held the unfinished runs back
 
     @property
     def exit_code(self) -> int:
@@ -75,7 +76,7 @@ class Sweep:
     """One pass over an experiment's runs in a sweep folder."""
 
     def __init__(self, name: str, specs: list[RunSpec], folder: SweepFolder, executor: Executor,
-                 retries: int, progress: Progress, stop: StopRequest | None = None):
+                 retries: int, progress: Progress, stop: StopRequest | None = None, budget=None):
         self.name = name
         self.specs = specs
         self.by_key = {spec.key: spec for spec in specs}
@@ -84,6 +85,9 @@ class Sweep:
         self.retries = retries
         self.progress = progress
         self.stop = stop or StopRequest()
+        self.budget = budget  # a SweepBudget (mlab sweep --cost), or None
+        if budget is not None:
+            progress.cost_limit = budget.limit
         self.state: dict = {}
         self.interruptions: Counter = Counter()
         self._stop_sent = 0
@@ -107,7 +111,7 @@ class Sweep:
                 self._handle(ended, queue)
             self._note_run_names()
             self._refresh()
-            if self.stop.asked and not self.executor.running():
+            if (self.stop.asked or self._held_for_cost()) and not self.executor.running():
                 break
         self.folder.save(self.state)
         self._refresh(force=True)
@@ -122,7 +126,10 @@ class Sweep:
                     self._waiting_on_lock.add(work.spec.key)
                     self._event(f"waiting: {work.spec.key} is still driven by an earlier process")
                 continue
-            attempt = self.executor.try_start(work)
+            started = self._within_budget(work)
+            if started is None:
+                return
+            attempt = self.executor.try_start(started)
             if attempt is None:
                 continue
             queue.remove(work)
@@ -132,6 +139,22 @@ class Sweep:
             self.folder.save(self.state)
             devices = f" on device {','.join(attempt.devices)}" if attempt.devices else ""
             self._event(f"start  {work.spec.key} ({work.kind}{devices})")
+
+    def _held_for_cost(self) -> bool:
+        return self.budget is not None and self.budget.stopped
+
+    def _within_budget(self, work: Work) -> Work | None:
+        """The work with the sweep's budget left as its cost limit; None once the budget is spent."""
+        if self.budget is None:
+            return work
+        remaining = self.budget.remaining(self.state)
+        if remaining > 0:
+            return self.budget.limited(work, remaining)
+        if not self.budget.stopped:
+            self.budget.stopped = True
+            self._event(f"cost limit ${self.budget.limit:g} reached (${self.budget.limit - remaining:.4f} spent): "
+                        "no more runs are started")
+        return None
 
     def _pass_stop_on(self) -> None:
         if self.stop.asked > self._stop_sent:
@@ -233,4 +256,4 @@ class Sweep:
     def _outcome(self) -> SweepOutcome:
         c = self.counts()
         return SweepOutcome(done=c["done"], failed=c["failed"], unfinished=c["waiting"] + c["running"],
-                            stopped=bool(self.stop.asked))
+                            stopped=bool(self.stop.asked), stopped_for_cost=self._held_for_cost())

@@ -85,6 +85,6 @@ def test_a_response_is_priced_once():
     priced = []
     litellm = SimpleNamespace(completion_cost=lambda **kw: priced.append(kw) or 0.5)
     logged = SimpleNamespace(_hidden_params={"response_cost": 0.25})
-    assert _cost(litellm, logged) == 0.25 and priced == [], "litellm's own pricing of the response is reused"
-    assert _cost(litellm, SimpleNamespace(_hidden_params={"response_cost": None})) is None  # not in the price map
-    assert _cost(litellm, SimpleNamespace(_hidden_params={})) == 0.5 and len(priced) == 1  # not priced yet
+    assert _cost(litellm, logged, "openai/unpriced-model") == 0.25 and priced == [], "litellm's own pricing of the response is reused"
+    assert _cost(litellm, SimpleNamespace(_hidden_params={"response_cost": None}), "openai/unpriced-model") is None  # not in the price map
+    assert _cost(litellm, SimpleNamespace(_hidden_params={}), "openai/unpriced-model") == 0.5 and len(priced) == 1  # not priced yet
