@@ -153,7 +153,7 @@ def _lower_range(rule: A.ColumnRule, out: dict, report: Reporter, usage: str) ->
             return None
         out[key] = number
     if "min" in out and "max" in out and out["min"] > out["max"]:
-        report.error("E518", f"the range of `{column}` is empty: from {out['min']:g} to {out['max']:g}",
+        report.error("E518", f"the range of `{column}` is empty: from {out['min']} to {out['max']}",
                      rule.span, hint=f"the first bound is the lowest value allowed; {usage}")
         return None
     return out
@@ -188,8 +188,8 @@ def _check_vocabulary_file(node: A.ColumnRule, rule: dict, ir: dict, root: Path,
                                                     "e.g. one listed in `public [...]`")
         return
     if not any(fnmatch.fnmatchcase(file, pattern) for pattern in ir.get("read_only") or ()):
-        report.error("E519", f"vocabulary file {file!r} is not read-only, so the agent could change what its "
-                     "submission is checked against", span, hint=f"add {file!r} to `read_only [...]`")
+        report.error("E519", f"vocabulary file {file!r} is not read-only, so the agent's copy could come to differ "
+                     "from the task's, which its submission is checked against", span, hint=f"add {file!r} to `read_only [...]`")
         return
     if on_disk is not None:
         _check_vocabulary_contents(on_disk, rule, span, report)

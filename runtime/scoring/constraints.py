@@ -52,8 +52,8 @@ class Rule:
         if self.kind in ("integer", "number"):
             what = "an integer" if self.kind == "integer" else "a number"
             if self.low is not None and self.high is not None:
-                return f"{what} from {self.low:g} to {self.high:g}"
-            return what + (f" of at least {self.low:g}" if self.low is not None else "")
+                return f"{what} from {_number(self.low)} to {_number(self.high)}"
+            return what + (f" of at least {_number(self.low)}" if self.low is not None else "")
         if self.kind == "label":
             return f"a label of {self.source}"
         count = (f"exactly {self.exactly} " if self.exactly else f"at most {self.at_most} " if self.at_most else "")
@@ -103,6 +103,11 @@ def read_vocabulary(private_dir: Path | None, rel: str, column: str | None) -> l
         raise VocabularyError(f"the task's vocabulary file {rel} has no column `{name}` (found {header})")
     index = header.index(name)
     return [row[index].strip() for row in rows[1:] if len(row) > index and row[index].strip()]
+
+
+def _number(value: float) -> str:
+    """A bound as the task wrote it: 120, not 120.0; 0.5 as 0.5."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(float(value))
 
 
 def _canonical(kind: str, value) -> str:
@@ -156,9 +161,9 @@ def cell_faults(rule: Rule, text: str) -> str:
         return f"{text!r} is not an integer"
     low, high = (0.0, 1.0) if rule.kind == "probability" else (rule.low, rule.high)
     if low is not None and number < low:
-        return f"{text!r} is below {low:g}"
+        return f"{text!r} is below {_number(low)}"
     if high is not None and number > high:
-        return f"{text!r} is above {high:g}"
+        return f"{text!r} is above {_number(high)}"
     return ""
 
 
