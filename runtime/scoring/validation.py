@@ -187,7 +187,8 @@ def format_score(value: float) -> str:
 
 
 def public_test_ids(run, variant: dict) -> list:
-    """The ids of the public file that holds the id column and none of the answer columns."""
+    """The ids of the public file that holds the id column and none of the answer columns (not a
+    vocabulary file; of several such files, the one named test.csv)."""
     import pandas as pd
 
     from mlab.scoring.metrics import label_key
@@ -208,6 +209,11 @@ def public_test_ids(run, variant: dict) -> list:
             table = pd.read_csv(io.BytesIO(data), dtype=str, encoding="utf-8-sig")
             table = table.rename(columns=lambda c: str(c).strip())
             found.append((rel, list(table[id_column])))
+    if len(found) > 1:  # a vocabulary file or a key table may have an `id` column too
+        vocabularies = {c.get("vocabulary_file") for c in (run.task.doc.get("submission") or {}).get("constraints") or ()}
+        found = [f for f in found if f[0] not in vocabularies]
+        named = [f for f in found if Path(f[0]).name == "test.csv"]
+        found = named if len(named) == 1 else found
     if len(found) != 1:
         where = ", ".join(rel for rel, _ in found) or "none"
         raise MlabError(f"the task's public files do not name one test file with `{id_column}` ids "
