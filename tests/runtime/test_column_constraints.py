@@ -210,3 +210,21 @@ def test_a_valid_submission_scores_as_it_did_without_the_constraint(fathomnet_bu
     without = score_workspace(unconstrained, "lite", run.workspace.root, run.private_dir)
     assert with_rule.failure_mode is None and 0 < with_rule.value < 1
     assert with_rule.value == without.value
+
+
+def test_the_tasks_copy_of_a_public_vocabulary_is_not_a_leak(tmp_path):
+    from mlab.audit.leaks import leak_findings
+
+    public, private = tmp_path / "public", tmp_path / "private"
+    (private / VOCABULARY_DIR).mkdir(parents=True)
+    public.mkdir()
+    key = "id,name\np1,crab\np2,eel\n"
+    (public / "key.csv").write_text(key)
+    (private / VOCABULARY_DIR / "key.csv").write_text(key)
+    (private / "copied.csv").write_text("id,secret\n1,2\n")
+    (public / "copied.csv").write_text("id,secret\n1,2\n")
+    variant = {"public": ["key.csv", "copied.csv"], "private": ["copied.csv"], "answers": [], "id": "id"}
+    assert leak_findings(variant, public, private) == []
+    variant["private"] = ["answers.csv"]
+    (private / "answers.csv").write_text("id,secret\n1,2\n")
+    assert leak_findings(variant, public, private) == ["public copied.csv is a copy of the private answers.csv"]
