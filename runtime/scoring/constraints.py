@@ -186,3 +186,23 @@ def _ranking_faults(rule: Rule, text: str) -> str:
     elif rule.at_most is not None and len(items) > rule.at_most:
         faults.append(f"{len(items)} items, more than {rule.at_most}")
     return "; ".join(faults)
+
+
+def answer_problems(task, variant_name: str, private_dir: Path) -> list[str]:
+    """What in the task's own answers breaks its column constraints (empty when nothing does): a
+    task whose answers break a rule would refuse a perfect submission, so `mlab audit` reports it
+    as the task's fault. Only the constrained columns the answers hold are checked."""
+    import pandas as pd
+
+    submission = task.view.submission
+    if submission is None or not submission.constraints:
+        return []
+    variant = task.variant(variant_name)
+    path = Path(private_dir) / variant["private"][0]
+    try:
+        answers = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        rules = [r for r in load_rules(submission.constraints, private_dir) if r.column in answers.columns]
+    except (OSError, ValueError) as error:
+        return [f"the answers {path.name} cannot be checked: {error}"]
+    answers = answers.rename(columns=lambda c: str(c).strip())
+    return [f"the answers {path.name}: {text}" for text in rule_problems(answers, variant["id"], rules).values()]

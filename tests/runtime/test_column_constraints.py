@@ -228,3 +228,19 @@ def test_the_tasks_copy_of_a_public_vocabulary_is_not_a_leak(tmp_path):
     variant["private"] = ["answers.csv"]
     (private / "answers.csv").write_text("id,secret\n1,2\n")
     assert leak_findings(variant, public, private) == ["public copied.csv is a copy of the private answers.csv"]
+
+
+def test_the_audit_finds_answers_that_break_the_tasks_own_rule(fathomnet_run):
+    import dataclasses
+
+    from mlab.scoring.constraints import answer_problems
+
+    run = fathomnet_run
+    assert answer_problems(run.task, "lite", run.private_dir) == []
+    strict = [dict(RANKING, column="categories", at_most=1, vocabulary_file="category_key.csv")]
+    view = dataclasses.replace(run.task.view, submission=dataclasses.replace(run.task.view.submission,
+                                                                             constraints=tuple(strict)))
+    task = type("Task", (), {"view": view, "variant": run.task.variant})()
+    problems = answer_problems(task, "lite", run.private_dir)
+    assert len(problems) == 1 and problems[0].startswith("the answers answers.csv: ")
+    assert "items, more than 1" in problems[0]
