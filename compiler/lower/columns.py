@@ -160,11 +160,19 @@ def _lower_range(rule: A.ColumnRule, out: dict, report: Reporter, usage: str) ->
 
 
 def check_column_rules(entry: A.Submission, ir: dict, root: Path, report: Reporter) -> None:
-    """The checks that need the rest of the task: no rule on an id column (E516), and each
-    vocabulary file a starter or public file of every variant, read-only, holding its column (E519)."""
+    """The checks that need the rest of the task: a metric scored from the submission table (E517),
+    no rule on an id column (E516), and each vocabulary file a starter or public file of every
+    variant, read-only, holding its column (E519)."""
     submission = ir.get("submission") or {}
     rules = {r["column"]: r for r in submission.get("constraints") or ()}
     if not rules:
+        return
+    metric = ir.get("metric")
+    if metric and metric["kind"] != "tabular" and entry.rules:
+        how = {"evaluator": "computed by the task's evaluator", "timed": "a timing of the submitted script"}
+        report.error("E517", f"column constraints check a submission table, and metric `{metric['name']}` is "
+                     f"{how.get(metric['kind'], metric['kind'])}, not scored from one", entry.rules[0].span,
+                     hint="remove the `{ column ... }` block; the task's own scorer checks what it reads")
         return
     ids = {v["id"] for v in ir["data"].values() if v.get("id")}
     by_column = {r.column.value: r for r in entry.rules if isinstance(r.column, A.Str)}
