@@ -70,6 +70,10 @@ CODES: dict[str, Code] = {
     "E513": Code("problem and submission disagree", "The problem text must name the submission file and, in the sentence that does, every declared submission column, and no other answer or id column as one to submit."),
     "E514": Code("demonstration not playable", "A step of the task's demonstration uses an action, or inputs, that an agent playing the task (its default agent, or one an experiment runs it with) does not have."),
     "E515": Code("starter file too large", "A file of the starter folder is larger than a starter file may be (20 MB) and is not declared as data, yet it would be copied into every run's workspace."),
+    "E516": Code("constraint on an undeclared column", "A `column` constraint of the submission names a column that `submission ... columns [...]` does not declare, the data's id column (its values are checked against the test ids), or a column constrained twice."),
+    "E517": Code("constraint malformed", "A `column` constraint has an unknown kind, a word or value its kind does not take (`max`/`exactly` belong to a ranking, `from ... to ...` to an integer or number range, `from [...]` or a file to a ranking or label), lacks one it needs, or constrains a task whose metric reads no submission table."),
+    "E518": Code("constraint admits no value", "A constraint's range is inverted, a ranking's count is below 1 or (`exactly N`) above the size of its vocabulary, or a vocabulary is empty, repeats an item or holds one a submission cannot write."),
+    "E519": Code("vocabulary file unavailable", "A constraint's vocabulary file is not a starter file or a public file of every data variant, is not read-only (so the agent could change what is checked), or lacks the named column."),
     # templates
     "E601": Code("template syntax error", "A prompt is not valid Jinja."),
     "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),

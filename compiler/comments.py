@@ -58,6 +58,8 @@ def children(node) -> list:
         return list(node.items)
     if isinstance(node, A.Model):
         return list(node.params)
+    if isinstance(node, A.Submission) and node.rules:  # its `column` lines, after the columns list
+        return [*([node.columns] if isinstance(node.columns, A.List) else []), *node.rules]
     if isinstance(node, A.List):
         return list(node.items)
     if dataclasses.is_dataclass(node):

@@ -173,8 +173,22 @@ class ToAst(Transformer):
     exp_data = _one(A.ExpData)
     exp_retries = _one(A.ExpRetries)
 
-    def submission(self, meta, file, columns=None):
-        return A.Submission(self._span(meta), file, columns)
+    def submission(self, meta, file, *rest):
+        columns = next((r for r in rest if isinstance(r, A.Value)), None)
+        rules = next((r for r in rest if isinstance(r, tuple)), ())
+        return A.Submission(self._span(meta), file, columns, rules)
+
+    def column_rules(self, meta, *rules):
+        return tuple(rules)
+
+    def column_rule(self, meta, column, kind, *rest):
+        rest = list(rest)
+        count = count_value = None
+        if rest and isinstance(rest[0], Token):  # `max 20` / `exactly 5`
+            count, count_value = self._ident(rest.pop(0)), rest.pop(0)
+        low = rest.pop(0) if rest else None
+        high = rest.pop(0) if rest else None
+        return A.ColumnRule(self._span(meta), column, self._ident(kind), count, count_value, low, high)
 
     def metric(self, meta, name, *rest):
         on = next((r for r in rest if isinstance(r, A.Value)), None)

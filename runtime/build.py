@@ -46,6 +46,7 @@ class SubmissionSpec:
 
     file: str | None
     columns: tuple[str, ...]
+    constraints: tuple[dict, ...] = ()  # the column constraints (docs/language.md#column-constraints)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ class TaskView:
         return cls(
             metric=MetricSpec(metric["name"], metric["kind"], tuple(metric.get("columns") or ()), metric["direction"],
                               tuple((metric.get("params") or {}).items())),
-            submission=SubmissionSpec(submission.get("file"), tuple(submission.get("columns") or ()))
+            submission=SubmissionSpec(submission.get("file"), tuple(submission.get("columns") or ()),
+                                      tuple(submission.get("constraints") or ()))
             if submission else None,
             baseline=doc.get("baseline") or {}, success_threshold=(doc.get("success") or {}).get("improvement"),
             limits=doc.get("limits") or {}, hardware=doc.get("hardware") or {}, evaluator=doc.get("evaluator"),

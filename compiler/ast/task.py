@@ -8,7 +8,7 @@ from ..diagnostics import Span
 from .base import Entry, Ident, Param, Value
 
 __all__ = [
-    'Title', 'Category', 'Problem', 'Starter', 'ReadOnly', 'Requires', 'Submission', 'Metric',
+    'Title', 'Category', 'Problem', 'Starter', 'ReadOnly', 'Requires', 'ColumnRule', 'Submission', 'Metric',
     'BaselineRun', 'BaselineValue', 'Reference', 'Thresholds', 'Gym', 'Success', 'DefaultAgent', 'Demo',
     'Evaluator', 'Version', 'Change', 'Changes', 'KnownIssue', 'Limit', 'Limits', 'HardwareEntry',
     'Hardware', 'Source', 'Split', 'Validation', 'IdColumn', 'Answers', 'Public', 'Private',
@@ -53,9 +53,26 @@ class Requires(Entry):
 
 
 @dataclass(frozen=True)
+class ColumnRule(Entry):
+    """`column "categories" ranking max 20 from "category_key.csv:id"`: a constraint on the values
+    of one submission column. kind_ is the constraint's kind (ranking, label, integer, number,
+    probability); count/count_value the `max 20` or `exactly 5` of a ranking; low/high the values
+    after `from` and `to` (a range's bounds, or a vocabulary after `from`)."""
+
+    column: Value
+    kind_: Ident
+    count: Ident | None = None
+    count_value: Value | None = None
+    low: Value | None = None
+    high: Value | None = None
+    keyword: ClassVar[str] = "column"
+
+
+@dataclass(frozen=True)
 class Submission(Entry):
     file: Value
     columns: Value
+    rules: tuple[ColumnRule, ...] = ()  # the `{ column ... }` block after the columns
     keyword: ClassVar[str] = "submission"
 
 

@@ -359,7 +359,12 @@ def _one(keyword: str):
 ENTRY_LAYOUT = {
     A.Title: _one("title"), A.Category: _one("category"), A.Problem: _one("problem"),
     A.Starter: _one("starter"), A.ReadOnly: _one("read_only"), A.Requires: _one("requires"),
-    A.Submission: lambda e: ("submission", [e.file] + (["columns", e.columns] if e.columns else []), None, False),
+    A.Submission: lambda e: ("submission", [e.file] + (["columns", e.columns] if e.columns else []),
+                             list(e.rules) or None, bool(e.rules)),
+    A.ColumnRule: lambda e: ("column", [e.column, e.kind_.value]
+                             + ([e.count.value, e.count_value] if e.count is not None else [])
+                             + (["from", e.low] if e.low is not None else [])
+                             + (["to", e.high] if e.high is not None else []), None, False),
     A.Metric: lambda e: ("metric", _params(e) + (["on", e.on] if e.on is not None else [])
                          + ([e.direction.value] if e.direction else []), None, False),
     A.BaselineRun: lambda e: ("baseline", ["run", e.script], None, False),

@@ -10,6 +10,7 @@ from ..diagnostics import display_path
 from ..values import Reporter, did_you_mean, duplicate_entries
 from .data_files import (check_baseline_script, check_data_files, check_sklearn_name, check_starter_sizes,
                          normalise_pattern)
+from .columns import check_column_rules, lower_column_rules
 from .demo import lower_demo
 from .metric import check_baseline_range, check_metric_columns, lower_metric
 from .problem import check_problem_text
@@ -59,6 +60,7 @@ class TaskLowerer:
         self.decl, self.root, self.report = decl, root, report
         self._metric_entry: A.Metric | None = None
         self._gym_span = None
+        self._submission_entry: A.Submission | None = None
 
     def lower(self) -> dict:
         decl, report = self.decl, self.report
@@ -89,6 +91,8 @@ class TaskLowerer:
         check_baseline_script(decl, ir, self.root, report)
         check_data_files(decl, ir, self.root, report)
         check_starter_sizes(decl, ir, self.root, report)
+        if self._submission_entry is not None:
+            check_column_rules(self._submission_entry, ir, self.root, report)
         if self._metric_entry is not None:
             check_metric_columns(ir, self._metric_entry, report)
         check_baseline_range(decl, ir, report)
@@ -141,6 +145,9 @@ class TaskLowerer:
         file = self.report.string(e.file, "`submission`")
         columns = self.report.string_list(e.columns, "submission columns") if e.columns else []
         ir["submission"] = {"file": file, "columns": columns or []}
+        if e.rules:  # absent when none, so a task without constraints keeps its submission digest
+            ir["submission"]["constraints"] = lower_column_rules(e, columns or [], self.report)
+            self._submission_entry = e
 
     def _metric(self, e: A.Metric, ir):
         lower_metric(e, ir, self.report)

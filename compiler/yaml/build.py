@@ -205,9 +205,13 @@ class YamlBuilder(Commented):
         if isinstance(e, (A.DefaultAgent, A.UsesActions, A.Tier)):
             return Scalar(e.name.value)
         if isinstance(e, A.Submission):
-            if e.columns is None:
+            if e.columns is None and not e.rules:
                 return v(e.file, "str")
-            return Map([Item("file", v(e.file, "str")), Item("columns", v(e.columns, "str"))])
+            parts = [Item("file", v(e.file, "str"))] + ([Item("columns", v(e.columns, "str"))] if e.columns else [])
+            if e.rules:
+                parts.append(Item("column", Map([self.item(self.column_name(rule), self.column_rule(rule), rule)
+                                                 for rule in e.rules])))
+            return Map(parts)
         if isinstance(e, A.Metric):
             if e.on is None and e.direction is None and not e.params:
                 return Scalar(e.name.value)
@@ -267,6 +271,26 @@ class YamlBuilder(Commented):
         if isinstance(e, A.ExpTasksCategory):
             return Map([Item("category", Scalar(e.name.value))])
         raise ConvertError(f"line {e.span.line}: `{e.keyword}` has no YAML form")
+
+    @staticmethod
+    def column_name(rule: A.ColumnRule) -> str:
+        if not isinstance(rule.column, A.Str):
+            raise ConvertError(f"line {rule.span.line}: a constrained column's name must be a string")
+        return rule.column.value
+
+    @staticmethod
+    def column_rule(rule: A.ColumnRule):
+        """A column constraint: its kind alone, or a mapping of the .mlab words (kind, max/exactly, from, to)."""
+        if rule.count is None and rule.low is None:
+            return Scalar(rule.kind_.value)
+        parts = [Item("kind", Scalar(rule.kind_.value))]
+        if rule.count is not None:
+            parts.append(Item(rule.count.value, value_node(rule.count_value, "auto")))
+        if rule.low is not None:
+            parts.append(Item("from", value_node(rule.low, "str")))
+        if rule.high is not None:
+            parts.append(Item("to", value_node(rule.high, "auto")))
+        return Map(parts)
 
     def _split(self, e: A.Split):
         if not e.args and e.seed is None:

@@ -199,12 +199,41 @@ def _submission(r, key, value, out):
         if file is not None:
             out.append(A.Submission(span, file, None))
         return
-    parts = parts_of(r, value, "`submission`", {"file": "str", "columns": "str"}, required=("file",))
+    parts = parts_of(r, value, "`submission`", {"file": "str", "columns": "str", "column": "node"},
+                     required=("file",))
     if parts is None:
         r.wrong(value, "`submission`", "a file name or a mapping with `file` and `columns`") \
             if not isinstance(value, MappingNode) else None
     elif parts.get("file") is not None:
-        out.append(A.Submission(span, parts["file"], parts.get("columns")))
+        rules = _column_rules(r, parts["column"]) if "column" in parts else ()
+        out.append(A.Submission(span, parts["file"], parts.get("columns"), rules))
+
+
+def _column_rules(r, node) -> tuple:
+    """`column: {categories: {kind: ranking, max: 20, from: "category_key.csv:id"}, osd: probability}`:
+    a submission's column constraints by column, a kind alone or a mapping of the .mlab words."""
+    rules = []
+    for name, key, value in r.mapping(node, "`column` (the column constraints)"):
+        column = A.Str(r.span(key), name)
+        if isinstance(value, ScalarNode):
+            kind = r.ident(value, f"the constraint of `{name}`")
+            if kind is not None:
+                rules.append(A.ColumnRule(r.entry_span(key, value), column, kind))
+            continue
+        parts = parts_of(r, value, f"the constraint of `{name}`",
+                         {"kind": "ident", "max": "auto", "exactly": "auto", "from": "str", "to": "auto"},
+                         required=("kind",))
+        if parts is None:
+            if not isinstance(value, MappingNode):
+                r.wrong(value, f"the constraint of `{name}`", "a kind or a mapping with `kind`")
+            continue
+        if parts.get("kind") is None:
+            continue
+        count = next((w for w in ("max", "exactly") if w in parts), None)
+        count_ident = A.Ident(count, parts[count].span) if count else None
+        rules.append(A.ColumnRule(r.entry_span(key, value), column, parts["kind"], count_ident,
+                                  parts.get(count) if count else None, parts.get("from"), parts.get("to")))
+    return tuple(rules)
 
 
 def _metric(r, key, value, out):

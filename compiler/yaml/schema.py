@@ -72,6 +72,17 @@ def _value_defs() -> dict:
     }
 
 
+def _column_rules() -> dict:
+    """`column:` of a submission: each constrained column's kind, or a mapping of its words."""
+    kinds = {"enum": ["ranking", "label", "integer", "number", "probability"]}
+    bound = {"type": "number"}
+    rule = _object({"kind": kinds, "max": {"type": "integer"}, "exactly": {"type": "integer"},
+                    "from": {"anyOf": [{"type": "string"}, bound, _ref("strings")]}, "to": bound},
+                   required=("kind",))
+    return {"type": "object", "description": "column constraints by column (docs/language.md#column-constraints)",
+            "additionalProperties": {"anyOf": [kinds, rule]}}
+
+
 def _task_def(metrics: list[str]) -> dict:
     return _object({
         "title": _described(_ref("text"), "what to predict, in one line"),
@@ -83,7 +94,8 @@ def _task_def(metrics: list[str]) -> dict:
         "data": {"type": "object", "description": "data variants by name",
                  "propertyNames": {"enum": list(VARIANTS)}, "additionalProperties": _ref("data")},
         "submission": {"anyOf": [{"type": "string"},
-                                 _object({"file": {"type": "string"}, "columns": _ref("strings")},
+                                 _object({"file": {"type": "string"}, "columns": _ref("strings"),
+                                          "column": _column_rules()},
                                          required=("file",))]},
         "metric": {"anyOf": [{"enum": metrics}, _object({
             "name": {"enum": metrics},

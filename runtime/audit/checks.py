@@ -10,7 +10,9 @@ On a fresh run of the task (its real workspace, private folder and sandbox polic
    writes the expected output; a declared `baseline N because` is reported as such;
 4. prompt: what the agent's model first reads (a text agent's prompt; a tool agent's system
    prompt and first user message) names the submission file and its columns;
-5. exploits: constant predictions, the sample submission, predictions from the ids alone, from
+5. column constraints (a task that declares any): the task's own answers keep them, or a
+   perfect submission would be refused;
+6. exploits: constant predictions, the sample submission, predictions from the ids alone, from
    row order and from test rows that duplicate training rows, each scored by the task's own
    scorer, stay below the success threshold (mlab.audit.exploits).
 The audit passes when there are no findings.
@@ -64,6 +66,10 @@ def audit_task(task, variant_name: str = "lite", python: str | None = None, agen
     prepared = prepare_data(task, variant_name)
     report.check("answers stay private", leak_findings(task.variant(variant_name), prepared.public, prepared.private))
     report.check("prompt names the submission", prompt_findings(task, agent))
+    if task.view.submission and task.view.submission.constraints:
+        from mlab.scoring.constraints import answer_problems
+
+        report.check("answers keep the column constraints", answer_problems(task, variant_name, prepared.private))
     runs_dir = Path(tempfile.mkdtemp(prefix="mlab-audit-runs-"))
     try:
         run = Run.create(task, task.build.agent(agent or task.view.agent), runs_dir, data=variant_name, python=python)

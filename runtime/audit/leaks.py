@@ -5,7 +5,8 @@
 - No column of any public table may reproduce the answers: joined on the id, a column that
   equals the answer column on every matched row, for at least half the test ids, is a leak.
 - No public file may be a byte-for-byte copy of a private file (other than a file the
-  variant declares on both sides, such as babylm's vocab.txt).
+  variant declares on both sides, such as babylm's vocab.txt, or the task's copy of a vocabulary
+  file of its column constraints, kept under private/vocabulary/).
 """
 from __future__ import annotations
 
@@ -113,11 +114,12 @@ def _npz_findings(path: Path, rel: str, answers: list[str]) -> list[str]:
 
 def _copied_files(public: Path, private: Path, shared: set[str]) -> list[str]:
     from mlab.cache import file_sha256
+    from mlab.data.vocabulary import VOCABULARY_DIR
 
     hidden = {}
     for path in (p for p in private.rglob("*") if p.is_file()):
         rel = path.relative_to(private).as_posix()
-        if rel not in shared:
+        if rel not in shared and not rel.startswith(VOCABULARY_DIR + "/"):  # the task's copy of a public file
             hidden.setdefault((path.stat().st_size, file_sha256(path)), rel)
     found = []
     for path in sorted(p for p in public.rglob("*") if p.is_file()):

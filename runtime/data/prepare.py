@@ -25,6 +25,7 @@ from mlab.errors import DataError
 from mlab.data.answers import check_answer_ids
 from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
+from mlab.data.vocabulary import keep_vocabularies, vocabulary_digest
 
 DATA_CODE_VERSION = 2  # bump when preparation changes what it writes
 TABULAR_SOURCES = ("csv", "parquet", "sklearn")
@@ -142,6 +143,9 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
               "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
     if variant.get("validation") is not None:  # only when declared: other variants keep their keys
         fields["validation"] = variant["validation"]
+    vocabularies = vocabulary_digest(task, variant)
+    if vocabularies is not None:  # likewise: only a task with vocabulary files adds them
+        fields["vocabularies"] = vocabularies
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
@@ -221,6 +225,7 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
                             f"{source['function']} wrote its files itself (return a DataFrame instead)")
     _check_declared_files(variant, public, private, where)
     check_answer_ids(variant, public, private, where)
+    keep_vocabularies(task, variant, public, private, where)
 
 
 def _read(reader, path: Path, where: str):

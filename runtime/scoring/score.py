@@ -1,9 +1,9 @@
 """Score the submission in a workspace with its task's metric (tabular here; timed and evaluator
 metrics in mlab.scoring.timed and mlab.scoring.evaluator).
 
-The submission is validated first: a missing file, wrong columns, missing or duplicate ids or
-empty values give the failure mode `submission format error` with what was expected — never a
-crash and never a made-up score.
+The submission is validated first: a missing file, wrong columns, missing or duplicate ids,
+empty values or a broken column constraint give the failure mode `submission format error` with
+what was expected — never a crash and never a made-up score.
 """
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ def _not_scored(metric) -> Score:
 def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
     """A tabular metric on the submission file in `workspace` against the private answers."""
     from mlab.scoring import metrics
+    from mlab.scoring.constraints import VocabularyError, load_rules
     from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission,
                                          load_answers)
 
@@ -80,15 +81,16 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
             params = dict(metric.params)
             answers = load_answers(answers_path, variant["id"], columns, metric.name, params)
             # the answers are read once; the check is Validate Submission's own (check_submission)
+            rules = load_rules(submission.constraints, private_dir) if submission else ()
             aligned = check_submission(path, answers[variant["id"]], variant["id"], columns, metric.name,
-                                       declared=submission.columns if submission else ())
+                                       declared=submission.columns if submission else (), rules=rules)
             value = metrics.score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]], params)
         except SubmissionError as problem:
             text = str(problem)
             if "expected columns" not in text:
                 text += f" (expected columns: {expected})"
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, text)
-        except AnswersError as problem:
+        except (AnswersError, VocabularyError) as problem:
             raise MlabError(f"task {task.name}: {problem}") from None
         except metrics.MetricError as problem:
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(problem))

@@ -11,7 +11,8 @@ the task's fault, not the agent's, so it raises AnswersError instead.
 Values are checked by what the metric needs from each column (see `Metric.kinds_of`):
 number (a finite number of magnitude at most MAX_MAGNITUDE, so that no metric overflows),
 label (any non-empty text), rle (a run-length encoded mask, empty allowed) and ranking
-(space-separated items, empty allowed).
+(space-separated items, empty allowed). A task's column constraints (`mlab.scoring.constraints`)
+are checked beside them, row by row.
 
 The file is bounded before it is parsed (`_check_shape`): its size, its header's column
 count, the length of its longest line (so of every field) and its row count, which may
@@ -28,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from mlab.errors import DataError, MlabError, first_line
+from mlab.scoring.constraints import rule_problems
 from mlab.scoring.metrics import MetricError, get_metric, is_missing, label_key, parse_rle
 
 MAX_SUBMISSION_BYTES = 200 * 1024 * 1024
@@ -66,12 +68,13 @@ def load_and_validate(submission_path: str | Path, answers_path: str | Path, id_
 
 def check_submission(submission_path: str | Path, ids: Sequence, id_column: str, columns: Sequence[str],
                      metric: str | None = None, declared: Sequence[str] = (),
-                     kind: str = "test") -> pd.DataFrame:
+                     kind: str = "test", rules: Sequence = ()) -> pd.DataFrame:
     """The submission aligned row for row on `ids`, or SubmissionError: the format check alone.
 
     It needs no answers, only the ids the submission must cover (the answers' ids when
     scoring; the public test file's ids when the agent validates its submission). kind: the
-    set those ids belong to, as the messages name it ("test", "validation").
+    set those ids belong to, as the messages name it ("test", "validation"). rules: the task's
+    column constraints (`mlab.scoring.constraints.load_rules`), checked on every row.
     """
     predicted = [c for c in columns if c != id_column]
     kinds = _value_kinds(metric, predicted)
@@ -79,14 +82,15 @@ def check_submission(submission_path: str | Path, ids: Sequence, id_column: str,
     path = Path(submission_path)
     table = _read_submission(path, list(dict.fromkeys([id_column, *declared, *predicted])), len(ids))
     keys = _check_ids(table, ids, id_column, path.name, kind)
+    broken = rule_problems(table, id_column, rules) if rules else {}
     aligned = table.assign(_key=keys).set_index("_key").loc[[label_key(v) for v in ids]]
     aligned = aligned.reset_index(drop=True)
     result = pd.DataFrame({id_column: ids.to_numpy()})
-    problems = []
+    problems = list(broken.values())
     for column in predicted:
         values, problem = _convert(aligned[column], kinds[column], column)
         result[column] = values
-        if problem:
+        if problem and column not in broken:  # a column's broken rule already says what is wrong
             problems.append(problem)
     if problems:
         raise SubmissionError(f"{path.name}: " + "; ".join(problems))

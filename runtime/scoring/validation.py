@@ -2,8 +2,9 @@
 format without scoring it (in the manner of MLE-bench's validation server and MLGym's validate).
 
 The check is the scorer's own (`submission.check_submission`: columns, ids, row count, value
-kinds), run against the ids of the public test file instead of the answers, so that what the
-agent learns is what test.csv already tells it: nothing from the run's private/ folder is read.
+kinds, the task's column constraints), run against the ids of the public test file instead of the answers, so that what the
+agent learns is what test.csv already tells it: nothing of the answers in the run's private/
+folder is read (only the task's copies of its vocabulary files, which the workspace holds too).
 The test ids come from the run's initial snapshot, the harness's copy of the public files as
 installed, so an edited or removed test.csv in the workspace changes nothing.
 
@@ -70,6 +71,7 @@ class SubmissionCheck:
         self._ids: list | None = None
 
     def __call__(self, ctx, inputs: dict, params: dict) -> Observation:
+        from mlab.scoring.constraints import VocabularyError
         from mlab.scoring.score import copy_submission
         from mlab.scoring.submission import MAX_SUBMISSION_BYTES, SubmissionError, check_submission
 
@@ -97,7 +99,10 @@ class SubmissionCheck:
             except Refused as why:
                 return error(f"{why} (expected columns: {', '.join(columns)})" + self.validation(ctx, variant))
             try:
-                table = check_submission(path, ids, id_column, metric.columns, metric.name, declared)
+                rules = self.rules(ctx)
+                table = check_submission(path, ids, id_column, metric.columns, metric.name, declared, rules=rules)
+            except VocabularyError as why:
+                return error(f"the submission cannot be validated: {why}")
             except SubmissionError as problem:
                 text = str(problem)
                 if "expected columns" not in text:
@@ -118,6 +123,7 @@ class SubmissionCheck:
         if variant.get("validation") is None:
             return ""
         from mlab.scoring import metrics
+        from mlab.scoring.constraints import VocabularyError
         from mlab.scoring.score import copy_submission
         from mlab.scoring.submission import MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission, \
             load_answers
@@ -146,14 +152,22 @@ class SubmissionCheck:
                 return f"\n{VALIDATION_PROBLEM} {why}"
             try:
                 aligned = check_submission(path, list(answers[id_column]), id_column, metric.columns,
-                                           metric.name, declared, kind="validation")
+                                           metric.name, declared, kind="validation", rules=self.rules(ctx))
                 value = metrics.score(metric.name, answers, aligned, scored, params)
-            except (SubmissionError, metrics.MetricError) as problem:
+            except (SubmissionError, metrics.MetricError, VocabularyError) as problem:
                 return f"\n{VALIDATION_PROBLEM} {problem}"
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return (f"\n{VALIDATION_SUBMISSION}: {metric.name} {format_score(float(value))} on the {count:,} "
                 "validation rows (the test answers are never used).")
+
+    def rules(self, ctx) -> list:
+        """The task's column constraints, their vocabulary files read from the task's copies beside
+        the private answers (never the workspace's)."""
+        from mlab.scoring.constraints import load_rules
+
+        submission = self.run.task.view.submission
+        return load_rules(submission.constraints, Path(self.run.private_dir)) if submission else []
 
     def test_ids(self, variant: dict) -> list:
         """The ids of the public test file, read from the run's initial snapshot (once)."""
@@ -173,7 +187,8 @@ def format_score(value: float) -> str:
 
 
 def public_test_ids(run, variant: dict) -> list:
-    """The ids of the public file that holds the id column and none of the answer columns."""
+    """The ids of the public file that holds the id column and none of the answer columns (not a
+    vocabulary file; of several such files, the one named test.csv)."""
     import pandas as pd
 
     from mlab.scoring.metrics import label_key
@@ -194,6 +209,11 @@ def public_test_ids(run, variant: dict) -> list:
             table = pd.read_csv(io.BytesIO(data), dtype=str, encoding="utf-8-sig")
             table = table.rename(columns=lambda c: str(c).strip())
             found.append((rel, list(table[id_column])))
+    if len(found) > 1:  # a vocabulary file or a key table may have an `id` column too
+        vocabularies = {c.get("vocabulary_file") for c in (run.task.doc.get("submission") or {}).get("constraints") or ()}
+        found = [f for f in found if f[0] not in vocabularies]
+        named = [f for f in found if Path(f[0]).name == "test.csv"]
+        found = named if len(named) == 1 else found
     if len(found) != 1:
         where = ", ".join(rel for rel, _ in found) or "none"
         raise MlabError(f"the task's public files do not name one test file with `{id_column}` ids "

@@ -120,6 +120,7 @@ class NodeEvaluator:
         """None when the node's submission passes the task's format check, else what is wrong."""
         if self._test_ids is None:
             return None
+        from mlab.scoring.constraints import VocabularyError, load_rules
         from mlab.scoring.score import copy_submission
         from mlab.scoring.submission import MAX_SUBMISSION_BYTES, SubmissionError, check_submission
 
@@ -133,9 +134,10 @@ class NodeEvaluator:
             except Refused as why:
                 return str(why)
             try:
+                rules = load_rules(self.submission.constraints, self.run.private_dir) if self.submission else ()
                 check_submission(path, self._test_ids, self.variant["id"], self.metric.columns, self.metric.name,
-                                 list(self.submission.columns) if self.submission else [])
-            except SubmissionError as problem:
+                                 list(self.submission.columns) if self.submission else [], rules=rules)
+            except (SubmissionError, VocabularyError) as problem:
                 return str(problem)
             return None
         finally:

@@ -121,3 +121,11 @@ def test_external_agents_declaration_and_keywords(tokens):
     assert scopes_of(external, "aide", "agent aide")[-1] == "entity.name.type.mlab"
     for word in ("command", "requires", "no_deps", "env"):
         assert scopes_of(external, word, word)[-1] == "keyword.other.entry.mlab", word
+
+
+def test_column_constraints(tokens):
+    fathomnet = tokens["tasks/fathomnet.mlab"]
+    assert scopes_of(fathomnet, "column", "column")[-1] == "keyword.other.entry.mlab"
+    assert scopes_of(fathomnet, "ranking", "column")[-1] == "support.type.mlab"
+    assert scopes_of(fathomnet, "max", "column")[-1] == "keyword.other.entry.mlab"
+    assert scopes_of(fathomnet, "from", "column")[-1] == "keyword.other.entry.mlab"

@@ -262,3 +262,40 @@ def test_metric_parameters_in_yaml_are_checked_like_mlab(tmp_path, mlabc):
     code, _, err = check_file(tmp_path, mlabc, "t.mlab.yaml", converted.replace("params: {averge: macro, k: 3}",
                                                                                 "params: [macro]"))
     assert code == 1 and "Traceback" not in err and "E401" in err
+
+
+def test_column_constraints_read_the_same_in_both_forms():
+    mlab = textwrap.dedent('''\
+        task t {
+          submission "submission.csv" columns ["id", "items", "age", "p", "label", "price"] {
+            column "items" ranking max 20 from "key.csv:id"
+            column "age"   integer from 0 to 120
+            column "p"     probability
+            column "label" label from ["0", "1"]
+            column "price" number from 0.5
+          }
+        }
+        ''')
+    yaml = textwrap.dedent('''\
+        tasks:
+          t:
+            submission:
+              file: submission.csv
+              columns: [id, items, age, p, label, price]
+              column:
+                items: {kind: ranking, max: 20, from: "key.csv:id"}
+                age: {kind: integer, from: 0, to: 120}
+                p: probability
+                label: {kind: label, from: ["0", "1"]}
+                price: {kind: number, from: 0.5}
+        ''')
+    assert ast_shape(parse_yaml_text(yaml, "x.mlab.yaml")) == ast_shape(parse_text(mlab, "x.mlab"))
+
+
+def test_a_column_constraint_in_yaml_is_checked_like_mlab(tmp_path, mlabc):
+    text = ("tasks:\n  t:\n    submission:\n      file: s.csv\n      columns: [id, y]\n      column:\n"
+            "        y: {kind: rankng, from: [a]}\n        z: probability\n")
+    code, _, err = check_file(tmp_path, mlabc, "t.mlab.yaml", text)
+    assert code == 1
+    assert "t.mlab.yaml:7:19: error[E517]: unknown constraint `rankng` on column `y`" in err
+    assert "t.mlab.yaml:8:9: error[E516]: constraint on column `z`, which the submission does not declare" in err

@@ -68,14 +68,29 @@ def _repeated_id(tmp_path):
     return source
 
 
+def _constraint_on_a_misspelt_column(tmp_path):
+    source = _copy(tmp_path, "fathomnet")
+    _replace(source, 'column "categories" ranking', 'column "category" ranking')
+    return source
+
+
+def _vocabulary_not_read_only(tmp_path):
+    source = _copy(tmp_path, "fathomnet")
+    _replace(source, '"test.csv", "category_key.csv", "*.npy"]', '"test.csv", "*.npy"]')
+    return source
+
+
 @pytest.mark.parametrize("make, code, words", [
+    (_constraint_on_a_misspelt_column, "E516", "constraint on column `category`, which the submission does not"),
+    (_vocabulary_not_read_only, "E519", "vocabulary file 'category_key.csv' is not read-only"),
     (_reversed_direction, "E409", "metric `rmsle` is lower_is_better, not higher_is_better"),
     (_baseline_as_percentage, "E410", "baseline 72 is outside the range of metric `accuracy` (from 0 to 1)"),
     (_problem_names_another_column, "E513", "does not name submission column `Transported`"),
     (_demo_action_of_another_agent, "E514", "step 1 uses the action 'Peek File', which agent `research`"),
     (_stray_checkpoint, "E515", "starter file 'model.ckpt' is 110 MB, past the 20 MB"),
     (_repeated_id, "E512", "id column 'Id' of 'house-price/lite/houses.csv' repeats '1' on lines 2 and 3"),
-], ids=["direction", "range", "problem-text", "demonstration", "starter-size", "ids"])
+], ids=["constrained-column", "vocabulary", "direction", "range", "problem-text", "demonstration", "starter-size",
+        "ids"])
 def test_the_mistake_is_caught_at_its_place_in_the_task(tmp_path, make, code, words):
     source = make(tmp_path)
     diagnostics = check_paths([str(source)]).diagnostics

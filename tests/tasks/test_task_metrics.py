@@ -29,7 +29,8 @@ def known_bad(table: pd.DataFrame, task) -> pd.DataFrame:
     bad = table.copy()
     if metric == "fathomnet":
         bad["osd"] = 1 - pd.to_numeric(bad["osd"])               # out-of-sample flags reversed
-        bad["categories"] = "999999"                            # a category that never occurs
+        bad["categories"] = np.roll(bad["categories"].to_numpy(), 1)  # each row its neighbour's categories
+                                                                       # (an unknown id would be refused)
         return bad
     for column in task.doc["metric"]["columns"]:
         if metric == "accuracy":
@@ -96,3 +97,14 @@ def test_no_submission_file_is_said_so(task_of, prepared, tmp_path):
     score = score_workspace(task, "lite", tmp_path / "empty", prepared("house-price").private)
     assert (score.submitted, score.failure_mode) == (False, "submission format error")
     assert "submission.csv" in score.detail
+
+
+def test_a_label_outside_the_declared_set_is_a_format_error(task_of, prepared, tmp_path):
+    task = task_of("imdb")  # `column "label" label from ["0", "1"]`
+    done = prepared("imdb")
+    table = answers_of(task, done)[task.doc["submission"]["columns"]]
+    table.loc[1, "label"] = "positive"
+    score = score_workspace(task, "lite", submit(tmp_path, task, table), done.private)
+    assert (score.value, score.failure_mode) == (None, "submission format error")
+    assert (f"row 2 (id {table.loc[1, 'id']}), column label: 'positive' is not in the vocabulary"
+            in score.detail), score.detail

@@ -25,6 +25,12 @@ actions lean {
 
 '''
 
+def _constrained(rule: str) -> str:
+    """The example task with its submission declared and one column constraint."""
+    return example_task(('  metric   mae on "y"',
+                         '  submission "submission.csv" columns ["id", "y"] {\n    ' + rule + '\n  }\n  metric   mae on "y"'))
+
+
 _RESEARCH_EXTRAS = ('["Execute Script", "Copy File", "Undo Edit Script", "Validate Submission", "Understand File", '
                     '"Inspect Script Lines", "Edit Script (AI)"]')
 
@@ -92,6 +98,33 @@ EXPLANATIONS: dict[str, Explanation] = {
         "refused past 20 MB. Remove it, or make it data: a file a data variant declares `public` is "
         "prepared once and installed from the cache.",
         example_task(('starter  "env"', 'starter  "big-env"')), example_task()),
+    "E516": Explanation(
+        "A `column` line constrains the values of one declared submission column. A rule on a "
+        "column the submission does not declare would check nothing (a misspelt name, usually); "
+        "the id column's values are already checked against the test ids; and two rules on one "
+        "column would leave it unclear which holds.",
+        _constrained('column "Y" number from 0 to 10'), _constrained('column "y" number from 0 to 10')),
+    "E517": Explanation(
+        "Each kind takes its own words: a `ranking` takes `max N` or `exactly N` and needs `from` "
+        "a vocabulary, a `label` needs `from` a vocabulary, an `integer` or `number` takes `from LOW` "
+        "and optionally `to HIGH`, and a `probability` (0 to 1) takes nothing. A word another kind "
+        "takes is refused rather than ignored, so a rule never checks less than it reads.",
+        _constrained('column "y" probability from 0 to 5'), _constrained('column "y" number from 0 to 5')),
+    "E518": Explanation(
+        "A rule that no value meets would refuse every submission, the task's own answers "
+        "included: a range whose first bound is above its second, a ranking of fewer than one "
+        "item, `exactly N` distinct items from a vocabulary of fewer than N, an empty vocabulary, "
+        "or one that lists an item twice (usually a typing slip).",
+        _constrained('column "y" number from 5 to 0'), _constrained('column "y" number from 0 to 5')),
+    "E519": Explanation(
+        "A vocabulary file is read from the task, not from the agent's workspace: preparation keeps "
+        "a copy with the private answers. So it must be a file every run's workspace holds (a "
+        "starter file, or a public file of every data variant), and read-only, so that the agent "
+        "reads the vocabulary its submission is checked against; a CSV vocabulary must hold the "
+        "named column.",
+        _constrained('column "y" label from "train.csv:y"'),
+        _constrained('column "y" label from "train.csv:y"').replace('  starter  "env"\n',
+                                                                    '  starter  "env"\n  read_only ["train.csv"]\n')),
 }
 
 
