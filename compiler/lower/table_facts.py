@@ -16,7 +16,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from ..resources import cache_root
@@ -86,6 +85,7 @@ class TableFacts:
         return facts
 
     def _save(self, facts: dict) -> None:
+        import tempfile  # here: a check that only reads the cache does without it
         if self._entry is None:
             return
         try:
