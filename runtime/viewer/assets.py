@@ -83,15 +83,17 @@ article.node:target, article.node.opened { box-shadow: 0 0 0 3px #1f6feb55; }
 # The run page: a step navigation built from the steps, and buttons that open or close every fold.
 RUN_JS = """
 (function () {
-  var nav = document.querySelector('nav.steps');
+  // The step navigation, written as one piece of markup: for 10,000 steps, creating each link
+  // on its own took a sixth of the page's opening.
+  function escaped(text) {
+    return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+  }
+  var links = [];
   document.querySelectorAll('article.step').forEach(function (step) {
-    var link = document.createElement('a');
-    link.href = '#' + step.id;
-    link.textContent = step.dataset.label || step.dataset.step;
-    link.className = step.dataset.status;
-    link.title = step.dataset.action;
-    nav.appendChild(link);
+    links.push('<a href="#' + escaped(step.id) + '" class="' + escaped(step.dataset.status) + '" title="' +
+               escaped(step.dataset.action) + '">' + escaped(step.dataset.label || step.dataset.step) + '</a>');
   });
+  document.querySelector('nav.steps').innerHTML = links.join('');
   // The model-call details are built the first time they are opened, from the page's table of
   // them (a JSON data block): the calls' table, then the prompt, whose pieces are written once.
   var folds = null;

@@ -79,6 +79,7 @@ def test_the_page_in_chromium_shows_steps_score_and_diff(research_page, tmp_path
     dom = done.stdout
     assert 'data-ready="yes"' in dom  # the page's script ran
     assert len(re.findall(r'<nav class="steps">(.*?)</nav>', dom, re.S)[0].split("</a>")) - 1 == 3
+    assert re.search(r'<nav class="steps"><a href="#step-1" class="ok" title="[^"<]+">1</a>', dom)
     assert dom.count('<article class="step"') == 3
     assert re.search(r'<span class="final-score">[\d.]+</span>', dom)
     assert '<span class="add">+W = 0.6</span>' in dom
@@ -147,6 +148,7 @@ def test_a_steps_prompt_is_shown_in_full_when_opened(run_of, tmp_path):
     assert before.count("\n\nYour most recent steps") == 1
     records[-1]["model"]["prompt"] = before.replace("\n\nYour most recent steps", "\n\nOne step left.\nYour most "
                                                     "recent steps")
+    records[0]["action"] = 'Odd "<b>name</b>"'  # written into the step navigation as text
     (run / "trace.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
     prompts = [record["model"]["prompt"] for record in records]
     assert all(6000 < len(p) < MAX_PROMPT_CHARS for p in prompts)
@@ -161,6 +163,8 @@ def test_a_steps_prompt_is_shown_in_full_when_opened(run_of, tmp_path):
         "</body>", "<script>document.getElementById('open-all').click();</script></body>"))
     opened = chromium(clicked, tmp_path / "profile", "--virtual-time-budget=5000", "--dump-dom")
     assert opened.returncode == 0, opened.stderr[-2000:]
+    (nav,) = re.findall(r'<nav class="steps">(.*?)</nav>', opened.stdout, re.S)
+    assert nav.count("</a>") == 3 and "<b>" not in nav and ">1</a>" in nav
     shown = re.findall(r'<pre class="prompt">(.*?)</pre>', opened.stdout, re.S)
     assert shown == [escape(p, quote=False) for p in prompts]
     tables = re.findall(r'<details class="calls"[^>]*><summary>model calls \(1\) and prompt</summary>'
