@@ -130,7 +130,9 @@ def test_the_prompt_table_stores_shared_paragraphs_once():
     assert written < len(system) + 2000 * 150  # the system text once, then one new step per prompt
     document = json.loads(table.script().split(">", 1)[1][:-len("</script>")])
     assert [_rebuilt(document, n) for n in range(2000)] == prompts
-    assert "<" not in table.script()[len("<script type='application/json' id='folds'>"):-len("</script>")]
+    closing = table.add("Observation:\n</script><script>alert(1)</script>")  # cannot end the data block
+    data = table.script()[len("<script type='application/json' id='folds'>"):-len("</script>")]
+    assert "<" not in data and _rebuilt(json.loads(data), closing) == "Observation:\n</script><script>alert(1)</script>"
 
 
 @needs_chromium
