@@ -1,8 +1,10 @@
 """Benchmark: `mlab view` of a long run and of a large tree search, opened in headless Chromium.
 
 Two run folders are made from the checked-in run of the report's golden test: a linear run of
---steps steps (default 10,000; its three recorded steps repeated) and a greedy tree search of
---nodes nodes (default 500; hand-written node records as tests/reports/handmade.py writes them).
+--steps steps (default 10,000; its three recorded steps repeated, each sent a prompt of its own
+as the research agent writes one: the recorded system text, the step number and the last three
+steps, so that the page's table of prompt pieces is measured on distinct prompts) and a greedy
+tree search of --nodes nodes (default 500; hand-written node records as tests/reports/handmade.py writes them).
 For each, `mlab view` writes the page (its time, CPU) and Chromium opens it inside a frame of a
 small timing page, which notes the milliseconds from the start of the frame's loading to its
 load event (measured in the browser; the median of --loads loads). Printed with the page's
