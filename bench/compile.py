@@ -10,7 +10,15 @@ Prints the ratio ours/baseline (target <= 1.0), the cold start of `mlabc --help`
 parser in-process and a one-file `mlabc check` in a fresh process, with the tables read from
 the user cache ($MLAB_CACHE/mlabc) against built from the grammar (medians of 10).
 
-    python bench/compile.py [--files 1000]
+Then the one-file target: `mlabc check TASK` (default tasks/house-price.mlab, with the std
+library files it uses, the caches warm as after a first use) against loading that task's
+compiled task.yaml with ruamel.yaml and validating it with jsonschema, each in a fresh process
+with byte code compiled as installed. They run in --pairs interleaved pairs (who goes first
+alternates), the CPU time (user + system) of each child taken; printed: the median of the
+pairs' ratios with their quartiles and range, the two medians, and the load average
+(target: the median ratio <= 1.0).
+
+    python bench/compile.py [--files 1000] [--pairs 31] [--task tasks/house-price.mlab] [--quick]
 """
 from __future__ import annotations
 
@@ -151,14 +159,58 @@ def cache_figures(folder: Path, path: Path) -> None:
           f"(ratio {check_u / check_c:.2f}x)")
 
 
+def _child_cpu(command: list[str], cwd: Path) -> float:
+    """CPU seconds (user + system) of `command` run to its end in a fresh process."""
+    import resource
+
+    from startup import ENV
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, capture_output=True, cwd=cwd, env=ENV)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def check_against_yaml(task: Path, pairs: int) -> None:
+    """The one-file target: `mlabc check TASK` / the YAML load of its task.yaml, in interleaved pairs."""
+    from startup import YAML_LOAD, task_yaml
+
+    from mlabc.shared import data_dir
+
+    compiled = task_yaml(task)
+    check = [sys.executable, "-m", "mlabc", "check", str(task)]
+    load = [sys.executable, "-c", YAML_LOAD, str(compiled), str(data_dir("spec") / "task.schema.json")]
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        _child_cpu(check, cwd), _child_cpu(load, cwd)  # the caches a first use fills
+        checks, loads = [], []
+        for pair in range(pairs):
+            if pair % 2:
+                loads.append(_child_cpu(load, cwd))
+                checks.append(_child_cpu(check, cwd))
+            else:
+                checks.append(_child_cpu(check, cwd))
+                loads.append(_child_cpu(load, cwd))
+    ratios = sorted(c / y for c, y in zip(checks, loads))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    print(f"one-file `mlabc check {task.name}` / YAML load of its task.yaml, {pairs} interleaved pairs of fresh "
+          f"processes (CPU): median {statistics.median(ratios):.2f} (quartiles {quartiles[0]:.2f} to "
+          f"{quartiles[2]:.2f}, range {ratios[0]:.2f} to {ratios[-1]:.2f}; target <= 1.0)")
+    print(f"  check {statistics.median(checks) * 1000:.0f} ms, YAML load {statistics.median(loads) * 1000:.0f} ms "
+          f"(medians of the CPU times); load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--pairs", type=int, default=31, help="interleaved pairs of the one-file check and the "
+                                                              "YAML load (default 31)")
+    parser.add_argument("--task", default=str(Path(__file__).resolve().parent.parent / "tasks" / "house-price.mlab"))
     parser.add_argument("--quick", action="store_true", help="20 files and 2 samples of each start: checks the benchmark runs")
     args = parser.parse_args()
     global RUNS
     if args.quick:
-        args.files, RUNS = 20, 2
+        args.files, RUNS, args.pairs = 20, 2, 2
     with tempfile.TemporaryDirectory() as tmp:
         files, texts = make_corpus(Path(tmp), args.files)
         time_ours(files[:20]), time_yaml(texts[:20])  # warm caches (parser tables, validators)
@@ -171,6 +223,7 @@ def main() -> None:
     print(f"ruamel.yaml load + jsonschema:    {baseline / n * 1000:.2f} ms/file")
     print(f"ratio ours/yaml: {ours / baseline:.2f} (target <= 1.0)")
     print(f"cold start of `mlabc --help`: {cold_start_ms():.0f} ms (target < 150 ms)")
+    check_against_yaml(Path(args.task).resolve(), args.pairs)
 
 
 if __name__ == "__main__":

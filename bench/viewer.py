@@ -1,8 +1,10 @@
 """Benchmark: `mlab view` of a long run and of a large tree search, opened in headless Chromium.
 
 Two run folders are made from the checked-in run of the report's golden test: a linear run of
---steps steps (default 10,000; its three recorded steps repeated) and a greedy tree search of
---nodes nodes (default 500; hand-written node records as tests/reports/handmade.py writes them).
+--steps steps (default 10,000; its three recorded steps repeated, each sent a prompt of its own
+as the research agent writes one: the recorded system text, the step number and the last three
+steps, so that the page's table of prompt pieces is measured on distinct prompts) and a greedy
+tree search of --nodes nodes (default 500; hand-written node records as tests/reports/handmade.py writes them).
 For each, `mlab view` writes the page (its time, CPU) and Chromium opens it inside a frame of a
 small timing page, which notes the milliseconds from the start of the frame's loading to its
 load event (measured in the browser; the median of --loads loads). Printed with the page's
@@ -40,13 +42,29 @@ frame.src = PAGE;
 </script></body></html>"""
 
 
+HISTORY = 3  # the steps a prompt's history shows, as the research agent's window does
+
+
+def prompt(system: str, step: int, steps: int, history: list[str]) -> str:
+    """A step's prompt as the research agent writes it: the system text (tools, problem, format),
+    the step count, then the latest steps; so each step's prompt is new, and most of it is not."""
+    shown = "\n\n".join(history[-HISTORY:])
+    return (f"{system}This is step {step} of at most {steps}. Spend your steps wisely.\n\n"
+            f"Your most recent steps, oldest first:\n{shown}\n\n\n\nNow write your next reply.\n")
+
+
 def linear_run(target: Path, steps: int) -> Path:
     shutil.copytree(TEMPLATE, target)
     records = [json.loads(line) for line in (TEMPLATE / "trace.jsonl").read_text().splitlines()]
+    system = records[0]["model"]["prompt"].split("This is step")[0]
+    history: list[str] = []
     with open(target / "trace.jsonl", "w") as out:
         for step in range(1, steps + 1):
             record = dict(records[(step - 1) % (len(records) - 1)] if step < steps else records[-1])
             record.update(step=step, elapsed_s=float(step))
+            record["model"] = dict(record["model"], prompt=prompt(system, step, steps, history))
+            history.append(f"Step {step}:\n{record['model']['response'].strip()}\nObservation:\n```\n"
+                           f"{record['observation']}\n```")
             out.write(json.dumps(record) + "\n")
     (target / "scores.jsonl").unlink(missing_ok=True)
     return target

@@ -13,7 +13,6 @@ import functools
 import hashlib
 import os
 import pickle
-import tempfile
 from pathlib import Path
 
 from . import __version__
@@ -57,6 +56,7 @@ def parse_module(data: bytes, path: str) -> A.Module:
 
 
 def _store(entry: Path, module: A.Module) -> None:
+    import tempfile  # here: a check that only reads the cache does without it
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".new-")

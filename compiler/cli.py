@@ -4,15 +4,20 @@ Exit codes: 0 ok, 1 diagnostics (errors in the sources), 2 usage, 3 I/O.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="mlabc", description="The compiler of the mlab task language.",
         epilog="exit codes: 0 ok, 1 diagnostics, 2 usage, 3 I/O")
@@ -110,19 +115,35 @@ def cmd_schema(args) -> int:
     return EXIT_OK
 
 
+def _plain_check(argv: list[str]):
+    """The arguments of `mlabc check [PATH...]` with no option, as argparse would give them, or
+    None for any other command line. Building the parser of every verb and its help texts was a
+    twentieth of a one-file check; a command line that holds an option goes to argparse."""
+    if not argv or argv[0] != "check" or any(arg.startswith("-") for arg in argv[1:]):
+        return None
+    from types import SimpleNamespace
+
+    return SimpleNamespace(verb="check", paths=list(argv[1:]), format="text", since=None, version=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import __version__
-    from .cli_start import parse_command
 
-    args = parse_command(_parser(), argv, "mlabc", __version__)
+    args = _plain_check(sys.argv[1:] if argv is None else list(argv))
+    if args is None:
+        from .cli_start import parse_command
+
+        args = parse_command(_parser(), argv, "mlabc", __version__)
     if isinstance(args, int):
         return args
     from .api import PathsError
     from .resources import BuildError
 
     try:
+        if args.verb == "check":
+            return cmd_check(args)
         from .authoring.cli import VERBS as authoring_verbs
-        return {"check": cmd_check, "compile": cmd_compile, "schema": cmd_schema, **authoring_verbs}[args.verb](args)
+        return {"compile": cmd_compile, "schema": cmd_schema, **authoring_verbs}[args.verb](args)
     except (PathsError, BuildError) as error:
         print(f"mlabc: {error}", file=sys.stderr)
         return EXIT_IO

@@ -1,7 +1,6 @@
 """Typed reading of AST values, reporting wrong types as diagnostics."""
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from . import ast as A
@@ -27,6 +26,8 @@ def _short(text: str) -> str:
 
 
 def closest(word: str, choices) -> str | None:
+    import difflib  # here: only a mistake needs it
+
     found = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return found[0] if found else None
 

@@ -6,13 +6,12 @@ any script runs; what only running can show is the runtime's `task error`.
 """
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import NamedTuple
 
 from .. import ast as A
 from ..values import Reporter, closest, did_you_mean
+from .table_facts import TableFacts, table_facts
 
 
 class SklearnSource(NamedTuple):
@@ -134,33 +133,24 @@ def check_data_files(decl: A.Task, ir: dict, root: Path, report: Reporter) -> No
 
 
 def _check_csv(path: Path, rel: str, data: A.Data, source: A.Source, variant: dict, report: Reporter) -> None:
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    facts = table_facts(path)
+    if facts is None:
         return  # a missing file is E502
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        start = error.start
-        line_start = raw.rfind(b"\n", 0, start) + 1
-        line = raw.count(b"\n", 0, start) + 1
-        column = len(raw[line_start:start].decode("utf-8", errors="replace")) + 1
+    if facts.utf8_error:
+        line, column, byte = facts.utf8_error
         report.error("E511", f"data file {rel!r} is not valid UTF-8: line {line}, column {column} "
-                     f"(byte 0x{raw[start]:02x})", source.value.span,
+                     f"(byte 0x{byte:02x})", source.value.span,
                      hint="save the file as UTF-8, or convert it to Parquet")
         return
-    rows = csv.reader(io.StringIO(text))
-    header = next(rows, None)
-    if not header:
+    columns = facts.header
+    if not columns:
         report.error("E510", f"data file {rel!r} is empty", source.value.span,
                      hint="a CSV source needs a header line and at least one row")
         return
-    rows = list(rows)
-    if not any(any(cell.strip() for cell in row) for row in rows):
+    if not facts.has_rows:
         report.error("E510", f"data file {rel!r} has a header and no rows", source.value.span,
                      hint="a CSV source needs at least one row under its header")
-    columns = [name.strip() for name in header]
-    _check_ids(rows, columns, rel, data, variant, report)
+    _check_ids(facts, columns, rel, data, variant, report)
     for what, value in _declared_columns(data):
         if value.value not in columns:
             if len(columns) <= 12:
@@ -183,26 +173,21 @@ def _declared_columns(data: A.Data):
             yield f"`split {entry.method.value}` column", entry.args[0]
 
 
-def _check_ids(rows: list[list[str]], columns: list[str], rel: str, data: A.Data, variant: dict,
+def _check_ids(facts: TableFacts, columns: list[str], rel: str, data: A.Data, variant: dict,
                report: Reporter) -> None:
     """E512 for a bundled table whose id column has an empty or repeated value: the split's answers
     would name no row, or two, and scoring could not align a submission on them."""
     entry = next((e for e in data.entries if isinstance(e, A.IdColumn) and isinstance(e.value, A.Str)), None)
     if entry is None or variant.get("id") not in columns:
         return
-    at = columns.index(variant["id"])
-    first: dict[str, int] = {}
-    for line, row in enumerate(rows, 2):
-        if not any(cell.strip() for cell in row):
-            continue
-        value = row[at].strip() if at < len(row) else ""
-        if not value:
-            report.error("E512", f"id column {variant['id']!r} of {rel!r} is empty on line {line}", entry.value.span,
-                         hint="the answers name each test row by its id: give every row an id of its own")
-            return
-        if value in first:
-            report.error("E512", f"id column {variant['id']!r} of {rel!r} repeats {value!r} on lines {first[value]} "
-                         f"and {line}", entry.value.span,
-                         hint="the answers name each test row by its id: give every row an id of its own")
-            return
-        first[value] = line
+    problem = facts.id_problem(variant["id"])
+    if problem is None:
+        return
+    hint = "the answers name each test row by its id: give every row an id of its own"
+    if problem[0] == "empty":
+        report.error("E512", f"id column {variant['id']!r} of {rel!r} is empty on line {problem[1]}", entry.value.span,
+                     hint=hint)
+    else:
+        _, value, first, line = problem
+        report.error("E512", f"id column {variant['id']!r} of {rel!r} repeats {value!r} on lines {first} and {line}",
+                     entry.value.span, hint=hint)

@@ -13,7 +13,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from ..resources import cache_root
@@ -86,6 +85,7 @@ def _environment():
 
 
 def _save(key: str, entry: list) -> None:
+    import tempfile  # here: a check that only reads the cache does without it
     path = _store_path()
     stored = _stored(path)
     stored[key] = entry

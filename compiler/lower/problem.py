@@ -29,6 +29,8 @@ def submission_passage(problem: str, file: str) -> str | None:
 
 def names(text: str, column: str) -> bool:
     """Does `text` hold `column` as a word of its own (not inside a longer name)?"""
+    if column not in text:  # most of a table's columns: no pattern to compile
+        return False
     return re.search(rf"(?<![\w.-]){re.escape(column)}(?![\w-])", text) is not None
 
 

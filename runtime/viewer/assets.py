@@ -83,15 +83,70 @@ article.node:target, article.node.opened { box-shadow: 0 0 0 3px #1f6feb55; }
 # The run page: a step navigation built from the steps, and buttons that open or close every fold.
 RUN_JS = """
 (function () {
-  var nav = document.querySelector('nav.steps');
+  // The step navigation, written as one piece of markup: for 10,000 steps, creating each link
+  // on its own took a sixth of the page's opening.
+  function escaped(text) {
+    return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+  }
+  var links = [];
   document.querySelectorAll('article.step').forEach(function (step) {
-    var link = document.createElement('a');
-    link.href = '#' + step.id;
-    link.textContent = step.dataset.label || step.dataset.step;
-    link.className = step.dataset.status;
-    link.title = step.dataset.action;
-    nav.appendChild(link);
+    links.push('<a href="#' + escaped(step.id) + '" class="' + escaped(step.dataset.status) + '" title="' +
+               escaped(step.dataset.action) + '">' + escaped(step.dataset.label || step.dataset.step) + '</a>');
   });
+  document.querySelector('nav.steps').innerHTML = links.join('');
+  // The model-call details are built the first time they are opened, from the page's table of
+  // them (a JSON data block): the calls' table, then the prompt, whose pieces are written once.
+  var folds = null;
+  function table() {
+    if (folds === null) { folds = JSON.parse(document.getElementById('folds').textContent); }
+    return folds;
+  }
+  function prompt(number) {
+    var data = table(), numbers = data.prompts[number], text = '';
+    for (var i = 0; i < numbers.length; i++) {  // ~n: piece n after one line break, not a blank line
+      var piece = numbers[i];
+      if (i > 0) { text += piece < 0 ? '\\n' : data.separator; }
+      text += data.pieces[piece < 0 ? ~piece : piece];
+    }
+    return text;
+  }
+  function cells(row, tag, numericFrom) {
+    var line = document.createElement('tr');
+    row.forEach(function (value, column) {
+      var cell = document.createElement(tag);
+      cell.textContent = value;
+      if (tag === 'td' && column >= numericFrom) { cell.className = 'num'; }
+      line.appendChild(cell);
+    });
+    return line;
+  }
+  function build(details) {
+    var data = table(), calls = document.createElement('table'), head = document.createElement('thead'),
+        body = document.createElement('tbody');
+    calls.className = 'runs';
+    head.appendChild(cells(data.columns, 'th', data.numeric_from));
+    data.calls[Number(details.dataset.calls)].forEach(function (row) {
+      body.appendChild(cells(row, 'td', data.numeric_from));
+    });
+    calls.appendChild(head);
+    calls.appendChild(body);
+    details.appendChild(calls);
+    if (details.dataset.prompt !== undefined) {
+      var title = document.createElement('h3'), text = document.createElement('pre');
+      title.textContent = 'Prompt';
+      text.className = 'prompt';
+      text.textContent = prompt(Number(details.dataset.prompt));
+      details.appendChild(title);
+      details.appendChild(text);
+    }
+    details.dataset.shown = 'yes';
+  }
+  document.addEventListener('toggle', function (event) {
+    var details = event.target;
+    if (details.open && details.dataset && details.dataset.calls !== undefined && !details.dataset.shown) {
+      build(details);
+    }
+  }, true);
   function fold(open) { document.querySelectorAll('main details').forEach(function (d) { d.open = open; }); }
   document.getElementById('open-all').addEventListener('click', function () { fold(true); });
   document.getElementById('close-all').addEventListener('click', function () { fold(false); });

@@ -22,6 +22,7 @@ from mlab.trace import full_record
 from mlab.viewer.assets import CSS, RUN_JS
 from mlab.viewer.chart import score_chart
 from mlab.viewer.diff import DATA_PREVIEW_LINES, FileChange, step_changes
+from mlab.viewer.folds import FoldTable
 from mlab.viewer.searchtree import node_heading, node_plan, tree_nodes, tree_svg
 from mlab.viewer.tools import assistant_text, format_badge, is_tool_step, tool_call, tool_result
 
@@ -220,20 +221,20 @@ def _usage(record: dict, previous_elapsed: float) -> str:
             f"(at {float(record.get('elapsed_s', 0.0)):.1f} s)</span>")
 
 
-def _calls(record: dict) -> str:
+def _calls(record: dict, folds: FoldTable) -> str:
+    """The step's model calls and its prompt, folded: the details name their entries of the page's
+    table (folds.py), from which the page's script builds the calls' table and writes the prompt
+    the first time they are opened."""
     model = record.get("model") or {}
     calls = model.get("calls") or []
     if not calls:
         return ""
-    rows = "".join(f"<tr><td>{escape(str(c.get('tier')))}</td><td>{escape(str(c.get('model')))}</td>"
-                   f"<td>{escape(str(c.get('purpose')))}</td><td class='num'>{c.get('prompt_tokens', 0):,}</td>"
-                   f"<td class='num'>{c.get('completion_tokens', 0):,}</td><td class='num'>{c.get('latency_s', 0)}</td>"
-                   "</tr>" for c in calls)
+    rows = [[str(c.get("tier")), str(c.get("model")), str(c.get("purpose")), f"{c.get('prompt_tokens', 0):,}",
+             f"{c.get('completion_tokens', 0):,}", str(c.get("latency_s", 0))] for c in calls]
     prompt = model.get("prompt")
-    shown = f"<h3>Prompt</h3><pre>{escape(clip(prompt, MAX_PROMPT_CHARS))}</pre>" if prompt else ""
-    return (f"<details class='calls'><summary>model calls ({len(calls)}) and prompt</summary><table class='runs'>"
-            "<thead><tr><th>tier</th><th>model</th><th>purpose</th><th>prompt tokens</th><th>completion tokens</th>"
-            f"<th>latency (s)</th></tr></thead><tbody>{rows}</tbody></table>{shown}</details>")
+    shown = f" data-prompt='{folds.add(clip(prompt, MAX_PROMPT_CHARS))}'" if prompt else ""
+    return (f"<details class='calls' data-calls='{folds.add_calls(rows)}'{shown}><summary>model calls ({len(calls)}) "
+            "and prompt</summary></details>")
 
 
 def _action(record: dict) -> str:
@@ -312,7 +313,7 @@ def _files_changed(record: dict, changes: tuple[list[FileChange], int]) -> str:
 
 
 def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], claims: list,
-          previous_elapsed: float, submitted: int | None = None, tree: bool = False) -> str:
+          previous_elapsed: float, folds: FoldTable, submitted: int | None = None, tree: bool = False) -> str:
     number, (status, css) = record["step"], _status(record)
     action = record.get("action")
     name = action if isinstance(action, str) else "(no action)" if action is None else json.dumps(action)
@@ -365,7 +366,7 @@ def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], c
     parts.append(_files_changed(record, changes))
     if record.get("end_reason"):
         parts.append(f"<p class='meta'>the run ended here: {escape(str(record['end_reason']))}</p>")
-    parts.append(_calls(record))
+    parts.append(_calls(record, folds))
     parts.append("</article>")
     return "".join(parts)
 
@@ -390,15 +391,17 @@ def render_run(run: LoadedRun) -> str:
     steps, previous = [], 0.0
     submitted = ((run.result or {}).get("search") or {}).get("submitted_node")
     tree = any(isinstance(record.get("node"), int) for record in records)
+    folds = FoldTable()
     for record, change in zip(records, changes):
         steps.append(_step(run, _in_full(run, record), change, by_step.get(record["step"], []), previous,
-                           submitted, tree))
+                           folds, submitted, tree))
         previous = float(record.get("elapsed_s", previous))
     title = f"mlab run {run.id} — {run.task} / {run.agent}" + (" — DEMONSTRATION" if run.demo else "")
     body = "".join(steps) or "<p>This run has no steps yet.</p>"
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
             f"content='width=device-width, initial-scale=1'><title>{escape(title)}</title><style>{CSS}</style></head>"
-            f"<body>{_header(run, labels, claims)}<main>{body}</main><script>{RUN_JS}</script></body></html>\n")
+            f"<body>{_header(run, labels, claims)}<main>{body}</main>{folds.script()}<script>{RUN_JS}</script>"
+            "</body></html>\n")
 
 
 def write_page(path: Path, page: str) -> Path:

@@ -248,3 +248,28 @@ def test_help_in_a_subprocess():
     for verb in ("check", "compile", "schema"):
         assert verb in run.stdout
     assert "exit codes: 0 ok, 1 diagnostics, 2 usage, 3 I/O" in run.stdout
+
+
+@pytest.mark.parametrize("paths, status", [([], 0), ([str(BAD_FILE)], 1),
+                                           ([str(REPO_TASKS / "house-price.mlab"), "nowhere.mlab"], 3)],
+                         ids=["default", "diagnostics", "missing"])
+def test_a_check_without_options_reads_as_argparse_reads_it(capsys, monkeypatch, paths, status):
+    """`mlabc check PATH...` skips building the parser of every verb; what it prints and returns
+    is what the same command with an option for argparse to parse (the default format) gives."""
+    monkeypatch.chdir(REPO_ROOT)
+    plain = run_cli(capsys, "check", *paths)
+    assert plain == run_cli(capsys, "check", "--format", "text", *paths)
+    assert plain[0] == status
+    assert cli._plain_check(["check", *paths]) is not None and cli._plain_check(["check", "--json", *paths]) is None
+
+
+def test_a_one_file_check_does_without_argparse_and_the_writing_of_caches():
+    task = REPO_TASKS / "house-price.mlab"
+    code = ("import mlabc.cli, sys; mlabc.cli.main(['check', sys.argv[1]]); "
+            "print(sorted(m for m in ('argparse', 'tempfile', 'difflib', 'lark', 'jinja2') if m in sys.modules))")
+    # the first check may fill the caches; a new process then reads them
+    subprocess.run([sys.executable, "-c", code, str(task)], cwd=REPO_ROOT, capture_output=True, timeout=120)
+    run = subprocess.run([sys.executable, "-c", code, str(task)], cwd=REPO_ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.splitlines()[0] == "ok: 3 files, 1 task, 14 agents, 0 experiments"
+    assert run.stdout.splitlines()[-1] == "[]", run.stdout

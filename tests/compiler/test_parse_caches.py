@@ -63,3 +63,55 @@ def test_template_analyses_are_read_back_without_jinja(cache, monkeypatch):
     assert jinja_analysis.analyse("{% if x %}never closed") == broken
     with pytest.raises(ImportError):
         jinja_analysis.analyse("{{ a_new_template }}")  # a text not analysed before needs Jinja
+
+
+TASK = '''task t {
+  title   "T"
+  problem "Write submission.csv with the columns Id and y."
+  data lite {
+    from    csv "table.csv"
+    split   random 0.5 seed 1
+    id      "Id"
+    answers ["y"]
+    public  ["train.csv", "test.csv"]
+    private ["answers.csv"]
+  }
+  submission "submission.csv" columns ["Id", "y"]
+  metric     mae on "y" lower_is_better
+}
+'''
+
+
+def _data_errors(folder) -> list[str]:
+    from mlabc.api import check_paths
+
+    return [d.message for d in check_paths([str(folder / "t.mlab")]).diagnostics if d.code in ("E510", "E511", "E512")]
+
+
+def test_a_tables_facts_are_kept_by_its_bytes(cache, tmp_path, monkeypatch):
+    """The data checks read a table's answers back for the same bytes, without parsing its rows;
+    a changed byte (the size and the file's times unchanged) is checked afresh."""
+    import os
+
+    from mlabc.lower import table_facts
+
+    (tmp_path / "t.mlab").write_text(TASK)
+    table = tmp_path / "table.csv"
+    table.write_text("Id,y\n1,2.0\n2,4.0\n3,6.0\n")
+    assert _data_errors(tmp_path) == []
+    assert len(list((cache / "mlabc" / "tables").rglob("*.json"))) == 1
+    parsed, real = [], table_facts.TableFacts._parsed
+    monkeypatch.setattr(table_facts.TableFacts, "_parsed", lambda self: parsed.append(1) or real(self))
+    assert _data_errors(tmp_path) == [] and parsed == []  # from the cache
+    times = os.stat(table)
+    table.write_text("Id,y\n1,2.0\n2,4.0\n1,6.0\n")  # same size
+    os.utime(table, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert _data_errors(tmp_path) == ["id column 'Id' of 'table.csv' repeats '1' on lines 2 and 4"] and parsed
+    parsed.clear()
+    assert _data_errors(tmp_path) == ["id column 'Id' of 'table.csv' repeats '1' on lines 2 and 4"] and parsed == []
+    for entry in (cache / "mlabc" / "tables").rglob("*.json"):
+        entry.write_text('{"header": ["Id", "y"]}')  # damaged: worked out again
+    assert _data_errors(tmp_path) == ["id column 'Id' of 'table.csv' repeats '1' on lines 2 and 4"] and parsed
+    table.write_bytes(b"Id,y\n1,\xff\n")
+    assert _data_errors(tmp_path) == ["data file 'table.csv' is not valid UTF-8: line 2, column 3 (byte 0xff)"]
+    assert _data_errors(tmp_path) == ["data file 'table.csv' is not valid UTF-8: line 2, column 3 (byte 0xff)"]

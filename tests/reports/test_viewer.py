@@ -79,10 +79,103 @@ def test_the_page_in_chromium_shows_steps_score_and_diff(research_page, tmp_path
     dom = done.stdout
     assert 'data-ready="yes"' in dom  # the page's script ran
     assert len(re.findall(r'<nav class="steps">(.*?)</nav>', dom, re.S)[0].split("</a>")) - 1 == 3
+    assert re.search(r'<nav class="steps"><a href="#step-1" class="ok" title="[^"<]+">1</a>', dom)
     assert dom.count('<article class="step"') == 3
     assert re.search(r'<span class="final-score">[\d.]+</span>', dom)
     assert '<span class="add">+W = 0.6</span>' in dom
     assert "<polyline" in dom
+
+
+def test_each_prompt_piece_is_written_once(research_page, run_of):
+    """The three steps' prompts share their system text and tool list: the page holds it once, in
+    the prompt table, and no step's details hold a prompt before they are opened."""
+    html = research_page.read_text()
+    prompts = [json.loads(line)["model"]["prompt"] for line in
+               (run_of("research-0") / "trace.jsonl").read_text().splitlines()]
+    assert all(p.count("Tools you can use:") == 1 for p in prompts) and len(prompts) == 3
+    assert html.count("Tools you can use:") == 1
+    assert html.count("<details class='calls' data-calls=") == 3 and "data-prompt='0'><summary>" in html
+    table = json.loads(html.split("<script type='application/json' id='folds'>")[1].split("</script>")[0])
+    trace = [json.loads(line) for line in (run_of("research-0") / "trace.jsonl").read_text().splitlines()]
+    calls = [table["calls"][int(n)] for n in re.findall(r"<details class='calls' data-calls='(\d+)'", html)]
+    assert [[row[:3] for row in rows] for rows in calls] == [
+        [[c["tier"], c["model"], c["purpose"]] for c in record["model"]["calls"]] for record in trace]
+    assert [_rebuilt(table, n) for n in range(3)] == prompts
+
+
+def _rebuilt(table: dict, number: int) -> str:
+    """A prompt from the page's table: its pieces, joined by a blank line (by one line break
+    before a piece whose number is written negated, ~n)."""
+    text = ""
+    for index, piece in enumerate(table["prompts"][number]):
+        text += ("\n" if piece < 0 else table["separator"]) if index else ""
+        text += table["pieces"][~piece if piece < 0 else piece]
+    return text
+
+
+def test_the_prompt_table_stores_shared_paragraphs_once():
+    from mlab.viewer.folds import FoldTable
+
+    system = "You are a researcher.\n" + "Tool: does one thing.\n" * 300
+    history = [f"Step {n}:\nAction: Execute Script\nObservation:\n```\nscore {n / 7:.4f}\n```" for n in range(1, 2001)]
+    prompts = [f"{system}\n\nThis is step {n} of at most 2000.\n\nYour most recent steps, oldest first:\n"
+               + "\n\n".join(history[max(0, n - 4):n - 1]) + "\n\n\nNow write your next reply.\n"
+               for n in range(1, 2001)]
+    table = FoldTable()
+    numbers = [table.add(p) for p in prompts]
+    assert numbers == list(range(2000)) and table.add(prompts[7]) == 7  # an identical prompt is one entry
+    assert [table.text(n) for n in numbers] == prompts
+    written = len(table.script())
+    assert written < sum(map(len, prompts)) / 40  # 13.8 MB of prompts, most of them the same system text
+    assert written < len(system) + 2000 * 150  # the system text once, then one new step per prompt
+    document = json.loads(table.script().split(">", 1)[1][:-len("</script>")])
+    assert [_rebuilt(document, n) for n in range(2000)] == prompts
+    closing = table.add("Observation:\n</script><script>alert(1)</script>")  # cannot end the data block
+    data = table.script()[len("<script type='application/json' id='folds'>"):-len("</script>")]
+    assert "<" not in data and _rebuilt(json.loads(data), closing) == "Observation:\n</script><script>alert(1)</script>"
+
+
+@needs_chromium
+def test_a_steps_prompt_is_shown_in_full_when_opened(run_of, tmp_path):
+    """Before a click the prompts are not in the page; after `open all folds`, each step's
+    model-call details show its calls' table and its prompt exactly as the trace holds it. The last step's prompt is
+    made the one before it with a line put in front of its history (as a window of steps puts
+    its heading in front of what becomes its oldest step): stored as that line and a known piece."""
+    from html import escape
+
+    run = tmp_path / "run"
+    shutil.copytree(run_of("research-0"), run, symlinks=True)
+    records = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    before = records[-2]["model"]["prompt"]
+    assert before.count("\n\nYour most recent steps") == 1
+    records[-1]["model"]["prompt"] = before.replace("\n\nYour most recent steps", "\n\nOne step left.\nYour most "
+                                                    "recent steps")
+    records[0]["action"] = 'Odd "<b>name</b>"'  # written into the step navigation as text
+    (run / "trace.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+    prompts = [record["model"]["prompt"] for record in records]
+    assert all(6000 < len(p) < MAX_PROMPT_CHARS for p in prompts)
+    research_page = tmp_path / "page.html"
+    code, _, err = mlab("view", run, "-o", research_page)
+    assert code == 0, err
+    table = json.loads(research_page.read_text().split("id='folds'>")[1].split("</script>")[0])
+    assert min(table["prompts"][2]) < 0  # a piece after one line break
+    assert escape(prompts[0], quote=False) not in research_page.read_text()  # only its pieces, in the table
+    clicked = tmp_path / "clicked.html"
+    clicked.write_text(research_page.read_text().replace(
+        "</body>", "<script>document.getElementById('open-all').click();</script></body>"))
+    opened = chromium(clicked, tmp_path / "profile", "--virtual-time-budget=5000", "--dump-dom")
+    assert opened.returncode == 0, opened.stderr[-2000:]
+    (nav,) = re.findall(r'<nav class="steps">(.*?)</nav>', opened.stdout, re.S)
+    assert nav.count("</a>") == 3 and "<b>" not in nav and ">1</a>" in nav
+    shown = re.findall(r'<pre class="prompt">(.*?)</pre>', opened.stdout, re.S)
+    assert shown == [escape(p, quote=False) for p in prompts]
+    tables = re.findall(r'<details class="calls"[^>]*><summary>model calls \(1\) and prompt</summary>'
+                        r'<table class="runs">(.*?)</table>',
+                        opened.stdout, re.S)
+    first = records[0]["model"]["calls"][0]
+    assert len(tables) == 3 and "<th>prompt tokens</th>" in tables[0]
+    assert f'<td>{first["tier"]}</td><td>{escape(first["model"])}</td><td>{first["purpose"]}</td>' \
+           f'<td class="num">{first["prompt_tokens"]:,}</td>' in tables[0]
 
 
 @needs_chromium
