@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import NamedTuple
+from collections import namedtuple
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -34,14 +34,11 @@ def process_stat(pid: int) -> tuple[str, int, int, int] | None:
         return None
 
 
-class Descendant(NamedTuple):
-    """A living process below the root of a tree."""
-
-    pid: int
-    start_time: int
-    depth: int     # 1: a child of the root
-    state: str     # as in /proc/PID/stat: R, S, D, T (stopped), t (traced), ...
-    threads: int   # its tasks: what RLIMIT_NPROC and pids.max count
+# A living process below the root of a tree: pid, start_time, depth (1: a child of the root),
+# state (as in /proc/PID/stat: R, S, D, T (stopped), t (traced), ...) and threads (its tasks: what
+# RLIMIT_NPROC and pids.max count). A plain namedtuple: the launcher imports this module, and
+# typing's NamedTuple would cost it typing's import.
+Descendant = namedtuple("Descendant", "pid start_time depth state threads")
 
 
 def _has_children_files() -> bool:

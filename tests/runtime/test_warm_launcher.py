@@ -1,0 +1,80 @@
+"""The next script's launcher is started while a script runs (mlab.sandbox.warm): the next
+script of the same thread uses it, sees nothing of how it was configured, and a launcher
+nobody uses ends with its thread or when released."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from conftest_sandbox import folders, mode, sandboxed, zombie_children  # noqa: F401  (fixtures)
+from mlab.sandbox import warm
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """The pids of the launchers scripts were given, in order."""
+    pids = []
+    real = warm.take_launcher
+
+    def recorded():
+        launched = real()
+        pids.append(launched.process.pid)
+        return launched
+
+    monkeypatch.setattr(warm, "take_launcher", recorded)
+    warm.release()
+    yield pids
+    warm.release()
+
+
+def test_the_next_script_runs_under_the_launcher_started_during_the_last(folders, mode, taken):
+    first = folders.run("print('one')")
+    ahead = warm._ready.launched
+    assert ahead is not None and ahead.process.poll() is None  # started, idle, waiting
+    second = folders.run("print('two')")
+    assert (first.exit_code, second.exit_code) == (0, 0) and "two" in second.output
+    assert taken[1] == ahead.process.pid
+    assert ahead.process.returncode is not None  # it ran the second script and was reaped
+
+
+def test_a_script_under_a_launcher_started_ahead_reads_no_configuration(folders, mode, taken):
+    folders.run("pass")
+    result = folders.run("""
+        import os, sys
+        print("stdin:", repr(sys.stdin.read()))
+        print("config in environment:", any("SANDBOX_CONFIG" in k for k in os.environ))
+    """)
+    assert "stdin: ''" in result.output and "config in environment: False" in result.output
+
+
+def test_a_launcher_started_ahead_that_died_is_replaced(folders, sandboxed, taken):
+    folders.run("pass")
+    warm._ready.launched.process.kill()
+    warm._ready.launched.process.wait()
+    result = folders.run("print('still runs')")
+    assert result.exit_code == 0 and "still runs" in result.output
+
+
+def test_an_unused_launcher_ends_when_released_or_with_its_thread(folders, sandboxed, taken):
+    folders.run("pass")
+    idle = warm._ready.launched
+    warm.release()
+    assert idle.process.returncode == 0
+    left = []
+
+    def one_script():
+        folders.run("pass")
+        left.append(warm._ready.launched.process)
+
+    thread = threading.Thread(target=one_script)
+    thread.start()
+    thread.join()
+    assert left[0].wait(timeout=5) == 0  # its pipe closed with the thread: it read no configuration
+    assert left[0].pid not in zombie_children()
+
+
+def test_mlab_sandbox_cold_starts_every_launcher_on_demand(folders, sandboxed, taken, monkeypatch):
+    monkeypatch.setenv(warm.WARM_VARIABLE, "1")
+    assert folders.run("pass").exit_code == 0
+    assert warm._ready.launched is None
