@@ -93,7 +93,7 @@ def line(what: str, figures: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="one run only, which also prepares its data: checks the benchmark runs")
+                        help="the offline run only once, which also prepares the data: checks the benchmark runs")
     quick = parser.parse_args().quick
     sys.path.insert(0, str(REPO / "tests" / "reports"))
     from scenarios import write_task
@@ -107,12 +107,11 @@ def main() -> int:
                "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         first = measure(root, source, script, env, "prepare", "-")
         offline = first if quick else measure(root, source, script, env, "measured", "-")
-        served = None if quick else served_run(root, source, script, env)
+        served = served_run(root, source, script, env)
         alone = float(subprocess.run([sys.executable, "-c", LITELLM], capture_output=True, text=True, env=env,
                                      check=True).stdout)
     print(line("harness process of one run, offline scripted model", offline))
-    if served is not None:
-        print(line("the same run, its replies from an OpenAI-compatible server", served))
+    print(line("the same run, its replies from an OpenAI-compatible server", served))
     print(f"the run that also prepared the data: peak {first['peak_mb']:.0f} MB (pandas for the preparation)")
     print(f"for scale: a process importing litellm alone peaks at {alone:.0f} MB")
     return 0
