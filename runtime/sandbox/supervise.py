@@ -189,7 +189,6 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
         launched = warm.start_launcher()
         launched.send(config)
     launcher, out_read, status_read = launched.process, launched.out_read, launched.status_read
-    warm.start_next()   # the next script of this thread finds its launcher started
     run = _Run(launcher, out_read, status_read, limits, collector, started_at)
     run.start_reported = config.get("start_reported", True)
     if config.get("own_uid") and config.get("uid") is not None:
@@ -199,6 +198,7 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
     run.spare_depth = 2 if config["mode"] == "bwrap" else 0
     run.watch_tree = _TreeWatch(launcher.pid, limits.scratch_mounts, run.status.facts, run.spare_depth)
     try:
+        warm.start_next()   # the next script of this thread finds its launcher started
         return run.watch()
     finally:
         run.close()
