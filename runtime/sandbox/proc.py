@@ -130,24 +130,41 @@ def proportional_anonymous_bytes(pid: int) -> int:
 
 
 def tasks_of_user(uid: int) -> int:
-    """Number of tasks (threads included) whose real uid is uid: what RLIMIT_NPROC counts."""
+    """Number of tasks (threads included) whose real uid is uid: what RLIMIT_NPROC counts.
+
+    Every process's status is read (a directory's owner is the effective uid, not the real one),
+    so it is read as bytes and searched for its two fields: this runs before every script, over
+    every process of the machine."""
     count = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        text = _read(f"/proc/{name}/status")
-        if not text:
+        try:
+            fd = os.open(f"/proc/{name}/status", os.O_RDONLY)
+        except OSError:
             continue
-        real_uid = threads = None
-        for line in text.splitlines():
-            if line.startswith("Uid:"):
-                real_uid = int(line.split()[1])
-            elif line.startswith("Threads:"):
-                threads = int(line.split()[1])
-                break
-        if real_uid == uid:
-            count += threads or 1
+        try:
+            data = os.read(fd, STATUS_BYTES)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        if _status_field(data, b"\nUid:") == uid:
+            count += _status_field(data, b"\nThreads:") or 1
     return count
+
+
+STATUS_BYTES = 1 << 16   # /proc/PID/status is about 1.5 KiB, and is read whole at once
+
+
+def _status_field(data: bytes, key: bytes) -> int | None:
+    """The first number after key in a /proc/PID/status text (the real uid, for Uid:)."""
+    start = data.find(key)
+    if start < 0:
+        return None
+    end = data.find(b"\n", start + 1)
+    parts = data[start + len(key):end if end >= 0 else len(data)].split()
+    return int(parts[0]) if parts and parts[0].isdigit() else None
 
 
 def _kill_exact(pid: int, start_time: int, sig: int = signal.SIGKILL) -> None:

@@ -3,6 +3,9 @@ script of the same thread uses it, sees nothing of how it was configured, and a 
 nobody uses ends with its thread or when released."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import threading
 
 import pytest
@@ -78,3 +81,26 @@ def test_mlab_sandbox_cold_starts_every_launcher_on_demand(folders, sandboxed, t
     monkeypatch.setenv(warm.WARM_VARIABLE, "1")
     assert folders.run("pass").exit_code == 0
     assert warm._ready.launched is None
+
+
+def test_the_tasks_of_a_user_are_counted_threads_included():
+    from mlab.sandbox import proc
+
+    if os.geteuid() != 0:
+        pytest.skip("starting a process as a uid of its own needs root")
+    uid = 2 ** 31 - 7   # a uid nothing else runs as
+    assert proc.tasks_of_user(uid) == 0
+    python = shutil.which("python3", path="/usr/bin:/bin")   # one the uid can reach (not under /root)
+    if python is None:
+        pytest.skip("no system python3 for the uid to run")
+    code = ("import threading, time\n"
+            "[threading.Thread(target=time.sleep, args=(30,), daemon=True).start() for _ in range(2)]\n"
+            "print('ready', flush=True); time.sleep(30)")
+    process = subprocess.Popen([python, "-I", "-S", "-c", code], user=uid, group=uid,
+                               stdout=subprocess.PIPE, text=True, cwd="/")
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        assert proc.tasks_of_user(uid) == 3   # one process, three threads
+    finally:
+        process.kill()
+        process.wait()
