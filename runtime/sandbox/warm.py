@@ -96,6 +96,23 @@ class _Ready(threading.local):
 _ready = _Ready()
 
 
+def _forget_in_child() -> None:
+    """In a forked child (mlab scores a run in one): the parent's idle launcher is not its own."""
+    launched, _ready.launched = _ready.launched, None
+    if launched is None:
+        return
+    for fd in (launched.config_write, launched.out_read, launched.status_read):
+        try:
+            os.close(fd)   # this process's copies; the parent keeps its own
+        except OSError:
+            pass
+    launched.config_write = None
+    launched.process.returncode = 0   # not this process's child: nothing here may wait for it
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def take_launcher() -> Launched:
     """This thread's idle launcher if it has one still alive, else a new one."""
     launched, _ready.launched = _ready.launched, None

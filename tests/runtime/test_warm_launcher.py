@@ -104,3 +104,19 @@ def test_the_tasks_of_a_user_are_counted_threads_included():
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_forked_child_does_not_take_its_parents_idle_launcher(folders, sandboxed, taken):
+    folders.run("pass")
+    idle = warm._ready.launched
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        os.write(write, b"none" if warm._ready.launched is None else b"kept")
+        os._exit(0)
+    os.close(write)
+    assert os.read(read, 10) == b"none"
+    os.close(read)
+    os.waitpid(child, 0)
+    assert warm._ready.launched is idle and idle.process.poll() is None  # the parent's, still waiting
+    assert folders.run("print('after the fork')").exit_code == 0 and taken[-1] == idle.process.pid
