@@ -126,15 +126,15 @@ def launchers_on_demand(cold: bool):
     from mlab.sandbox import warm
 
     warm.release()
-    saved = os.environ.pop(warm.WARM_VARIABLE, None)
+    saved = os.environ.pop(warm.COLD_VARIABLE, None)
     if cold:
-        os.environ[warm.WARM_VARIABLE] = "1"
+        os.environ[warm.COLD_VARIABLE] = "1"
     try:
         yield
     finally:
-        os.environ.pop(warm.WARM_VARIABLE, None)
+        os.environ.pop(warm.COLD_VARIABLE, None)
         if saved is not None:
-            os.environ[warm.WARM_VARIABLE] = saved
+            os.environ[warm.COLD_VARIABLE] = saved
         warm.release()
 
 

@@ -3,8 +3,8 @@
 Starting the launcher (an interpreter, then its imports) is the first part of every script's
 start. So once a thread has run a script, the next launcher is started while that script
 runs and waits, idle and unconfigured, until the next script of the same thread hands it its
-configuration over a pipe (in marshal's format, which the launcher reads without importing json). It is the same program with the same privileges as a launcher
-started on demand: it reads nothing before its configuration, then does exactly what a fresh
+configuration over a pipe (in marshal's format, which the launcher reads without importing
+json). It is the same program with the same privileges as a launcher started on demand: it reads nothing before its configuration, then does exactly what a fresh
 launcher does (its stdin becomes /dev/null again before anything else runs). Until then it
 has joined no cgroup, set no limit and started nothing; when the harness ends (or the thread
 that started it does) the pipe closes and it exits.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 LAUNCHER = str(Path(__file__).with_name("launcher.py"))
 PIPE_BYTES = 1 << 20
-WARM_VARIABLE = "MLAB_SANDBOX_COLD"   # set (to anything): every launcher is started on demand
+COLD_VARIABLE = "MLAB_SANDBOX_COLD"   # set (to anything): every launcher is started on demand
 
 
 @dataclass
@@ -125,7 +125,7 @@ def take_launcher() -> Launched:
 
 def start_next() -> None:
     """Start this thread's next launcher now, while the current script runs."""
-    if os.environ.get(WARM_VARIABLE) or _ready.launched is not None:
+    if os.environ.get(COLD_VARIABLE) or _ready.launched is not None:
         return
     try:
         _ready.launched = start_launcher()

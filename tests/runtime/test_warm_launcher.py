@@ -78,7 +78,7 @@ def test_an_unused_launcher_ends_when_released_or_with_its_thread(folders, sandb
 
 
 def test_mlab_sandbox_cold_starts_every_launcher_on_demand(folders, sandboxed, taken, monkeypatch):
-    monkeypatch.setenv(warm.WARM_VARIABLE, "1")
+    monkeypatch.setenv(warm.COLD_VARIABLE, "1")
     assert folders.run("pass").exit_code == 0
     assert warm._ready.launched is None
 
