@@ -13,13 +13,21 @@ The wall time is that of the search itself (SearchEngine.run_until_done), from t
 decision to the closing record; preparing the run folder and scoring the submission are not
 part of it.
 
-    python bench/tree.py [--nodes 8] [--sleep 3] [--parallel 1 2] [--quick]
+Also printed: the CPU time per node of the harness and of its children (launchers, bubblewrap,
+scripts) against the ideal node's (its interpreter's start), the figure to read on a loaded
+machine, where wall times mostly measure the load. With --cold each measurement is repeated
+with every script's launcher started on demand (MLAB_SANDBOX_COLD=1) rather than started while
+the previous script runs (mlab.sandbox.warm).
+
+    python bench/tree.py [--nodes 8] [--sleep 3] [--parallel 1 2] [--cold] [--quick]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -97,16 +105,43 @@ def measure(task, where: Path, nodes: int, sleep_s: float, parallel: int) -> dic
     client = ModelClient({tier: TierConfig(model) for tier in ("main", "fast", "edit")}, offline=OfflineModels())
     run = Run.create(task, agent, where / "runs", limits={"steps": nodes})
     engine = SearchEngine(run, client, agent=agent)
+    before = cpu_seconds()
     started = time.perf_counter()
     outcome = engine.run_until_done()
     wall = time.perf_counter() - started
+    harness_cpu, children_cpu = (after - first for after, first in zip(cpu_seconds(), before))
     run.close()
     records = [r for r in read_trace(run.dir / "trace.jsonl").records if "node" in r]
     if len(records) != nodes or any(r["buggy"] for r in records):
         problems = [(r["node"], r.get("observation", "")[-300:]) for r in records if r["buggy"]]
         raise SystemExit(f"parallel {parallel}: expected {nodes} valid nodes, got {len(records)} "
                          f"({outcome.end_reason}); buggy: {problems}")
-    return {"parallel": parallel, "nodes": nodes, "wall": wall, "ideal": nodes * sleep_s / parallel}
+    return {"parallel": parallel, "nodes": nodes, "wall": wall, "ideal": nodes * sleep_s / parallel,
+            "harness_cpu": harness_cpu, "children_cpu": children_cpu}
+
+
+@contextlib.contextmanager
+def launchers_on_demand(cold: bool):
+    """Within: every script's launcher started on demand (cold) or, as by default, ahead."""
+    from mlab.sandbox import warm
+
+    warm.release()
+    saved = os.environ.pop(warm.COLD_VARIABLE, None)
+    if cold:
+        os.environ[warm.COLD_VARIABLE] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(warm.COLD_VARIABLE, None)
+        if saved is not None:
+            os.environ[warm.COLD_VARIABLE] = saved
+        warm.release()
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds so far of this process and of its reaped children (launchers, sandboxes, scripts)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def warm_up(task, where: Path) -> None:
@@ -119,17 +154,19 @@ def warm_up(task, where: Path) -> None:
     ModelClient({"main": TierConfig(f"mlab/scripted:{replies}")}, offline=OfflineModels()).complete("main", "hello", purpose="step")
 
 
-def interpreter_start(rounds: int = 5) -> float:
-    """Median seconds of starting Python with the node script's imports and nothing else."""
-    times = []
+def interpreter_start(rounds: int = 5) -> tuple[float, float]:
+    """Median seconds of starting Python with the node script's imports and nothing else: wall, CPU."""
+    times, cpu = [], []
     for _ in range(rounds):
+        before = cpu_seconds()[1]
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import csv, time"], check=True)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        cpu.append(cpu_seconds()[1] - before)
+    return statistics.median(times), statistics.median(cpu)
 
 
-def report(figures: dict, sleep_s: float, start_s: float) -> float:
+def report(figures: dict, sleep_s: float, start_s: float, start_cpu: float) -> float:
     measured = 60 * figures["nodes"] / figures["wall"]
     # the ideal node runs its script bare: the interpreter's start and the script's own time
     ideal = 60 * figures["parallel"] / (sleep_s + start_s)
@@ -140,6 +177,10 @@ def report(figures: dict, sleep_s: float, start_s: float) -> float:
           f"{measured:.2f} nodes/min vs ideal {ideal:.2f} -> {ratio:.3f}x ideal (target <= {TARGET}x: {verdict}); "
           f"overhead per evaluation {overhead * 1e3:.0f} ms, {(overhead - start_s) * 1e3:.0f} ms without "
           "the interpreter's start")
+    per_node = (figures["harness_cpu"] + figures["children_cpu"]) / figures["nodes"]
+    print(f"    CPU per node: {per_node * 1e3:.0f} ms ({figures['harness_cpu'] / figures['nodes'] * 1e3:.0f} ms "
+          f"in the harness, {figures['children_cpu'] / figures['nodes'] * 1e3:.0f} ms in launchers, sandboxes "
+          f"and scripts) against {start_cpu * 1e3:.0f} ms for the ideal node: {per_node / start_cpu:.2f}x")
     return ratio
 
 
@@ -148,6 +189,8 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=8, help="nodes per measurement")
     parser.add_argument("--sleep", type=float, default=3.0, help="seconds each node's script takes")
     parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2], choices=[1, 2])
+    parser.add_argument("--cold", action="store_true",
+                        help="also measure each with every launcher started on demand (MLAB_SANDBOX_COLD=1)")
     parser.add_argument("--quick", action="store_true", help="3 nodes of 0 s at 1 and 2 at once: checks the benchmark runs")
     args = parser.parse_args()
     if args.quick:
@@ -160,12 +203,18 @@ def main() -> None:
 
         task = resolve_task(str(make_task(where / "src")))
         warm_up(task, where)
-        start_s = interpreter_start()
+        start_s, start_cpu = interpreter_start()
         print(f"node script: {args.sleep:g} s of sleep; {args.nodes} nodes per measurement; starting the "
               f"interpreter alone takes {start_s * 1e3:.0f} ms; load average {os.getloadavg()[0]:.1f} "
               f"on {os.cpu_count()} CPUs")
         for parallel in args.parallel:
-            report(measure(task, where, args.nodes, args.sleep, parallel), args.sleep, start_s)
+            for cold in (False, True) if args.cold else (False,):
+                with launchers_on_demand(cold):
+                    figures = measure(task, where, args.nodes, args.sleep, parallel)
+                if args.cold:
+                    print("launchers started on demand (MLAB_SANDBOX_COLD=1):" if cold else
+                          "launchers started ahead (the default):")
+                report(figures, args.sleep, start_s, start_cpu)
     finally:
         shutil.rmtree(where, ignore_errors=True)
 

@@ -4,7 +4,7 @@ Offline models are litellm custom providers under the prefix `mlab/` (see
 mlab.models.offline), so tests and demos take exactly the path real runs take.
 Each call is retried with backoff on rate limits, server errors and time-outs;
 usage comes from the provider's reply (counted locally only where none is
-reported) and cost from litellm's price map, `None` (unknown) when unpriced.
+reported; estimated for the offline models, which have no tokenizer) and cost from litellm's price map, `None` (unknown) when unpriced.
 
 `complete` sends one user message and returns its text (text agents, summaries, model-backed
 actions); `chat` sends a conversation with optional tools (tool agents) and keeps the
@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from mlab.models import tokens
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
 from mlab.models.usage import Budget, Usage  # noqa: F401  (Usage: the client's public name)
@@ -69,6 +70,7 @@ def import_litellm():
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
+    _defer_encoding()
     from mlab.models import offline
 
     offline.register(litellm)
@@ -85,6 +87,34 @@ def lookup_errors(litellm) -> tuple[type[BaseException], ...]:
     from openai import OpenAIError  # litellm's provider errors (BadRequestError, ...) derive from the openai client's
 
     return (ValueError, KeyError, TypeError, LookupError, litellm.exceptions.ModelNotMappedError, OpenAIError)
+
+
+class _DeferredEncoding:
+    """litellm's default tokenizer (tiktoken's cl100k table, about 40 MB), loaded on its first use.
+
+    litellm hands its default encoding to every provider's handler, most of which never use it
+    (the offline ones never do: mlab.models.tokens counts their tokens), so it is loaded only
+    when a handler or counter actually encodes or decodes with it."""
+
+    def __init__(self, load):
+        self._load = load
+        self._real = None
+
+    def __getattr__(self, name):
+        if self._real is None:
+            self._real = self._load()
+        return getattr(self._real, name)
+
+
+def _defer_encoding() -> None:
+    """Give litellm's call path a deferred default encoding where it would load it on the first call."""
+    main = sys.modules.get("litellm.main")
+    try:
+        from litellm._lazy_imports import get_default_encoding
+    except ImportError:  # another litellm layout: it loads its encoding as it does
+        return
+    if main is not None and getattr(main, "_encoding_cache", False) is None and "encoding" not in vars(main):
+        main._encoding_cache = _DeferredEncoding(get_default_encoding)
 
 
 def is_offline(model: str) -> bool:
@@ -304,8 +334,7 @@ class ModelClient:
             # the tier's previous prompt began with it too
             key = ("complete", tier)
             if self._previous.get(key) == stable_prefix:
-                call.cached_tokens = min(litellm.token_counter(model="gpt-3.5-turbo", text=stable_prefix),
-                                         call.prompt_tokens)
+                call.cached_tokens = min(tokens.count_text(stable_prefix), call.prompt_tokens)
             self._previous[key] = stable_prefix
         return self._charged(call)
 
@@ -354,16 +383,16 @@ class ModelClient:
             call.prompt_tokens, call.completion_tokens, call.cached_tokens = counts
         else:
             call.usage_reported = False
-            call.prompt_tokens = _count_messages(litellm, messages, tools)
+            call.prompt_tokens = _count_messages(litellm, messages, tools, config.model)
             written = text + "".join((c["function"].get("name") or "") + (c["function"].get("arguments") or "")
                                      for c in message.get("tool_calls", []))
-            call.completion_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=written) if written else 0
+            call.completion_tokens = _count_text(litellm, written, config.model)
         if is_offline(config.model):
             key = ("chat", tier)
             previous_tools, previous = self._previous.get(key, (None, []))
             shared = _common_messages(previous, messages) if previous_tools == tools else 0
             if shared:  # a provider's prefix cache, simulated: the leading messages the last call sent too
-                call.cached_tokens = min(_count_messages(litellm, messages[:shared], tools), call.prompt_tokens)
+                call.cached_tokens = min(tokens.count_messages(messages[:shared], tools), call.prompt_tokens)
             self._previous[key] = (tools, messages)
         call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response, config.model)
         return self._charged(call)
@@ -437,8 +466,8 @@ class ModelClient:
             call.prompt_tokens, call.completion_tokens, call.cached_tokens = counts
         else:
             call.usage_reported = False
-            call.prompt_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=prompt)
-            call.completion_tokens = litellm.token_counter(model="gpt-3.5-turbo", text=text)
+            call.prompt_tokens = _count_text(litellm, prompt, model)
+            call.completion_tokens = _count_text(litellm, text, model)
         call.cost = 0.0 if is_offline(model) else _cost(litellm, response, model)
         return call
 
@@ -477,9 +506,19 @@ def _finite_cost(value) -> float | None:
     return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
 
 
-def _count_messages(litellm, messages: list[dict], tools: list[dict] | None) -> int:
+def _count_text(litellm, text: str, model: str) -> int:
+    """Tokens of a text counted locally: estimated for an offline model (mlab.models.tokens),
+    by litellm's tokenizer for a provider that reported none."""
+    if is_offline(model):
+        return tokens.count_text(text)
+    return litellm.token_counter(model="gpt-3.5-turbo", text=text) if text else 0
+
+
+def _count_messages(litellm, messages: list[dict], tools: list[dict] | None, model: str) -> int:
     """Prompt tokens of a conversation and its tools, counted locally (the tools array is part
-    of the prompt a provider bills)."""
+    of the prompt a provider bills); estimated for an offline model."""
+    if is_offline(model):
+        return tokens.count_messages(messages, tools)
     try:
         return litellm.token_counter(model="gpt-3.5-turbo", messages=messages, tools=tools or None)
     except lookup_errors(litellm):  # a message shape the counter does not know: count its text

@@ -3,7 +3,9 @@
 It is a separate program rather than code run between fork and exec in the
 harness, because the harness has threads, and Python code between fork and
 exec in a threaded process can deadlock. It runs with the harness's privileges;
-its configuration is JSON in $MLAB_SANDBOX_CONFIG, built by mlab.sandbox and
+its configuration is JSON in $MLAB_SANDBOX_CONFIG or, for a launcher started ahead
+of its script (mlab.sandbox.warm), read from stdin to its end before anything else
+is done (stdin is /dev/null again before the script starts); built by mlab.sandbox and
 mlab.sandbox.supervise. It becomes a child subreaper and forks one child,
 which joins the script's cgroups if there are any, sets the resource limits,
 drops to the sandbox uid (the supervisor keeps the harness's uid, so the
@@ -23,7 +25,7 @@ the kernel's account of everything it reaped, without its own overhead.
 from __future__ import annotations
 
 import ctypes
-import json
+import marshal
 import os
 import resource
 import signal
@@ -51,9 +53,18 @@ def _check(result: int, what: str) -> None:
         raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
+def _json_text(value) -> str:
+    """A number or a text as JSON (json itself, with re under it, is not imported for so little)."""
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped) + '"'
+    return repr(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "null"
+
+
 def _report(status_fd: int, document: dict) -> None:
+    text = "{" + ", ".join(f"{_json_text(key)}: {_json_text(value)}" for key, value in document.items()) + "}"
     try:
-        os.write(status_fd, (json.dumps(document) + "\n").encode())
+        os.write(status_fd, (text + "\n").encode())
     except OSError:
         pass
 
@@ -244,10 +255,33 @@ def supervise(config: dict) -> None:
     os._exit(exit_code if 0 <= exit_code < 256 else 1)
 
 
+def _read_config() -> dict | None:
+    """The configuration: from $MLAB_SANDBOX_CONFIG, or else read from stdin to its end (a
+    launcher started ahead of its script, see mlab.sandbox.warm); None when none came."""
+    if "MLAB_SANDBOX_CONFIG" in os.environ:
+        import json
+
+        return json.loads(os.environ.pop("MLAB_SANDBOX_CONFIG"))
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    # what the script inherits as stdin is /dev/null, as for a launcher started on demand
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    # marshal (built in, unlike json): the harness wrote it, on a pipe only it and this process hold
+    return marshal.loads(b"".join(chunks)) if chunks else None
+
+
 def main() -> None:
-    # The configuration comes in the environment, not argv: other users can read
+    # The configuration comes in the environment or a pipe, not argv: other users can read
     # a process's argv, and it may carry the script's environment.
-    config = json.loads(os.environ.pop("MLAB_SANDBOX_CONFIG"))
+    config = _read_config()
+    if config is None:   # a launcher started ahead that was never needed
+        os._exit(0)
     try:
         supervise(config)
     except OSError as error:

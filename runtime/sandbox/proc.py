@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import NamedTuple
+from collections import namedtuple
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -34,14 +34,11 @@ def process_stat(pid: int) -> tuple[str, int, int, int] | None:
         return None
 
 
-class Descendant(NamedTuple):
-    """A living process below the root of a tree."""
-
-    pid: int
-    start_time: int
-    depth: int     # 1: a child of the root
-    state: str     # as in /proc/PID/stat: R, S, D, T (stopped), t (traced), ...
-    threads: int   # its tasks: what RLIMIT_NPROC and pids.max count
+# A living process below the root of a tree: pid, start_time, depth (1: a child of the root),
+# state (as in /proc/PID/stat: R, S, D, T (stopped), t (traced), ...) and threads (its tasks: what
+# RLIMIT_NPROC and pids.max count). A plain namedtuple: the launcher imports this module, and
+# typing's NamedTuple would cost it typing's import.
+Descendant = namedtuple("Descendant", "pid start_time depth state threads")
 
 
 def _has_children_files() -> bool:
@@ -133,24 +130,41 @@ def proportional_anonymous_bytes(pid: int) -> int:
 
 
 def tasks_of_user(uid: int) -> int:
-    """Number of tasks (threads included) whose real uid is uid: what RLIMIT_NPROC counts."""
+    """Number of tasks (threads included) whose real uid is uid: what RLIMIT_NPROC counts.
+
+    Every process's status is read (a directory's owner is the effective uid, not the real one),
+    so it is read as bytes and searched for its two fields: this runs before every script, over
+    every process of the machine."""
     count = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        text = _read(f"/proc/{name}/status")
-        if not text:
+        try:
+            fd = os.open(f"/proc/{name}/status", os.O_RDONLY)
+        except OSError:
             continue
-        real_uid = threads = None
-        for line in text.splitlines():
-            if line.startswith("Uid:"):
-                real_uid = int(line.split()[1])
-            elif line.startswith("Threads:"):
-                threads = int(line.split()[1])
-                break
-        if real_uid == uid:
-            count += threads or 1
+        try:
+            data = os.read(fd, STATUS_BYTES)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        if _status_field(data, b"\nUid:") == uid:
+            count += _status_field(data, b"\nThreads:") or 1
     return count
+
+
+STATUS_BYTES = 1 << 16   # /proc/PID/status is about 1.5 KiB, and is read whole at once
+
+
+def _status_field(data: bytes, key: bytes) -> int | None:
+    """The first number after key in a /proc/PID/status text (the real uid, for Uid:)."""
+    start = data.find(key)
+    if start < 0:
+        return None
+    end = data.find(b"\n", start + 1)
+    parts = data[start + len(key):end if end >= 0 else len(data)].split()
+    return int(parts[0]) if parts and parts[0].isdigit() else None
 
 
 def _kill_exact(pid: int, start_time: int, sig: int = signal.SIGKILL) -> None:

@@ -1,6 +1,7 @@
 """Watching one launched script: output, time, memory and process count, then the kill.
 
-The launcher (sandbox/launcher.py) is the harness's only child; everything the
+The launcher (sandbox/launcher.py) is the harness's child (beside, per thread that runs
+scripts, one idle launcher started ahead for the next script: mlab.sandbox.warm); everything the
 script starts is its descendant (bubblewrap's PID namespace or the launcher's
 subreaper keep even setsid() grandchildren in the tree). The harness reads the
 combined output as it comes, samples the tree every WATCH_INTERVAL_S, kills the
@@ -14,23 +15,21 @@ otherwise hold the run until its time limit).
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import select
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from mlab.sandbox import proc as sandbox_proc
+from mlab.sandbox import warm
 from mlab.sandbox.cgroup import ScriptCgroup, ScriptCgroupV1
 from mlab.sandbox.disk import DiskWatch
 from mlab.sandbox.output import OutputCollector
 
-LAUNCHER = str(Path(__file__).with_name("launcher.py"))
+LAUNCHER = warm.LAUNCHER
 WATCH_INTERVAL_S = 0.05
 SPARE_INIT_S = 0.5    # how long bubblewrap and its init may outlive the killed script
 KILL_GRACE_S = 2.0
@@ -39,7 +38,6 @@ INIT_ALONE_S = 2.0    # how long the sandbox's init may live on once no script p
 PROPORTIONAL_BUDGET_S = 0.2   # the most one proportional memory count may take
 ESCALATE_S = SPARE_INIT_S   # a tree still alive this long after the kill gets the kill that cannot be outrun
 HARD_DEADLINE_S = 8.0   # the watch returns this long after the time limit, whatever the tree does
-PIPE_BYTES = 1 << 20
 READ_BYTES = 1 << 20
 
 
@@ -178,29 +176,19 @@ def _exit_code_of(wait_status: int) -> int:
 def supervise(config: dict, limits: Limits, collector: OutputCollector,
               cgroup: ScriptCgroup | ScriptCgroupV1 | None = None) -> Supervision:
     """Launch the script described by config and watch it to the end (in cgroup if given)."""
-    out_read, out_write = os.pipe()
-    status_read, status_write = os.pipe()
-    try:
-        fcntl.fcntl(out_read, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-    except OSError:
-        pass  # a smaller pipe only means more reads
-    config = {**config, "status_fd": status_write, "parent_pid": os.getpid(),
+    config = {**config, "parent_pid": os.getpid(),
               "cgroup_procs": cgroup.procs_files if cgroup else [],
               "cgroup_optional_procs": cgroup.optional_procs_files if cgroup else [],
               "cgroup_budgets_tasks": bool(cgroup and cgroup.budgets_tasks)}
+    launched = warm.take_launcher()
     started_at = time.monotonic()
     try:
-        launcher = subprocess.Popen(
-            [sys.executable, "-I", "-S", LAUNCHER], stdin=subprocess.DEVNULL, stdout=out_write,
-            stderr=out_write, pass_fds=(status_write,), start_new_session=True, cwd="/",
-            env={"MLAB_SANDBOX_CONFIG": json.dumps(config)})
-    except BaseException:
-        for fd in (out_read, status_read):
-            os.close(fd)
-        raise
-    finally:
-        os.close(out_write)
-        os.close(status_write)
+        launched.send(config)
+    except OSError:   # a launcher started ahead that is gone: one started now
+        launched.discard()
+        launched = warm.start_launcher()
+        launched.send(config)
+    launcher, out_read, status_read = launched.process, launched.out_read, launched.status_read
     run = _Run(launcher, out_read, status_read, limits, collector, started_at)
     run.start_reported = config.get("start_reported", True)
     if config.get("own_uid") and config.get("uid") is not None:
@@ -210,6 +198,7 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
     run.spare_depth = 2 if config["mode"] == "bwrap" else 0
     run.watch_tree = _TreeWatch(launcher.pid, limits.scratch_mounts, run.status.facts, run.spare_depth)
     try:
+        warm.start_next()   # the next script of this thread finds its launcher started
         return run.watch()
     finally:
         run.close()
