@@ -91,17 +91,17 @@ class Trace:
 
 def _old_path(gateway_module) -> None:
     """Undo what trimmed the path: unbuffered replies (two writes) and a second pricing of each response."""
-    from mlab.models import client
+    from mlab.models import prices
 
     gateway_module._Handler.wbufsize = 0
 
-    def priced_again(litellm, response):
+    def priced_again(litellm, response, model):
         try:
             return float(litellm.completion_cost(completion_response=response))
         except Exception:  # noqa: BLE001 - as the client did: not in the price map
             return None
 
-    client._cost = priced_again
+    prices.response_cost = priced_again
 
 
 def process_cpu_s(pid: int) -> float:

@@ -14,7 +14,6 @@ the conversation of the next step has to echo it back unchanged.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
@@ -22,8 +21,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from mlab.models import tokens
-from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused
+from mlab.models import prices, tokens
+from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused, lookup_errors
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
 from mlab.models.usage import Budget, Usage  # noqa: F401  (Usage: the client's public name)
 from mlab.models.response import MalformedResponse, reply_message, reply_text, usage_counts
@@ -70,7 +69,7 @@ def import_litellm():
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
-    _defer_encoding()
+    tokens.defer_encoding()
     from mlab.models import offline
 
     offline.register(litellm)
@@ -78,43 +77,6 @@ def import_litellm():
 
     transport.install(litellm)
     return litellm
-
-
-def lookup_errors(litellm) -> tuple[type[BaseException], ...]:
-    """What litellm's table lookups (keys a provider needs, whether it caches prompts, a price,
-    a token count) raise for a model or a message they do not know: its own "not mapped" and
-    provider errors, and the plain lookup errors of its tables. Anything else is a bug to see."""
-    from openai import OpenAIError  # litellm's provider errors (BadRequestError, ...) derive from the openai client's
-
-    return (ValueError, KeyError, TypeError, LookupError, litellm.exceptions.ModelNotMappedError, OpenAIError)
-
-
-class _DeferredEncoding:
-    """litellm's default tokenizer (tiktoken's cl100k table, about 40 MB), loaded on its first use.
-
-    litellm hands its default encoding to every provider's handler, most of which never use it
-    (the offline ones never do: mlab.models.tokens counts their tokens), so it is loaded only
-    when a handler or counter actually encodes or decodes with it."""
-
-    def __init__(self, load):
-        self._load = load
-        self._real = None
-
-    def __getattr__(self, name):
-        if self._real is None:
-            self._real = self._load()
-        return getattr(self._real, name)
-
-
-def _defer_encoding() -> None:
-    """Give litellm's call path a deferred default encoding where it would load it on the first call."""
-    main = sys.modules.get("litellm.main")
-    try:
-        from litellm._lazy_imports import get_default_encoding
-    except ImportError:  # another litellm layout: it loads its encoding as it does
-        return
-    if main is not None and getattr(main, "_encoding_cache", False) is None and "encoding" not in vars(main):
-        main._encoding_cache = _DeferredEncoding(get_default_encoding)
 
 
 def is_offline(model: str) -> bool:
@@ -394,7 +356,7 @@ class ModelClient:
             if shared:  # a provider's prefix cache, simulated: the leading messages the last call sent too
                 call.cached_tokens = min(tokens.count_messages(messages[:shared], tools), call.prompt_tokens)
             self._previous[key] = (tools, messages)
-        call.cost = 0.0 if is_offline(config.model) else _cost(litellm, response, config.model)
+        call.cost = 0.0 if is_offline(config.model) else prices.response_cost(litellm, response, config.model)
         return self._charged(call)
 
     def _check_budget(self) -> None:
@@ -468,42 +430,8 @@ class ModelClient:
             call.usage_reported = False
             call.prompt_tokens = _count_text(litellm, prompt, model)
             call.completion_tokens = _count_text(litellm, text, model)
-        call.cost = 0.0 if is_offline(model) else _cost(litellm, response, model)
+        call.cost = 0.0 if is_offline(model) else prices.response_cost(litellm, response, model)
         return call
-
-
-def _cost(litellm, response, model: str) -> float | None:
-    """litellm's price of the reply (its cached-input and cache-write rates, its tiers); where it
-    cannot price it (the server named a model the map lacks), the declared model's map rates
-    applied to the reported usage (mlab.models.prices); None: unknown, never $0."""
-    from mlab.models.prices import cache_write_tokens, price_of
-
-    # litellm prices each response as it logs it (`_hidden_params["response_cost"]`, None when the
-    # reply's model is not in its price map): reuse that rather than price the response a second time
-    hidden = getattr(response, "_hidden_params", None)
-    if isinstance(hidden, dict) and "response_cost" in hidden:
-        cost = _finite_cost(hidden["response_cost"])
-    else:
-        try:
-            cost = _finite_cost(litellm.completion_cost(completion_response=response))
-        except lookup_errors(litellm):  # not in the price map under the reply's model name
-            cost = None
-    if cost is not None:
-        return cost
-    usage = getattr(response, "usage", None)
-    counts, price = usage_counts(usage), price_of(model)
-    if counts is None or price is None:
-        return None
-    return price.cost(*counts, cache_write=cache_write_tokens(usage))
-
-
-def _finite_cost(value) -> float | None:
-    """A price as a number of dollars; None, NaN, infinite or negative: unknown."""
-    try:
-        cost = float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
-    return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
 
 
 def _count_text(litellm, text: str, model: str) -> int:

@@ -47,3 +47,12 @@ class BudgetSpent(ModelError):
 
 class MissingKey(Exception):
     """A provider's API key is not set; a one-line message for the user."""
+
+
+def lookup_errors(litellm) -> tuple[type[BaseException], ...]:
+    """What litellm's table lookups (keys a provider needs, whether it caches prompts, a price,
+    a token count) raise for a model or a message they do not know: its own "not mapped" and
+    provider errors, and the plain lookup errors of its tables. Anything else is a bug to see."""
+    from openai import OpenAIError  # litellm's provider errors (BadRequestError, ...) derive from the openai client's
+
+    return (ValueError, KeyError, TypeError, LookupError, litellm.exceptions.ModelNotMappedError, OpenAIError)

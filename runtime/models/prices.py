@@ -9,8 +9,12 @@ models (`mlab/...`) make no paid call and cost exactly 0.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
+
+from mlab.models.errors import lookup_errors
+from mlab.models.response import usage_counts
 
 OFFLINE_PREFIX = "mlab/"
 
@@ -73,3 +77,35 @@ def cache_write_tokens(usage) -> int:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e18:
             return int(value)
     return 0
+
+
+def response_cost(litellm, response, model: str) -> float | None:
+    """litellm's price of the reply (its cached-input and cache-write rates, its tiers); where it
+    cannot price it (the server named a model the map lacks), the declared model's map rates
+    applied to the reported usage (mlab.models.prices); None: unknown, never $0."""
+    # litellm prices each response as it logs it (`_hidden_params["response_cost"]`, None when the
+    # reply's model is not in its price map): reuse that rather than price the response a second time
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = finite_cost(hidden["response_cost"])
+    else:
+        try:
+            cost = finite_cost(litellm.completion_cost(completion_response=response))
+        except lookup_errors(litellm):  # not in the price map under the reply's model name
+            cost = None
+    if cost is not None:
+        return cost
+    usage = getattr(response, "usage", None)
+    counts, price = usage_counts(usage), price_of(model)
+    if counts is None or price is None:
+        return None
+    return price.cost(*counts, cache_write=cache_write_tokens(usage))
+
+
+def finite_cost(value) -> float | None:
+    """A price as a number of dollars; None, NaN, infinite or negative: unknown."""
+    try:
+        cost = float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+    return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None

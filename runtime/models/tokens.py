@@ -11,6 +11,7 @@ a real provider that reports no usage is still counted with litellm's tokenizer
 from __future__ import annotations
 
 import json
+import sys
 
 BYTES_PER_TOKEN = 4
 PER_MESSAGE = 3  # the role and the separators around each message
@@ -36,3 +37,31 @@ def count_messages(messages: list[dict], tools: list[dict] | None = None) -> int
     if tools:
         total += count_text(json.dumps(tools, ensure_ascii=False))
     return total
+
+
+class DeferredEncoding:
+    """litellm's default tokenizer (tiktoken's cl100k table, about 40 MB), loaded on its first use.
+
+    litellm hands its default encoding to every provider's handler, most of which never use it
+    (the offline ones never do: mlab.models.tokens counts their tokens), so it is loaded only
+    when a handler or counter actually encodes or decodes with it."""
+
+    def __init__(self, load):
+        self._load = load
+        self._real = None
+
+    def __getattr__(self, name):
+        if self._real is None:
+            self._real = self._load()
+        return getattr(self._real, name)
+
+
+def defer_encoding() -> None:
+    """Give litellm's call path a deferred default encoding where it would load it on the first call."""
+    main = sys.modules.get("litellm.main")
+    try:
+        from litellm._lazy_imports import get_default_encoding
+    except ImportError:  # another litellm layout: it loads its encoding as it does
+        return
+    if main is not None and getattr(main, "_encoding_cache", False) is None and "encoding" not in vars(main):
+        main._encoding_cache = DeferredEncoding(get_default_encoding)

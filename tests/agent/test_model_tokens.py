@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from mlab.models import client as model_client
 from mlab.models import tokens
 from mlab.models.client import ModelClient, TierConfig, import_litellm
 
@@ -30,7 +29,7 @@ def no_tokenizer(monkeypatch):
         raise AssertionError("litellm's tokenizer was used")
 
     monkeypatch.setattr(litellm, "token_counter", refused)
-    monkeypatch.setattr(litellm.main, "_encoding_cache", model_client._DeferredEncoding(refused))
+    monkeypatch.setattr(litellm.main, "_encoding_cache", tokens.DeferredEncoding(refused))
     return litellm
 
 
@@ -49,10 +48,10 @@ def test_litellm_gets_a_deferred_encoding_that_is_the_real_one_when_used():
     litellm = import_litellm()
     from litellm._lazy_imports import get_default_encoding
 
-    deferred = model_client._DeferredEncoding(get_default_encoding)
+    deferred = tokens.DeferredEncoding(get_default_encoding)
     assert deferred._real is None
     assert deferred.encode("hello world") == get_default_encoding().encode("hello world")
-    assert isinstance(litellm.main._encoding_cache, model_client._DeferredEncoding) or \
+    assert isinstance(litellm.main._encoding_cache, tokens.DeferredEncoding) or \
         "encoding" in vars(litellm.main)  # loaded already by an earlier counter in this process
 
 

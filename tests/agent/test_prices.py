@@ -5,7 +5,8 @@ map's rates."""
 import pytest
 
 from fake_openai import FakeOpenAI
-from mlab.models.client import ModelClient, TierConfig, _cost, import_litellm
+from mlab.models.client import ModelClient, TierConfig, import_litellm
+from mlab.models.prices import response_cost as _cost
 from mlab.models.prices import FREE, price_of, unpriced
 
 # gpt-4o in litellm's bundled map: $2.50 / M input, $1.25 / M cached input, $10 / M output

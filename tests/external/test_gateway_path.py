@@ -80,7 +80,7 @@ def test_a_deferred_record_is_written_at_once_and_synced_by_the_caller(tmp_path,
 
 
 def test_a_response_is_priced_once():
-    from mlab.models.client import _cost
+    from mlab.models.prices import response_cost as _cost
 
     priced = []
     litellm = SimpleNamespace(completion_cost=lambda **kw: priced.append(kw) or 0.5)
