@@ -242,7 +242,7 @@ class Run:
             snapshotter = Snapshotter(staging / "workspace", store)
             snapshotter.scan()
             meta = {
-                "schema": RUN_SCHEMA_ID, "schema_version": 3, "id": run_id, "created": timestamp(),
+                "schema": RUN_SCHEMA_ID, "schema_version": 4, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),
                 "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
                 "seed": int(seed), "limits": resolved.to_json(),

@@ -11,7 +11,7 @@ from mlab.limits import counted_steps
 from mlab.observation import write_json
 
 RESULT = "result.json"
-RESULT_VERSION = 4  # 4: sandbox, agent_kind, task_version, compute's hours and accelerator; 3: reply_format, search; 2: tier sources
+RESULT_VERSION = 5  # 5: failure mode 'agent install failed', compute's accelerator_devices; 4: sandbox, agent_kind, task_version, compute's hours and accelerator; 3: reply_format, search; 2: tier sources
 
 
 def _litellm_version() -> str | None:

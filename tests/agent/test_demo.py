@@ -18,7 +18,7 @@ def test_the_house_price_demonstration_is_scored_and_labelled(tmp_path):
     assert document["success"] is True and document["failure_mode"] is None
     assert document["models"]["main"] == {"model": "mlab/demo", "params": {}, "source": "option"}
     assert {tier["source"] for name, tier in document["models"].items() if name != "main"} == {"main"}
-    assert document["schema_version"] == 4 and document["scoring_s"] > 0 and document["agent_kind"] == "linear"
+    assert document["schema_version"] == 5 and document["scoring_s"] > 0 and document["agent_kind"] == "linear"
     from mlab.sandbox.runner import sandbox_available
 
     usable, reason = sandbox_available()  # its two scripts ran in bubblewrap where it works here

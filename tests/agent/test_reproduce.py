@@ -30,7 +30,7 @@ def test_run_json_records_the_hardware_and_validates(scripted_run):
 
     _, run_dir = scripted_run
     meta = json.loads((run_dir / "run.json").read_text())
-    assert problems("run", meta) == [] and meta["schema_version"] == 3 and meta["task_version"] == 1
+    assert problems("run", meta) == [] and meta["schema_version"] == 4 and meta["task_version"] == 1
     hardware = meta["hardware"]
     assert hardware["cpus_allowed"] == 1 and hardware["cpus_available"] >= 1 and hardware["os"]
     assert isinstance(hardware["accelerators"], list)
@@ -41,7 +41,7 @@ def test_run_json_records_the_hardware_and_validates(scripted_run):
 def test_result_json_carries_the_task_version_build_and_compute(scripted_run):
     _, run_dir = scripted_run
     document = result(run_dir)
-    assert document["schema_version"] == 4 and document["task"] == "tiny" and document["task_version"] == 1
+    assert document["schema_version"] == 5 and document["task"] == "tiny" and document["task_version"] == 1
     assert len(document["provenance"]["build_digest"]) == 64
     compute = document["compute"]
     assert compute["scripts"] == 1 and compute["cpu_hours"] == pytest.approx(compute["cpu_s"] / 3600, abs=1e-6)

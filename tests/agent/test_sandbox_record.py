@@ -11,10 +11,10 @@ def test_a_run_without_the_sandbox_says_so_in_its_files_and_its_report(tiny_task
     assert code == 0, err
     run_dir = only_run(tmp_path / "runs")
     meta = json.loads((run_dir / "run.json").read_text())
-    assert meta["schema_version"] == 3
+    assert meta["schema_version"] == 4
     assert meta["sandbox"] == {"sandboxed": False, "reason": "the sandbox is turned off by MLAB_NO_SANDBOX"}
     document = result(run_dir)
-    assert document["schema_version"] == 4
+    assert document["schema_version"] == 5
     ran = document["sandbox"]["scripts"]
     assert ran >= 1 and document["sandbox"] == {"sandboxed": False, "scripts": ran, "unsandboxed_scripts": ran,
                                                 "reason": "the sandbox is turned off by MLAB_NO_SANDBOX"}

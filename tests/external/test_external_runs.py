@@ -36,7 +36,7 @@ def test_own_script_agent_scores_through_the_gateway(tmp_path, tiny_task):
     run = only_run(tmp_path / "runs")
     assert code == 0, err
     document = result(run)
-    assert document["agent_kind"] == "external" and document["schema_version"] == 4
+    assert document["agent_kind"] == "external" and document["schema_version"] == 5
     assert document["score"] == pytest.approx(0.0) and document["success"] is True
     assert document["end_reason"] == "agent_exited" and document["model_calls"] == 2
     records = trace(run)

@@ -32,7 +32,7 @@ def test_the_submitted_node_is_scored_and_named_in_result_json(house_task, searc
     result = finish(run, SearchEngine(run, client, agent=agent))
     assert result["search"] == {"policy": "greedy", "nodes": 3, "valid_nodes": 1, "buggy_nodes": 2,
                                 "submitted_node": 1, "submitted_validation": 41000.5, "selected_by": "validation"}
-    assert result["schema_version"] == 4 and result["agent_kind"] == "search" and result["score"] is not None and result["submitted"] is True
+    assert result["schema_version"] == 5 and result["agent_kind"] == "search" and result["score"] is not None and result["submitted"] is True
     assert result["steps"] == 3 and result["failure_mode"] in (None, "small improvement")
     trace = [json.loads(line) for line in (run.dir / "trace.jsonl").read_text().splitlines()]
     assert trace[0]["search"]["summary"] == "ran; validation MAE 41000.5"
