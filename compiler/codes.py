@@ -111,4 +111,8 @@ CODES: dict[str, Code] = {
     "E951": Code("reference does not beat the baseline", "A `reference` is a better score than the task's starting point: a reference at or below a declared `baseline VALUE`, in the metric's direction, would make every normalised score meaningless (the scale would run backwards or divide by zero)."),
     "E952": Code("thresholds out of order", "Medal thresholds run from gold, the best score, down through silver and bronze to median, in the metric's direction: higher numbers first for a higher-is-better metric, lower first for an error."),
     "E953": Code("unknown threshold", "A `thresholds` block holds `gold`, `silver`, `bronze`, `median` and its `source`."),
+    "E954": Code("leaderboard file missing or unreadable", "A `leaderboard` names a CSV file shipped with the task, inside its folder, UTF-8 with a header row; the compiler reads its scores into the build, so the file must be there when the task is checked."),
+    "E955": Code("leaderboard column missing", "The leaderboard's scores are read from one column of its CSV file: `column \"NAME\"`, `score` when none is given (the column of MLE-bench's leaderboard files)."),
+    "E956": Code("leaderboard scores not numbers", "Every row of a leaderboard file holds one entry's score, a finite number of the task's metric, and the file has at least one row."),
+    "E957": Code("leaderboard against the metric's direction", "Medals and percentiles rank scores, so a task with a `leaderboard` needs a metric with a direction, and a leaderboard sorted best first, as competitions show them, must run in that direction."),
 }

@@ -210,6 +210,9 @@ class ToAst(Transformer):
     def thresholds(self, meta, *items):
         return A.Thresholds(self._span(meta), tuple(items))
 
+    def leaderboard(self, meta, file, column, source):
+        return A.Leaderboard(self._span(meta), file, column, source)
+
     def threshold_entry(self, meta, name, value):
         return A.Limit(self._ident(name), value, self._span(meta))
 

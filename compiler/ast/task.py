@@ -9,7 +9,7 @@ from .base import Entry, Ident, Param, Value
 
 __all__ = [
     'Title', 'Category', 'Problem', 'Starter', 'ReadOnly', 'Requires', 'ColumnRule', 'Submission', 'Metric',
-    'BaselineRun', 'BaselineValue', 'Reference', 'Thresholds', 'Gym', 'Success', 'DefaultAgent', 'Demo',
+    'BaselineRun', 'BaselineValue', 'Reference', 'Thresholds', 'Leaderboard', 'Gym', 'Success', 'DefaultAgent', 'Demo',
     'Evaluator', 'Version', 'Change', 'Changes', 'KnownIssue', 'Limit', 'Limits', 'HardwareEntry',
     'Hardware', 'Source', 'Split', 'Validation', 'IdColumn', 'Answers', 'Public', 'Private',
     'Checksum', 'Prepare', 'Data',
@@ -113,6 +113,16 @@ class Thresholds(Entry):
     """`thresholds { gold X silver Y bronze Z source "..." }`: medal thresholds (MLE-bench)."""
     items: tuple["Limit", ...]
     keyword: ClassVar[str] = "thresholds"
+
+
+@dataclass(frozen=True)
+class Leaderboard(Entry):
+    """`leaderboard "leaderboard.csv" column "score" source "..."`: a CSV of a public leaderboard's
+    scores shipped with the task; medals and percentiles come from it (MLE-bench's rule)."""
+    file: Value
+    column: Value | None
+    source: Value | None
+    keyword: ClassVar[str] = "leaderboard"
 
 
 @dataclass(frozen=True)

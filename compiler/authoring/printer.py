@@ -379,6 +379,8 @@ ENTRY_LAYOUT = {
                              None, False),
     A.Reference: lambda e: ("reference", [e.label, e.value] + (["source", e.source] if e.source else []), None, False),
     A.Thresholds: lambda e: ("thresholds", [], list(e.items), False),
+    A.Leaderboard: lambda e: ("leaderboard", [e.file] + (["column", e.column] if e.column else [])
+                              + (["source", e.source] if e.source else []), None, False),
     A.Gym: lambda e: ("gym", [], list(e.items), False),
     A.Limits: lambda e: ("limits", [], list(e.items), False),
     A.Hardware: lambda e: ("hardware", [], list(e.items), False),

@@ -16,6 +16,7 @@ from .metric import check_baseline_range, check_metric_columns, lower_metric
 from .problem import check_problem_text
 from .versions import VERSION_ENTRIES, check_versions, lower_version_entry
 from .references import check_references, lower_reference, lower_thresholds
+from .leaderboard import check_leaderboard, lower_leaderboard
 from .gym import check_gym, lower_gym
 
 CATEGORIES = ("canonical", "classic-kaggle", "recent-kaggle", "research", "code-improvement")
@@ -97,6 +98,7 @@ class TaskLowerer:
             check_metric_columns(ir, self._metric_entry, report)
         check_baseline_range(decl, ir, report)
         check_references(ir, report)
+        check_leaderboard(ir, report)
         check_gym(ir, self._gym_span, report)
         check_problem_text(decl, ir, self.root, report)
         metric = ir["metric"]
@@ -159,6 +161,9 @@ class TaskLowerer:
 
     def _thresholds(self, e: A.Thresholds, ir):
         lower_thresholds(e, ir, self.report)
+
+    def _leaderboard(self, e: A.Leaderboard, ir):
+        lower_leaderboard(e, ir, self.root, self.report)
 
     def _gym(self, e: A.Gym, ir):
         self._gym_span = lower_gym(e, ir, self.report)

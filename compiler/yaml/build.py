@@ -231,6 +231,9 @@ class YamlBuilder(Commented):
             return Map([Item("improvement", v(e.threshold, "auto"))])
         if isinstance(e, A.Evaluator):
             return Map([Item("function", v(e.target, "str")), Item("because", v(e.reason, "str"))])
+        if isinstance(e, A.Leaderboard):
+            return Map([Item("file", v(e.file, "str"))] + [Item(name, v(part, "str")) for name, part in
+                                                           (("column", e.column), ("source", e.source)) if part])
         if isinstance(e, A.Version):
             return v(e.value, "auto")
         if isinstance(e, A.Changes):

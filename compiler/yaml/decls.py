@@ -138,6 +138,7 @@ def _task_handlers(r: YamlReader) -> dict:
         "reference": lambda n, k, v, out: _references(r, v, out),
         "thresholds": lambda n, k, v, out: out.append(A.Thresholds(r.entry_span(k, v),
                                                                    tuple(key_values(r, v, "`thresholds`")))),
+        "leaderboard": lambda n, k, v, out: _leaderboard(r, k, v, out),
         "gym": lambda n, k, v, out: out.append(A.Gym(r.entry_span(k, v), tuple(_gym_items(r, v)))),
     }
 
@@ -179,6 +180,16 @@ def _issues(r, key, value, out):
                 r.wrong(node, "`issue`", "a list of `{text: ..., since: 1, fixed: 2}`")
         elif parts["text"] is not None and parts["since"] is not None:
             out.append(A.KnownIssue(r.span(node), parts["text"], parts["since"], parts.get("fixed")))
+
+
+def _leaderboard(r, key, value, out):
+    """`leaderboard: {file: leaderboard.csv, column: score, source: "..."}`."""
+    parts = parts_of(r, value, "`leaderboard`", {"file": "str", "column": "str", "source": "str"}, required=("file",))
+    if parts is None:
+        if not isinstance(value, MappingNode):
+            r.wrong(value, "`leaderboard`", 'a mapping `{file: leaderboard.csv, column: score, source: "..."}`')
+    elif parts["file"] is not None:
+        out.append(A.Leaderboard(r.entry_span(key, value), parts["file"], parts.get("column"), parts.get("source")))
 
 
 def _references(r, node, out):

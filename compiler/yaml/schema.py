@@ -129,6 +129,9 @@ def _task_def(metrics: list[str]) -> dict:
             "description": "reference scores by label, each with its source (docs/reports.md)"},
         "thresholds": _object({**{medal: {"type": "number"} for medal in ("gold", "silver", "bronze", "median")},
                                "source": {"type": "string"}}, description="MLE-bench's medal thresholds"),
+        "leaderboard": _object({"file": {"type": "string"}, "column": {"type": "string"}, "source": {"type": "string"}},
+                               required=("file",), description="a public leaderboard's scores: a CSV file shipped with "
+                               "the task, its score column (`score` when not given) and its source (docs/reports.md)"),
         "gym": _object({"shaping": {"enum": ["validation"]},
                         "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}},
                        description="how mlab.gym shapes an episode's reward (docs/external.md#reward-shaping)"),

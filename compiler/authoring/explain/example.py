@@ -27,6 +27,8 @@ SUPPORT_FILES = {
     "big-env/checkpoint.pt": 30 * 10**6,  # a size: written as a sparse file of that many bytes
     "repeated-ids.csv": "id,x,y\n" + "".join(f"{i % 9},{i / 10:.1f},{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),
     "latin1.csv": b"id,x,y\n1,K\xf6ln,0.3\n",  # not UTF-8: written as bytes
+    "leaderboard.csv": "team,score\n" + "".join(f"team {i},{0.1 + i / 20:.2f}\n" for i in range(10)),
+    "leaderboard-text.csv": "team,score\nteam 0,0.10\nteam 1,n/a\n",
     "shared.mlab": '# Declarations several files share.\nuse std "agents"\n',
 }
 

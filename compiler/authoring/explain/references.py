@@ -1,10 +1,16 @@
-"""Long explanations of the checks of a task's reference points: `reference` and `thresholds`."""
+"""Long explanations of the checks of a task's reference points: `reference`, `thresholds` and
+`leaderboard`."""
 from __future__ import annotations
 
 from .example import Explanation, example_task
 
 _BASE = ('  baseline run "train.py"', '  baseline 0.5 because "the starter\'s mean absolute error"')
 _SOURCE = 'source "Kaggle private leaderboard, 2019"'
+
+
+def _board(file: str = "leaderboard.csv", column: str = "") -> str:
+    return f'  leaderboard "{file}"{column} {_SOURCE}\n'
+
 
 EXPLANATIONS: dict[str, Explanation] = {
     "E950": Explanation(
@@ -33,6 +39,32 @@ EXPLANATIONS: dict[str, Explanation] = {
         "`bronze` and `median`, each a score of the task's metric, and its `source`.",
         example_task(extra=f'  thresholds {{\n    gold 0.2\n    platinum 0.1\n    {_SOURCE}\n  }}\n'),
         example_task(extra=f'  thresholds {{\n    gold 0.2\n    silver 0.3\n    {_SOURCE}\n  }}\n')),
+    "E954": Explanation(
+        "A `leaderboard` names a CSV file of a public leaderboard's scores that ships with the task, "
+        "inside the task's folder (the path is relative to the task's file). The compiler reads the "
+        "scores into the build, so reports of old runs find them in the run's build copy; the file "
+        "must be there, readable as UTF-8, when the task is checked.",
+        example_task(extra=_board("public-leaderboard.csv")),
+        example_task(extra=_board())),
+    "E955": Explanation(
+        "The scores are read from one column of the leaderboard file: the one `column \"NAME\"` "
+        "names, or `score` when none is given, the column of MLE-bench's leaderboard files. The "
+        "message lists the columns the file has.",
+        example_task(extra=_board(column=' column "private_score"')),
+        example_task(extra=_board(column=' column "score"'))),
+    "E956": Explanation(
+        "Every row of a leaderboard file is one team's entry, and its score is a number of the task's "
+        "metric: medals and percentiles rank a run's score among them. A cell that is not a finite "
+        "number (empty, `n/a`, `inf`), or a file with no rows, has nothing to rank against.",
+        example_task(extra=_board("leaderboard-text.csv")),
+        example_task(extra=_board())),
+    "E957": Explanation(
+        "Medals and percentiles rank scores, so a leaderboard needs a metric with a direction, and a "
+        "leaderboard sorted best first, as competitions list it, runs in that direction: rising "
+        "for an error (lower is better), falling for an accuracy. Here the file rises from 0.10 to "
+        "0.55, an error's leaderboard, but the metric is r2, where higher is better.",
+        example_task(('  metric   mae on "y"', '  metric   r2 on "y"'), extra=_board()),
+        example_task(extra=_board())),
 }
 
 
