@@ -8,13 +8,15 @@ created_at, submission_path) and a summary of them (total_runs, total_runs_with_
 total_valid_submissions, total_medals, total_gold_medals, total_silver_medals,
 total_bronze_medals, total_above_median, competition_reports). Here a competition is a task, a
 submission the final submission of one run as mlab scored it, and the thresholds those the task
-declares (`thresholds { gold .. silver .. bronze .. median .. }`). A medal is MLE-bench's rule
+declares (`thresholds { gold .. silver .. bronze .. median .. }`), else those its leaderboard file
+(`leaderboard "FILE.csv" source ".."`) gives by MLE-bench's rule by the number of teams, with the
+leaderboard's median as the median threshold (mlab.reports.medals). A medal is MLE-bench's rule
 (mlab.reports.medals): the best threshold the score reaches, at least as good as it; above_median
 is strictly better than the median. The score is rounded to 5 decimals, as MLE-bench's grader
 rounds it, before it is ranked.
 
-A run that cannot be graded so (unfinished, a demonstration run, its task declares no
-thresholds, its build copy is missing) is left out and listed, with the reason, under the
+A run that cannot be graded so (unfinished, a demonstration run, its task declares neither
+thresholds nor a leaderboard, its build copy is missing) is left out and listed, with the reason, under the
 summary's `mlab` object (`skipped`); runs of one task made on different task versions or data variants are
 refused, as the report refuses to pool them. docs/interop.md maps every field.
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from mlab.errors import UsageError
 from mlab.export.files import json_text, write_new
-from mlab.reports.medals import medal
+from mlab.reports.medals import leaderboard_scores, medal, percentile, task_thresholds
 from mlab.reports.runs import LoadedRun, load_runs, task_document
 
 LEVELS = ("gold", "silver", "bronze", "median")
@@ -34,10 +36,23 @@ SCORE_DECIMALS = 5  # MLE-bench's grader rounds every score so
 
 
 def thresholds_of(run: LoadedRun) -> dict | None:
-    """The task's declared thresholds ({level: value, "source": ...}) or None when it declares none."""
+    """The task's thresholds ({level: value, "source": ..., "from": "declared" or "leaderboard"}):
+    the declared ones, else those its leaderboard file gives (with the leaderboard's median), else None."""
     doc = task_document(run) or {}
-    declared = (doc.get("references") or {}).get("thresholds") or {}
-    return declared if any(declared.get(level) is not None for level in LEVELS) else None
+    refs = doc.get("references") or {}
+    lower = (doc.get("metric") or {}).get("direction") == "lower_is_better"
+    values, origin = task_thresholds(refs, lower)
+    if origin is None:
+        return None
+    declared = refs.get("thresholds") or {}
+    board = refs.get("leaderboard") or {}
+    source = declared.get("source") if origin == "declared" else board.get("source")
+    return {**values, "source": source, "from": origin}
+
+
+def _percentile(run: LoadedRun, score: float | None, lower: bool) -> float | None:
+    scores = leaderboard_scores((task_document(run) or {}).get("references") or {})
+    return percentile(score, scores, lower) if scores else None
 
 
 def _score(result: dict) -> float | None:
@@ -71,7 +86,8 @@ def competition_report(run: LoadedRun, thresholds: dict, created_at: str) -> dic
         "submission_path": str(run.dir.resolve() / "workspace" / submission),
         "mlab": {"run_id": run.id, "agent": run.agent, "model": run.model, "seed": run.seed,
                  "data_variant": run.variant, "task_version": run.task_version, "medal": won,
-                 "thresholds_source": thresholds.get("source")},
+                 "thresholds_source": thresholds.get("source"), "thresholds_from": thresholds.get("from"),
+                 "percentile": _percentile(run, score, lower)},
     }
 
 
@@ -96,7 +112,8 @@ def _why_not(run: LoadedRun) -> str | None:
     if task_document(run) is None:
         return "the run's build copy (build/tasks/<task>/task.yaml) is missing"
     if thresholds_of(run) is None:
-        return f"task `{run.task}` declares no thresholds (thresholds {{ gold .. silver .. bronze .. }})"
+        return (f"task `{run.task}` declares no thresholds (thresholds {{ gold .. silver .. bronze .. }}) "
+                f"and no leaderboard file (leaderboard \"FILE.csv\" source \"...\")")
     return None
 
 

@@ -6,7 +6,8 @@ A task declares its reference points in its .mlab file (`reference LABEL N sourc
 normalised score (RE-Bench) runs from the run's baseline (0) to the reference solution's score
 (1): the point labelled `reference`, else `expert`, else the first point that is not
 `best_human`. The share of the gap closed (MLRC-Bench) runs to the point labelled `best_human`,
-else the same reference. Medals (MLE-bench) need `thresholds`. The definitions are in
+else the same reference. Medals (MLE-bench) need `thresholds`, or a `leaderboard` file, whose
+scores give the thresholds by MLE-bench's rule and each run's percentile. The definitions are in
 mlab.reports.normalised, medals and aup; docs/reports.md lists them with their papers.
 """
 from __future__ import annotations
@@ -24,7 +25,8 @@ BEST_HUMAN = "best_human"
 
 
 def reference_points(doc: dict | None) -> dict:
-    """{"reference": N, "best_human": N, "thresholds": {...}} of a compiled task (keys only where known)."""
+    """{"reference": N, "best_human": N, "thresholds": {...}, "thresholds_from": "declared" or
+    "leaderboard", "leaderboard": [scores]} of a compiled task (keys only where known)."""
     refs = (doc or {}).get("references") or {}
     points = {p["label"]: float(p["value"]) for p in refs.get("points") or []
               if isinstance(p, dict) and isinstance(p.get("value"), (int, float))}
@@ -36,10 +38,14 @@ def reference_points(doc: dict | None) -> dict:
         out["reference"] = chosen
     if BEST_HUMAN in points:
         out["best_human"] = points[BEST_HUMAN]
-    thresholds = {k: float(v) for k, v in (refs.get("thresholds") or {}).items()
-                  if k in medals.MEDALS and isinstance(v, (int, float))}
+    lower = ((doc or {}).get("metric") or {}).get("direction") == "lower_is_better"
+    thresholds, origin = medals.task_thresholds(refs, lower)
+    thresholds = {k: v for k, v in thresholds.items() if k in medals.MEDALS}
     if thresholds:
-        out["thresholds"] = thresholds
+        out["thresholds"], out["thresholds_from"] = thresholds, origin
+    scores = medals.leaderboard_scores(refs)
+    if scores:
+        out["leaderboard"] = scores
     return out
 
 
@@ -67,7 +73,7 @@ def _finite(value) -> float | None:
 
 def run_figures(run: LoadedRun, row: dict) -> dict:
     """The columns `mlab eval` adds to a run's row: normalised score, gap closed, medal,
-    percentile (None: no leaderboard), cost known, normalised score and success per dollar."""
+    percentile (None: no leaderboard file), cost known, normalised score and success per dollar."""
     points = reference_points(task_document(run))
     score, start = _finite(row.get("final_score")), _finite(row.get("baseline"))
     value = normalised.normalised_score(score, start, points.get("reference"))
@@ -75,9 +81,12 @@ def run_figures(run: LoadedRun, row: dict) -> dict:
     won = None
     if points.get("thresholds"):
         won = medals.medal(score, points["thresholds"], row.get("direction") == "lower_is_better") or ""
+    placed = None
+    if points.get("leaderboard"):
+        placed = medals.percentile(score, points["leaderboard"], row.get("direction") == "lower_is_better")
     spent = _finite(row.get("cost"))
     per_dollar = spent is not None and spent > 0
-    return {"normalised_score": value, "gap_closed": closed, "medal": won, "percentile": None,
+    return {"normalised_score": value, "gap_closed": closed, "medal": won, "percentile": placed,
             "cost_known": row.get("cost") is not None,
             "normalised_per_dollar": value / spent if per_dollar and value is not None else None,
             "success_per_dollar": float(bool(row.get("success"))) / spent if per_dollar else None}
@@ -122,14 +131,30 @@ def normalised_tables(scored: pd.DataFrame, seed: int) -> list[Table]:
                   _columns(False) + [("tasks", text("tasks"))] + figures, note)]
 
 
+def _percentile(r) -> str:
+    value = r["percentile"]
+    if pd.isna(value):
+        return "–"
+    return f"{value:.1f}" + ("" if pd.isna(r["percentile_low"]) else
+                             f" [{r['percentile_low']:.1f}, {r['percentile_high']:.1f}]")
+
+
 def medal_tables(frame: pd.DataFrame, references: dict, seed: int) -> list[Table]:
     rows = medals.medal_frame(frame, references)
     if rows.empty:
         return []
     counts = [("runs", text("runs"))] + [(name, text(name)) for name in medals.MEDALS] + [
         ("any medal [95% CI]", lambda r: with_interval(r, "any_medal"))]
+    if rows["percentile"].notna().any():
+        counts.append(("percentile [95% CI]", _percentile))
     note = ("MLE-bench's rule: a final score at least as good as a medal's threshold earns it (best medal "
             "first); a run without a valid submission earns none.")
+    derived = sorted(task for task, points in references.items() if points.get("thresholds_from") == "leaderboard")
+    if derived:
+        note += (" Thresholds of " + ", ".join(derived) + " come from the task's leaderboard file by the number "
+                 "of teams (Kaggle's progression rule, as MLE-bench applies it).")
+    if rows["percentile"].notna().any():
+        note += " Percentile: the share of the leaderboard's entries the final score beats (a tie counts half)."
     return [Table("medals_per_task", "Medals per task", medals.per_task(rows, seed), _columns(True) + counts, note),
             Table("medals_pooled", "Medals over tasks", medals.pooled(rows, seed),
                   _columns(False) + [("tasks", text("tasks"))] + counts, note)]

@@ -87,9 +87,11 @@ def test_the_grading_report_has_mle_benchs_fields_and_the_medals_worked_by_hand(
     assert nothing["score"] is None and not nothing["submission_exists"] and not nothing["valid_submission"]
     assert report["mlab"]["skipped"] == [{"run": str(graded / run_id("g-no-thresholds")), "task": "tiny",
                                           "reason": "task `tiny` declares no thresholds (thresholds "
-                                                    "{ gold .. silver .. bronze .. })"}]
+                                                    "{ gold .. silver .. bronze .. }) and no leaderboard file "
+                                                    '(leaderboard "FILE.csv" source "...")'}]
     assert err.strip() == f"skipped {graded / run_id('g-no-thresholds')}: task `tiny` declares no thresholds " \
-                          "(thresholds { gold .. silver .. bronze .. })"
+                          '(thresholds { gold .. silver .. bronze .. }) and no leaderboard file ' \
+                          '(leaderboard "FILE.csv" source "...")'
 
 
 def test_written_to_a_new_file_never_over_one(graded, tmp_path):
