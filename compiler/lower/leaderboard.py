@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import ast as A
 from ..values import Reporter, did_you_mean
-from .references import _source
+from .references import source_of
 
 DEFAULT_COLUMN = "score"  # the column of MLE-bench's leaderboard.csv files
 MAX_BYTES = 16 * 2**20
@@ -76,7 +76,7 @@ def _scores(text: str, name: str, column: str, e: A.Leaderboard, report: Reporte
 def lower_leaderboard(e: A.Leaderboard, ir: dict, root: Path, report: Reporter) -> None:
     name = report.string(e.file, "the file of `leaderboard`")
     column = report.string(e.column, "the column of `leaderboard`") if e.column is not None else DEFAULT_COLUMN
-    source = _source(e.source, e.span, report, "`leaderboard`")
+    source = source_of(e.source, e.span, report, "`leaderboard`")
     if name is None or column is None:
         return
     path = root / name

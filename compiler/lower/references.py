@@ -13,7 +13,7 @@ from ..values import Reporter, did_you_mean
 MEDALS = ("gold", "silver", "bronze", "median")  # best first
 
 
-def _source(source: A.Value | None, span, report: Reporter, what: str) -> str | None:
+def source_of(source: A.Value | None, span, report: Reporter, what: str) -> str | None:
     if source is None:
         report.error("E950", f"{what} has no source", span,
                      hint='add `source "..."`: the paper, leaderboard or run the number comes from')
@@ -29,7 +29,7 @@ def _source(source: A.Value | None, span, report: Reporter, what: str) -> str | 
 def lower_reference(e: A.Reference, ir: dict, report: Reporter) -> None:
     label = report.name_or_string(e.label, "the label of `reference`")
     value = report.number(e.value, f"reference `{label}`")
-    source = _source(e.source, e.span, report, f"reference `{label}`")
+    source = source_of(e.source, e.span, report, f"reference `{label}`")
     refs = ir.setdefault("references", {"points": [], "thresholds": None})
     if label is not None and any(p["label"] == label for p in refs["points"]):
         report.error("E302", f"reference `{label}` is given twice", e.label.span)
@@ -57,7 +57,7 @@ def lower_thresholds(e: A.Thresholds, ir: dict, report: Reporter) -> None:
             out[name] = (float(value), entry.value.span)
     if len(given) > 1:
         report.error("E302", "`source` is given twice in `thresholds`", given[1].key.span)
-    source = _source(given[0].value if given else None, e.span, report, "`thresholds`")
+    source = source_of(given[0].value if given else None, e.span, report, "`thresholds`")
     refs = ir.setdefault("references", {"points": [], "thresholds": None})
     refs["thresholds"] = {"values": out, "source": source}
 

@@ -85,8 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("runs", nargs="+", metavar="RUN", help="run folders (inspect, mle-bench: or folders "
                         "holding runs)")
     export.add_argument("--to", required=True, choices=("atif", "inspect", "mle-bench"), help="the format to "
-                        "write (mle-bench: medals of the runs of tasks that declare thresholds, the others "
-                        "skipped with the reason)")
+                        "write (mle-bench: medals of the runs of tasks that declare thresholds or a leaderboard "
+                        "file, the others skipped with the reason)")
     export.add_argument("-o", "--output", metavar="FILE", help="the new file (atif and mle-bench default: "
                         "stdout; inspect: FILE.eval for one task, agent and model, else a new folder of .eval logs)")
     _add_export_task(verbs)
