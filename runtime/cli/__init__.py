@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 
 from mlab.cli import args as shared
@@ -32,13 +33,86 @@ keyless models: mlab/demo (a labelled demonstration), mlab/scripted:FILE.json, m
 exit codes: 0 scored, 1 the run failed, 2 usage or a missing API key, 3 I/O, 130 interrupted (resumable)"""
 
 
-def _parser() -> argparse.ArgumentParser:
+EVERY_VERB = "*"
+
+
+def _at_width(layout: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+    """A help layout (argparse's formatter class) at the terminal's width, found without importing
+    shutil, which argparse imports for it in every parser: a little less for `mlab` to start."""
+
+    class AtWidth(layout):
+        def __init__(self, prog, **kwargs):
+            kwargs.setdefault("width", _columns() - 2)
+            super().__init__(prog, **kwargs)
+
+    return AtWidth
+
+
+_Formatter = _at_width(argparse.HelpFormatter)
+_LAYOUTS = {argparse.HelpFormatter: _Formatter}
+
+
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size() gives it: $COLUMNS, the terminal, 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Unbuilt:
+    """The parser of a verb the command line does not name: the list of verbs shows it, but its
+    arguments are never read, so they are not built (each command starts by building only its own)."""
+
+    def add_argument(self, *args, **kwargs):
+        return self
+
+    def add_argument_group(self, *args, **kwargs):
+        return self
+
+    def add_mutually_exclusive_group(self, *args, **kwargs):
+        return self
+
+    def set_defaults(self, **kwargs) -> None:
+        pass
+
+
+class _Verbs:
+    """argparse's subparsers, building the arguments of the named verb only."""
+
+    def __init__(self, subparsers, wanted: str | None):
+        self._subparsers, self._wanted = subparsers, wanted
+
+    def add_parser(self, name: str, **kwargs):
+        layout = kwargs.get("formatter_class", argparse.HelpFormatter)
+        if layout not in _LAYOUTS:
+            _LAYOUTS[layout] = _at_width(layout)
+        kwargs["formatter_class"] = _LAYOUTS[layout]
+        parser = self._subparsers.add_parser(name, **kwargs)
+        return parser if self._wanted in (name, EVERY_VERB) else _Unbuilt()
+
+
+def _named_verb(argv: list[str] | None) -> str | None:
+    """The verb the command line names (its first word that is not an option), if it is one."""
+    words = [word for word in (sys.argv[1:] if argv is None else argv) if not word.startswith("-")]
+    return words[0] if words and words[0] in COMMANDS else None
+
+
+def _parser(wanted: str | None = EVERY_VERB) -> argparse.ArgumentParser:
+    """The command line's parser; `wanted` names the one verb whose arguments are built (None: no
+    verb's, as for `mlab --help`; EVERY_VERB: all of them)."""
     parser = argparse.ArgumentParser(
         prog="mlab", description="The mlab runtime: runs compiled mlab tasks and agents.",
         epilog="exit codes: 0 ok, 1 failed (a run, a check, a build), 2 usage (bad arguments, unknown "
-               "names, a missing key), 3 I/O, 130 interrupted")
+               "names, a missing key), 3 I/O, 130 interrupted", formatter_class=_Formatter)
     parser.add_argument("--version", action="store_true", help="print the runtime version")
-    verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
+    verbs = _Verbs(parser.add_subparsers(dest="verb", metavar="COMMAND"), wanted)
 
     prepare = verbs.add_parser("prepare", help="prepare a task's data into the cache and say where")
     shared.add_task(prepare)
@@ -256,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from mlab import __version__
 
-    args = parse_command(_parser(), argv, "mlab", __version__)
+    args = parse_command(_parser(_named_verb(argv)), argv, "mlab", __version__)
     if isinstance(args, int):
         return args
     try:

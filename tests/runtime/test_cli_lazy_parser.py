@@ -1,0 +1,53 @@
+"""`mlab` builds only the named verb's arguments; what every help and parse gives is unchanged."""
+import argparse
+import contextlib
+import io
+
+import pytest
+
+from mlab import cli
+
+
+def _help(parser: argparse.ArgumentParser, argv: list[str]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        parser.parse_args(argv)
+    return out.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _fixed_width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+
+
+def test_the_top_level_help_is_the_same_without_the_verbs_arguments():
+    assert _help(cli._parser(None), ["--help"]) == _help(cli._parser(cli.EVERY_VERB), ["--help"])
+
+
+@pytest.mark.parametrize("verb", sorted(cli.COMMANDS))
+def test_each_verbs_help_is_the_same_when_only_it_is_built(verb):
+    lazy = _help(cli._parser(cli._named_verb([verb, "--help"])), [verb, "--help"])
+    assert lazy == _help(cli._parser(cli.EVERY_VERB), [verb, "--help"])
+    assert "usage: mlab " + verb in lazy and "options:" in lazy
+
+
+def test_a_verbs_arguments_parse_as_with_the_whole_parser():
+    argv = ["run", "house-price", "--steps", "4", "--time", "1h", "--model", "mlab/demo"]
+    assert cli._parser(cli._named_verb(argv)).parse_args(argv) == cli._parser().parse_args(argv)
+
+
+def test_an_unknown_verb_is_still_refused_with_the_verbs_listed(capsys):
+    assert cli.main(["rnu"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'rnu'" in err and "'run'" in err
+
+
+def test_the_help_is_laid_out_at_shutils_width_without_importing_it(monkeypatch):
+    import shutil
+
+    for columns in ("60", "100", "160"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert cli._columns() == shutil.get_terminal_size().columns
+        plain = argparse.ArgumentParser(prog="mlab", description="d " * 80)
+        ours = argparse.ArgumentParser(prog="mlab", description="d " * 80, formatter_class=cli._Formatter)
+        assert ours.format_help() == plain.format_help()
