@@ -197,3 +197,33 @@ def test_success_at_a_budget_pooled_over_tasks_is_the_mean_of_the_task_rates():
     assert rows["a"]["time_1h_success"] == 0.5 and rows["a"]["time_1h_runs"] == 2
     assert rows["b"]["time_1h_success"] == 1.0 and rows["b"]["time_1h_runs"] == 3  # r6: not applicable
     assert rows["all tasks"]["time_1h_success"] == 0.75 and rows["all tasks"]["runs"] == 6  # (0.5 + 1) / 2
+
+
+def _figure_of(plot, *args):
+    """The figure a plot function draws, kept open instead of only saved."""
+    from unittest import mock
+
+    from matplotlib.figure import Figure
+
+    drawn = []
+    with mock.patch.object(Figure, "savefig", lambda figure, *a, **k: drawn.append(figure)):
+        plot(*args)
+    (figure,) = drawn
+    return figure
+
+
+def test_the_budget_plot_draws_the_mean_score_at_each_budget(budget_report, tmp_path):
+    from mlab.reports.budget_report import budget_plot
+
+    frame = pd.read_csv(budget_report / "budget_points.csv")
+    figure = _figure_of(budget_plot, frame, tmp_path / "budget_scores.png", 0)
+    time_axis = next(axis for axis in figure.axes if axis.get_xlabel().startswith("wall time")
+                     or axis.get_xlabel().startswith("time"))
+    (line,) = [line for line in time_axis.get_lines() if not line.get_label().startswith("_")]
+    amounts = sorted(frame[(frame.kind == "time") & frame.share.isna()]["amount"].unique())
+    means = [frame[(frame.kind == "time") & frame.share.isna() & (frame.amount == a)]["score"].dropna().mean()
+             for a in amounts]
+    assert list(line.get_ydata()) == pytest.approx(means, nan_ok=True)
+    assert means[1] == pytest.approx(2.0)   # 30 min: MAE 0.5, 0.5 and 5.0
+    assert means[2] == pytest.approx(0.0)   # 4 h: every final result
+    assert line.get_label() == "research · mlab/scripted"

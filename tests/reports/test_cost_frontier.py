@@ -118,3 +118,29 @@ def test_budget_score_columns_of_some_rows_become_columns_of_every_row(tmp_path)
     write_rows_csv(rows, tmp_path / "x.csv")
     assert (tmp_path / "x.csv").read_text().splitlines() == ["run_id,score_at_time=1h,score_at_cost=$1",
                                                              "a,0.5,", "b,,0.7"]
+
+
+def test_the_frontier_plot_draws_each_pair_rings_the_pareto_set_and_names_the_unpriced(tmp_path):
+    """The fixture above drawn: success rate (%) against cost per run, A, B and E ringed and joined
+    by the frontier line in order of cost, D (unknown price) named beside the panel, not placed."""
+    from unittest import mock
+
+    from matplotlib.collections import PathCollection
+    from matplotlib.container import ErrorbarContainer
+    from matplotlib.figure import Figure
+
+    frame = pairs(("A", 1.0, 1), ("A", 1.0, 0), ("B", 2.0, 1), ("B", 2.0, 1), ("C", 3.0, 1), ("C", 3.0, 0),
+                  ("D", None, 1), ("D", 0.4, 1), ("E", 0.5, 0), ("E", 0.5, 0))
+    drawn = []
+    with mock.patch.object(Figure, "savefig", lambda figure, *a, **k: drawn.append(figure)):
+        cost.frontier_plot(cost.frontier_table(frame), tmp_path / "cost_frontier.png")
+    (axis,) = drawn[0].axes
+    placed = {c.get_label().split(" · ")[0]: tuple(c.lines[0].get_xydata()[0]) for c in axis.containers
+              if isinstance(c, ErrorbarContainer)}
+    assert placed == {"A": (1.0, 50.0), "B": (2.0, 100.0), "C": (3.0, 50.0), "E": (0.5, 0.0)}
+    rings = sorted(tuple(float(v) for v in point) for c in axis.collections if isinstance(c, PathCollection)
+                   for point in c.get_offsets())
+    assert rings == [(0.5, 0.0), (1.0, 50.0), (2.0, 100.0)]
+    (front,) = [line for line in axis.get_lines() if line.get_label() == "Pareto frontier"]
+    assert list(front.get_xdata()) == [0.5, 1.0, 2.0] and list(front.get_ydata()) == [0.0, 50.0, 100.0]
+    assert any("D · m" in text.get_text() and "unknown price" in text.get_text() for text in axis.texts)
