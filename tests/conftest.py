@@ -1,7 +1,41 @@
-"""Command-line options of the whole test suite (pytest reads them only from a root conftest)."""
+"""Options and scheduling of the whole test suite (pytest reads options only from a root conftest).
+
+The suite runs in parallel worker processes (pytest-xdist; `-n auto --dist loadgroup` in
+pyproject.toml's addopts). What is expensive to make is made once per worker, so the tests that
+share it are kept on one worker (the groups of suite_groups.py), and the slow tier is handed out
+first, so that no long test is left running alone at the end.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from suite_groups import scheduler, slow_first, workers  # tests/ is on the path, as for layering
 
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite the expected files of the compiler's golden and error tests "
                           "from the current compiler output, instead of comparing with them")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """Workers for `-n auto` (suite_groups.workers); PYTEST_XDIST_AUTO_NUM_WORKERS, pytest-xdist's
+    own variable, sets the number instead."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist reads it
+    return workers(config.args, Path(config.invocation_params.dir), len(os.sched_getaffinity(0)))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` keeps the groups of suite_groups.group_of on one worker each."""
+    return scheduler(config, log) if config.getvalue("dist") == "loadgroup" else None
+
+
+def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):  # the order a worker reports, and so is handed, its tests
+        items[:] = slow_first(items)

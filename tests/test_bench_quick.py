@@ -2,9 +2,9 @@
 that make the figures of docs/benchmarks.md.
 
 The quick runs take from seconds to about a minute each on a loaded 2-core machine, so they run
-where MLAB_BENCH_QUICK=1 is set (.ci/run sets it) and skip otherwise. A quick run's figures are
-not checked: they are too small to mean anything; only that the script ends well and prints
-its figure lines.
+where MLAB_BENCH_QUICK=1 is set (.ci/run sets it) and skip otherwise, and they are in the `slow`
+tier (a parallel run starts them first). A quick run's figures are not checked: they are too
+small to mean anything; only that the script ends well and prints its figure lines.
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ def test_every_bench_script_has_a_quick_run():
         assert "--quick" in (BENCH / script).read_text(), script
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("MLAB_BENCH_QUICK") != "1", reason="set MLAB_BENCH_QUICK=1 to run the benchmarks' quick mode")
 @pytest.mark.parametrize("script", sorted(EXPECTED))
 def test_the_quick_run_of_a_bench_script_ends_well(script, tmp_path):

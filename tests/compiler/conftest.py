@@ -1,6 +1,7 @@
 """Fixtures of the compiler tests."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,12 @@ STRAY = Path(__file__).resolve().parent / "errors" / "files" / "big-env" / "stra
 @pytest.fixture(autouse=True, scope="session")
 def _oversized_starter_file():
     if not STRAY.is_file() or STRAY.stat().st_size != 110 * 10**6:
-        with STRAY.open("wb") as file:
+        # made under a name of this process's own, outside the corpus, then renamed into place: a
+        # parallel worker doing the same never sees a file of the wrong size
+        partial = Path(__file__).resolve().parent / f".stray-checkpoint-{os.getpid()}.partial"
+        with partial.open("wb") as file:
             file.truncate(110 * 10**6)
+        os.replace(partial, STRAY)
 
 
 @pytest.fixture
