@@ -383,11 +383,7 @@ def _text(path: Path) -> str:
 
 @functools.cache
 def _declares_task(path: Path, mtime: float, name: str) -> bool:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return re.search(rf"^\s*task\s+{re.escape(name)}\s*\{{", text, re.MULTILINE) is not None
+    return re.search(rf"^\s*task\s+{re.escape(name)}\s*\{{", _text(path), re.MULTILINE) is not None
 
 
 SOURCE_SUFFIXES = (".mlab", ".mlab.yaml")

@@ -103,3 +103,10 @@ def test_the_shared_module_costs_the_runtime_nothing_of_the_compiler():
             "print(sorted(m for m in sys.modules if m.startswith('mlabc') or m in ('lark', 'jinja2', 'ruamel')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['mlabc', 'mlabc.lazy', 'mlabc.shared']"
+
+
+def test_no_module_passes_the_projects_bound_of_500_lines():
+    long = [f"{path.relative_to(REPO)}: {lines} lines" for folder in (RUNTIME, COMPILER)
+            for path in sorted(folder.rglob("*.py")) if "__pycache__" not in path.parts
+            for lines in [len(path.read_text(encoding="utf-8").splitlines())] if lines > 500]
+    assert long == []

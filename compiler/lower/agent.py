@@ -1,17 +1,15 @@
 """agent declarations (with `extends`) → agent IR, action table and templates."""
 from __future__ import annotations
 
-import re
-
 from .. import ast as A
-from .actions import TIERS, TOOL_NAME, input_schema, tool_entry, usage_text
+from .actions import TIERS, TOOL_NAME
 from .inherited import check_shown
 from ..resources import spec_json
 from .search import SEARCH_PROMPTS, lower_search
 from .search_agent import TOOLS_ONLY_PROMPTS, artifacts, lower_search_agent, text_of
 from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, baked_reply_format_template,
-                        check_template, history_template, locate, reply_format_template, template_variables,
-                        tools_mode_template, tools_reply_format_template, tools_template)
+                        check_template, history_template, locate, mention_pattern, mentions, reply_format_template,
+                        template_variables, tools_mode_template, tools_reply_format_template, tools_template)
 from ..values import Reporter, describe, did_you_mean, duplicate_entries
 
 FORMATS = ("sections", "json", "tools")
@@ -312,16 +310,6 @@ def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> bool:
     return len(report.diagnostics) == before
 
 
-def _mention_pattern(name: str) -> str:
-    return rf"(?<![\w-]){re.escape(name)}(?![\w-])"
-
-
-def _mentions(text: str, name: str) -> bool:
-    if name not in text:  # most names: no pattern to compile
-        return False
-    return re.search(_mention_pattern(name), text) is not None
-
-
 def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]],
                 all_action_names: set[str], report: Reporter) -> tuple[dict, dict, dict[str, str]] | None:
     """The agent IR, its action table and its templates (name → text)."""
@@ -401,9 +389,9 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         if isinstance(value, A.Str):  # another value type was reported as E401 already
             check_template(text, value, key, report, where, kind=kind)
             for other in unusable:
-                if _mentions(text, other):
+                if mentions(text, other):
                     report.error("E603", f"the {key} template of {where} names {other!r}, an action it cannot call",
-                                 locate(_mention_pattern(other), text, value),
+                                 locate(mention_pattern(other), text, value),
                                  hint=f"add the action to `{set_ref.value}` or reword the prompt")
         texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
     if fallback is not None and isinstance(settings["prompt"], A.Str):
@@ -416,7 +404,7 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
                               "natively), or declare `fallback none`")
     for section in reply["sections"]:
         for other in unusable:
-            if _mentions(section["instruction"], other):
+            if mentions(section["instruction"], other):
                 report.error("E603", f"section {section['name']!r} names {other!r}, an action {where} cannot call",
                              section["_span"])
     if not readable:

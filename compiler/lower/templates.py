@@ -178,3 +178,15 @@ def baked_reply_format_template(reply: dict) -> str:
         return _raw("Reply with these parts, in this order, each starting on a new line with its name and a "
                     f"colon:\n{lines}")
     return reply_format_template(reply)
+
+
+def mention_pattern(name: str) -> str:
+    """A pattern finding `name` as a whole word of a prompt (not inside a longer name)."""
+    return rf"(?<![\w-]){re.escape(name)}(?![\w-])"
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether a prompt's text names `name` as a whole word."""
+    if name not in text:  # most names: no pattern to compile
+        return False
+    return re.search(mention_pattern(name), text) is not None

@@ -16,7 +16,7 @@ _NAMES = {
     "write_lock": "lock",
     "hidden_paths": "folder",
     "load_actions": "drive",
-    "manifest_at": "folder",
+    "manifest_at": "recovery",
     "read_run_meta": "folder",
     "thread_env": "folder",
 }

@@ -12,7 +12,6 @@ last complete record.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import secrets
@@ -34,11 +33,11 @@ from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
 from mlab.observation import Observation, error, utf8_safe
 from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings
-from mlab.snapshots import SYMLINK_PREFIX, ObjectStore, Snapshotter, apply_delta, hash_file
+from mlab.snapshots import ObjectStore, Snapshotter
 from mlab.run.canary import write_canary
+from mlab.run.recovery import lock_run, manifest_at, records_with_intact_objects, write_boot
 from mlab.run.hardware import measure_hardware, sampled_devices
-from mlab.trace import (TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, stored_objects,
-                    timestamp)
+from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, timestamp
 from mlab.actions.workspace import Workspace
 
 RUN_JSON = "run.json"
@@ -190,8 +189,8 @@ class Run:
             disk_bytes=self.limits.disk, hidden=hidden_paths(self.dir.parent, task) + (self.private_dir,),
             env=thread_env(task.view.cpus), output_dir=self.dir / "output",
             remaining_s=self.remaining_time, accelerators=sampled_devices(meta.get("hardware")))
-        self._lock = lock if lock is not None else _lock_run(self.dir, self.id)
-        _write_boot(self.dir, self._lock)
+        self._lock = lock if lock is not None else lock_run(self.dir, self.id)
+        write_boot(self.dir, self._lock)
         self._trace = TraceWriter(self.dir / TRACE)
 
     # -- creating and resuming -----------------------------------------------------------
@@ -231,7 +230,7 @@ class Run:
         staging, folder = runs_dir / f".{run_id}{PARTIAL_SUFFIX}", runs_dir / run_id
         lock = None
         try:  # a folder left half made (an error, a Ctrl-C) is no run: remove it
-            lock = _lock_run(staging, run_id)   # held from the start, and by the Run after the rename
+            lock = lock_run(staging, run_id)   # held from the start, and by the Run after the rename
             for sub in ("workspace", "private", "objects", "output"):
                 (staging / sub).mkdir()
             install_starter(task, staging / "workspace")
@@ -280,10 +279,10 @@ class Run:
         build = load_build(folder / "build", check_fresh=False)
         task, agent = build.task(meta["task"]), build.agent(meta["agent"])
         store = ObjectStore(folder / "objects", durable=False)
-        lock = _lock_run(folder, meta["id"])  # before touching a trace another process may be writing
+        lock = lock_run(folder, meta["id"])  # before touching a trace another process may be writing
         try:
             records = repair_trace(folder / TRACE)
-            intact = _records_with_intact_objects(store, meta, records)
+            intact = records_with_intact_objects(store, meta, records)
             if intact < len(records):
                 records = repair_trace(folder / TRACE, keep=intact)
             manifest = manifest_at(store, meta, records, len(records))
@@ -465,18 +464,6 @@ class Run:
             self._lock = None
 
 
-def _lock_run(folder: Path, run_id: str) -> int:
-    """An exclusive lock on the run folder, held while a process drives it (the kernel drops it
-    when the process dies, so a killed run can be resumed at once)."""
-    from mlab.locks import RUN_LOCK, try_lock
-
-    fd = try_lock(folder / RUN_LOCK)
-    if fd is None:
-        raise RunError(f"run {run_id} is being driven by another process; wait for it to end "
-                       "(or stop it) before resuming")
-    return fd
-
-
 def read_run_meta(folder: Path) -> dict:
     """run.json of a run folder, checked against spec/run.schema.json."""
     from mlabc.api import problems
@@ -492,89 +479,3 @@ def read_run_meta(folder: Path) -> dict:
     if found:
         raise RunError(f"{path} is not a valid run record:\n  " + "\n  ".join(found[:5]))
     return meta
-
-
-EMPTY_DIGEST = hashlib.sha256(b"").hexdigest()
-# The boot a run's last session ran in is the content of its lock file (mlab.locks.RUN_LOCK),
-# written by the session holding the lock: see _records_with_intact_objects.
-
-
-def _boot_id() -> str | None:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
-    except OSError:
-        return None
-
-
-def _read_boot(folder: Path) -> str | None:
-    from mlab.locks import RUN_LOCK
-
-    try:
-        return (folder / RUN_LOCK).read_text().strip() or None
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _write_boot(folder: Path, lock: int) -> None:
-    """Note the boot this session runs in, before it writes any object (a failure to note it only
-    makes the next resume check every object)."""
-    boot = _boot_id()
-    if boot is not None and _read_boot(folder) != boot:
-        try:
-            os.ftruncate(lock, 0)
-            os.pwrite(lock, (boot + "\n").encode(), 0)
-        except OSError:
-            pass
-
-
-def _records_with_intact_objects(store: ObjectStore, meta: dict, records: list[dict]) -> int:
-    """How many leading records have every object they refer to present and intact.
-
-    Objects are written without fsync, so after a machine crash a record may survive while an
-    object it names was lost; such a record and those after it are treated as never completed.
-    """
-    verdicts: dict[str, bool] = {}
-    # Within the boot that wrote them, the objects are in the page cache whatever happened to the
-    # process (a kill -9 loses nothing written), so an object that is there with contents is
-    # whole; only after a reboot may one be empty or torn, and each is read and hashed. On a
-    # 10,000-step run that read is 10,000 files.
-    same_boot = _boot_id() is not None and _read_boot(store.folder.parent) == _boot_id()
-
-    objects = str(store.folder)
-
-    def intact(digest: str) -> bool:
-        if digest not in verdicts:
-            if same_boot:  # a plain stat of the name: a 10,000-step run asks for 10,000 objects
-                try:
-                    verdicts[digest] = os.stat(f"{objects}/{digest[:2]}/{digest[2:]}").st_size > 0 \
-                        or digest == EMPTY_DIGEST
-                except OSError:
-                    verdicts[digest] = False
-            else:
-                path = store.path(digest)
-                verdicts[digest] = path.is_file() and hash_file(path) == digest
-        return verdicts[digest]
-
-    initial = meta["initial_snapshot"]
-    # The initial snapshot was fsynced when the run was made, so no crash can have lost it: its
-    # objects need only be there (the workspace's own files are compared with them on restore).
-    # Hashing them here as well read a 100 MB workspace a second time at every resume.
-    if not intact(initial) or not all(store.has(d) for d in store.get_json(initial).values()
-                                       if not d.startswith(SYMLINK_PREFIX)):
-        raise RunError(f"the initial snapshot of run {meta['id']} is damaged; the run cannot be resumed")
-    for index, record in enumerate(records):
-        named = [d for d in (record.get("snapshot") or {}).get("changed", {}).values()
-                 if not d.startswith(SYMLINK_PREFIX)]
-        named += [d for op, _, d in record.get("edits", []) if op == "push" and d]
-        named += stored_objects(record)
-        if not all(intact(d) for d in named):
-            return index
-    return len(records)
-
-
-def manifest_at(store: ObjectStore, meta: dict, records: list[dict], step: int) -> dict[str, str]:
-    """The workspace manifest after step `step` (0: as prepared)."""
-    manifest = dict(store.get_json(meta["initial_snapshot"]))
-    for record in records[:step]:
-        apply_delta(manifest, record.get("snapshot") or {})
-    return manifest

@@ -53,7 +53,7 @@ def test_a_file_whose_name_is_not_utf8_is_snapshotted_and_survives_resume(tiny_t
     assert records[1]["snapshot"]["changed"].keys() >= {"\udcff\udcfe.txt"}  # os.fsdecode's spelling
     assert "\\udcff\\udcfe.txt" in records[2]["observation"]  # List Files shows the escaped name
     # the escaped name restores to the exact bytes
-    from mlab.run.folder import manifest_at
+    from mlab.run.recovery import manifest_at
     from mlab.snapshots import ObjectStore, restore_files
 
     meta = json.loads((run_dir / "run.json").read_text())
