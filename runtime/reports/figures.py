@@ -170,18 +170,44 @@ def aup_tables(frame: pd.DataFrame, seed: int) -> list[Table]:
         "a method without a valid score on a task fails it. Tasks with a score at or below 0 are left out.")]
 
 
-def paired_tables(scored: pd.DataFrame, seed: int) -> list[Table]:
-    column = "normalised" if scored["normalised"].notna().any() else "success_value"
-    table = paired.paired_table(scored, column, seed)
-    if table.empty:
-        return []
-    shown = _plain("difference") if column == "normalised" else (lambda r: with_interval(r, "difference"))
-    return [Table("paired_normalised" if column == "normalised" else "paired_success",
-                  f"Paired differences on shared seeds ({'normalised score' if column == 'normalised' else 'success'})",
-                  table, [("variant", text("data_variant")), ("first", text("first")), ("second", text("second")),
-                          ("pairs", text("pairs")), ("difference [95% CI]", shown),
-                          ("first wins", text("first_wins")), ("second wins", text("second_wins"))],
-                  "Every two agent × model pairs on the (task, seed) runs they share; first minus second.")]
+def _difference(unit: str):
+    """A paired difference shown in its figure's unit: a share as percentage points, a gap closed
+    or a percentile in its own points, a normalised score as a number."""
+    if unit == "share":
+        return lambda r: with_interval(r, "difference")
+    if unit == "points":
+        return lambda r: "–" if pd.isna(r["difference"]) else f"{r['difference']:+.1f}" + (
+            "" if pd.isna(r["difference_low"]) else f" [{r['difference_low']:.1f}, {r['difference_high']:.1f}]")
+    return _plain("difference")
+
+
+# figure → (its name in the table's title, its unit); the success rate stands in when no task has a
+# reference point
+PAIRED = {"normalised": ("normalised score", "number"), "gap_closed": ("gap closed, %", "points"),
+          "any_medal": ("any medal", "share"), "percentile": ("leaderboard percentile", "points")}
+
+
+def paired_tables(scored: pd.DataFrame, medal_rows: pd.DataFrame, seed: int) -> list[Table]:
+    """Every two agent × model pairs compared on the (task, seed) runs they share, once per figure
+    the tasks give: normalised score, gap closed, any medal, percentile (else the success rate)."""
+    figures = [(scored, column) for column in ("normalised", "gap_closed") if scored[column].notna().any()]
+    figures += [(medal_rows, column) for column in ("any_medal", "percentile")
+                if not medal_rows.empty and medal_rows[column].notna().any()]
+    if not figures:
+        figures = [(scored, "success_value")]
+    tables = []
+    for frame, column in figures:
+        table = paired.paired_table(frame, column, seed)
+        if table.empty:
+            continue
+        title, unit = PAIRED.get(column, ("success", "share"))
+        name = "paired_success" if column == "success_value" else f"paired_{column}"
+        tables.append(Table(name, f"Paired differences on shared seeds ({title})", table,
+                            [("variant", text("data_variant")), ("first", text("first")), ("second", text("second")),
+                             ("pairs", text("pairs")), ("difference [95% CI]", _difference(unit)),
+                             ("first wins", text("first_wins")), ("second wins", text("second_wins"))],
+                            "Every two agent × model pairs on the (task, seed) runs they share; first minus second."))
+    return tables
 
 
 def frontier_tables(frontier: pd.DataFrame) -> list[Table]:
@@ -206,5 +232,5 @@ def field_tables(frame: pd.DataFrame, references: dict, seed: int) -> tuple[list
     scored = normalised.normalised_frame(frame, references)
     frontier = cost.frontier_table(scored, seed)
     tables = (normalised_tables(scored, seed) + medal_tables(frame, references, seed) + aup_tables(frame, seed)
-              + paired_tables(scored, seed) + frontier_tables(frontier))
+              + paired_tables(scored, medals.medal_frame(frame, references), seed) + frontier_tables(frontier))
     return tables, scored, frontier

@@ -144,3 +144,22 @@ def test_the_frontier_plot_draws_each_pair_rings_the_pareto_set_and_names_the_un
     (front,) = [line for line in axis.get_lines() if line.get_label() == "Pareto frontier"]
     assert list(front.get_xdata()) == [0.5, 1.0, 2.0] and list(front.get_ydata()) == [0.0, 50.0, 100.0]
     assert any("D · m" in text.get_text() and "unknown price" in text.get_text() for text in axis.texts)
+
+
+def test_medals_are_compared_in_pairs_on_shared_seeds():
+    """A earns a medal on seeds 0, 1, 3 (0.5 gold, 2.5 bronze, 1.5 silver), B on seeds 1, 2 (2.5
+    bronze, 0.8 gold): per seed A − B = 1, 0, −1, 1, a mean of +25 points; A wins 2, B 1."""
+    from mlab.reports import figures
+
+    references = {"t": {"thresholds": {"gold": 1.0, "silver": 2.0, "bronze": 3.0}}}
+    frame = pd.DataFrame([{"data_variant": "lite", "task": "t", "agent": agent, "model": "m", "seed": seed,
+                           "final_score": score, "baseline": 6.0, "direction": "lower_is_better",
+                           "task_error": False, "success_value": 0.0, "cost": 0.0}
+                          for agent, scores in (("A", (0.5, 2.5, 4.0, 1.5)), ("B", (3.5, 2.5, 0.8, 5.0)))
+                          for seed, score in enumerate(scores)])
+    tables, _, _ = figures.field_tables(frame, references, seed=0)
+    (medal,) = [table for table in tables if table.name == "paired_any_medal"]
+    (row,) = medal.frame.to_dict("records")
+    assert (row["first"], row["second"], row["pairs"]) == ("A / m", "B / m", 4)
+    assert row["difference"] == pytest.approx(0.25) and (row["first_wins"], row["second_wins"]) == (2, 1)
+    assert dict(medal.columns)["difference [95% CI]"](pd.Series(row)).startswith("25.0% [")
