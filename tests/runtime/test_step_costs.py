@@ -74,7 +74,7 @@ def test_resume_hashes_each_workspace_file_at_most_once(new_run, monkeypatch):
 
 
 def test_objects_are_hashed_on_resume_only_after_a_reboot(new_run, monkeypatch):
-    import mlab.run.folder as folder
+    import mlab.run.recovery as recovery  # where resuming checks the objects
 
     run = new_run()
     run.step("Write File", {"file_name": "a.txt", "content": "first\n"})
@@ -83,8 +83,8 @@ def test_objects_are_hashed_on_resume_only_after_a_reboot(new_run, monkeypatch):
     torn = run.records[-1]["snapshot"]["changed"]["a.txt"]
     run.store.path(torn).write_bytes(b"garbage of the same length")
     hashed = []
-    real = folder.hash_file
-    monkeypatch.setattr(folder, "hash_file", lambda path: hashed.append(path) or real(path))
+    real = recovery.hash_file
+    monkeypatch.setattr(recovery, "hash_file", lambda path: hashed.append(path) or real(path))
     same = Run.resume(run.dir)  # the boot that wrote the objects: they are whole, none is read
     assert same.steps_taken == 2 and hashed == []
     same.close()
