@@ -109,12 +109,17 @@ def _plain(name: str, digits: int = 3):
     return shown
 
 
-def _gap(r) -> str:
-    value = r["gap_closed"]
-    if pd.isna(value):
-        return "–"
-    return f"{value:.1f}%" + ("" if pd.isna(r["gap_closed_low"]) else
-                              f" [{r['gap_closed_low']:.1f}, {r['gap_closed_high']:.1f}]")
+def _points(name: str, unit: str = ""):
+    """'37.5% [25.0, 50.0]': a figure already in points (a gap closed in %, a percentile), one decimal."""
+    def shown(r) -> str:
+        value, low, high = r[name], r[f"{name}_low"], r[f"{name}_high"]
+        if pd.isna(value):
+            return "–"
+        return f"{value:.1f}{unit}" + ("" if pd.isna(low) else f" [{low:.1f}, {high:.1f}]")
+    return shown
+
+
+_gap = _points("gap_closed", "%")
 
 
 def normalised_tables(scored: pd.DataFrame, seed: int) -> list[Table]:
@@ -131,12 +136,7 @@ def normalised_tables(scored: pd.DataFrame, seed: int) -> list[Table]:
                   _columns(False) + [("tasks", text("tasks"))] + figures, note)]
 
 
-def _percentile(r) -> str:
-    value = r["percentile"]
-    if pd.isna(value):
-        return "–"
-    return f"{value:.1f}" + ("" if pd.isna(r["percentile_low"]) else
-                             f" [{r['percentile_low']:.1f}, {r['percentile_high']:.1f}]")
+_percentile = _points("percentile")
 
 
 def medal_tables(frame: pd.DataFrame, references: dict, seed: int) -> list[Table]:

@@ -237,10 +237,8 @@ def test_a_speedup_below_the_threshold_says_so_plainly(scripted_rounds):
     assert result["detail"] == "improvement 5.0% is below the threshold 10%"
 
 
-def test_each_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_by_the_same_rule(
-        task_of, tmp_path, monkeypatch):
-    from mlab.reports.eval import score_steps
-    from mlab.reports.runs import load_run
+def _run_with_one_submission(task_of, tmp_path):
+    """A vectorization run of one step: the starter's train.py written back as the submission."""
     from mlab.run.folder import Run
 
     task = task_of("vectorization")
@@ -250,6 +248,15 @@ def test_each_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_by_the
         run.step("Write File", {"file_name": "train.py", "content": train + "\n# submission\n"})
     finally:
         run.close()
+    return run
+
+
+def test_each_step_of_a_timed_run_is_judged_beside_its_own_starter_timing_by_the_same_rule(
+        task_of, tmp_path, monkeypatch):
+    from mlab.reports.eval import score_steps
+    from mlab.reports.runs import load_run
+
+    run = _run_with_one_submission(task_of, tmp_path)
     # Step 0 is the starter against itself (ten starter runs); step 1 times the starter at 2 s and
     # a submission twice as fast in 9 of 15 rounds only: its medians say 50%, its rounds say noise.
     starter = [1.0] * 10 + [2.0] * 15
@@ -284,15 +291,8 @@ def test_a_budget_on_a_step_of_a_timed_run_is_judged_beside_its_own_starter_timi
         task_of, tmp_path, monkeypatch):
     from mlab.reports.budgets import budget_points, parse_budgets
     from mlab.reports.runs import load_run
-    from mlab.run.folder import Run
 
-    task = task_of("vectorization")
-    run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
-    try:
-        train = (run.workspace.root / "train.py").read_text()
-        run.step("Write File", {"file_name": "train.py", "content": train + "\n# submission\n"})
-    finally:
-        run.close()
+    run = _run_with_one_submission(task_of, tmp_path)
     # the step's script twice as fast as the starter in every round: a success
     fake = ScriptedTimes(run.private_dir / "expected_output.npy", [2.0] * 10, [1.0] * 10)
     monkeypatch.setattr(timed, "scoring_sandbox", lambda *args, **kwargs: fake)
