@@ -24,12 +24,12 @@ from typing import Callable
 from mlab.models import prices, tokens
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused, lookup_errors
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
+from mlab.models.prices import is_offline
 from mlab.models.usage import Budget, Usage  # noqa: F401  (Usage: the client's public name)
 from mlab.models.response import MalformedResponse, reply_message, reply_text, usage_counts
 from mlab.observation import utf8_safe
 
 TIERS = ("main", "fast", "edit")
-OFFLINE_PREFIX = "mlab/"
 
 
 @dataclass(frozen=True)
@@ -77,10 +77,6 @@ def import_litellm():
 
     transport.install(litellm)
     return litellm
-
-
-def is_offline(model: str) -> bool:
-    return model.startswith(OFFLINE_PREFIX)
 
 
 KEYLESS_PROVIDERS = ("ollama", "ollama_chat", "hosted_vllm", "lm_studio", "llamafile")

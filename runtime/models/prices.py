@@ -19,6 +19,11 @@ from mlab.models.response import usage_counts
 OFFLINE_PREFIX = "mlab/"
 
 
+def is_offline(model: str) -> bool:
+    """An offline `mlab/` model: no provider, no price, no key."""
+    return model.startswith(OFFLINE_PREFIX)
+
+
 @dataclass(frozen=True)
 class Price:
     """Dollars per token; cache rates None when the map has none (priced as input)."""
@@ -51,7 +56,7 @@ def price_of(model: str | None) -> Price | None:
     prefix); FREE for an offline model; None when the map does not list it."""
     if not model:
         return None
-    if model.startswith(OFFLINE_PREFIX):
+    if is_offline(model):
         return FREE
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the bundled map: no network
     import litellm
