@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import pickle
 from pathlib import Path
 
 from . import __version__
 from . import ast as A
-from .resources import cache_root, grammar_path
+from .resources import cache_root, grammar_path, store_in_cache
 
 _CODE = ("parser.py", "transform.py", "diagnostics.py", "units.py", "ast_cache.py")
 
@@ -56,15 +55,8 @@ def parse_module(data: bytes, path: str) -> A.Module:
 
 
 def _store(entry: Path, module: A.Module) -> None:
-    import tempfile  # here: a check that only reads the cache does without it
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".new-")
-        with os.fdopen(handle, "wb") as stream:
-            pickle.dump(module, stream, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, entry)  # whole or absent: a reader never sees half a file
-    except (OSError, pickle.PicklingError, RecursionError):
-        try:
-            os.unlink(temporary)
-        except (OSError, NameError):
-            pass
+        data = pickle.dumps(module, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, RecursionError):
+        return  # an AST pickle cannot hold: the next check parses the file again
+    store_in_cache(entry, data)

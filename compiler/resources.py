@@ -58,6 +58,26 @@ def cache_root() -> Path:
     return (Path(base).expanduser() / "mlab").resolve()
 
 
+def store_in_cache(entry: Path, data: bytes) -> None:
+    """Write a cache entry whole or not at all (a reader never sees half a file); a cache that
+    cannot be written is no error: the next run works the entry out again."""
+    import tempfile  # here: a run that only reads the cache does without it
+
+    temporary = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".new-")
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, entry)
+    except OSError:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
 def grammar_cache_path() -> Path | None:
     """Where the grammar's parse tables are cached, or None when the cache folder cannot be made.
 

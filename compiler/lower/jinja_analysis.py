@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from ..resources import cache_root
+from ..resources import cache_root, store_in_cache
 
 Analysis = frozenset[str] | tuple[int | None, str]  # the variables used, or (line, message) of the syntax error
 _KEEP = 5000  # entries the cache file keeps at most (those used by this process first)
@@ -85,7 +85,6 @@ def _environment():
 
 
 def _save(key: str, entry: list) -> None:
-    import tempfile  # here: a check that only reads the cache does without it
     path = _store_path()
     stored = _stored(path)
     stored[key] = entry
@@ -94,16 +93,8 @@ def _save(key: str, entry: list) -> None:
     if len(stored) > _KEEP:
         for old in list(stored)[: len(stored) - _KEEP]:
             del stored[old]
-    temporary = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".jinja-")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(stored, stream)
-        os.replace(temporary, path)  # whole or absent: a reader never sees half a file
-    except (OSError, ValueError):
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        data = json.dumps(stored).encode()
+    except ValueError:
+        return  # not JSON-able: analysed again next time
+    store_in_cache(path, data)

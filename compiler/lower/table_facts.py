@@ -15,10 +15,9 @@ import functools
 import hashlib
 import io
 import json
-import os
 from pathlib import Path
 
-from ..resources import cache_root
+from ..resources import cache_root, store_in_cache
 
 
 @functools.cache
@@ -85,20 +84,8 @@ class TableFacts:
         return facts
 
     def _save(self, facts: dict) -> None:
-        import tempfile  # here: a check that only reads the cache does without it
-        if self._entry is None:
-            return
-        try:
-            self._entry.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self._entry.parent, prefix=".new-")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(facts, stream)
-            os.replace(temporary, self._entry)  # whole or absent: a reader never sees half a file
-        except OSError:
-            try:
-                os.unlink(temporary)
-            except (OSError, NameError):
-                pass
+        if self._entry is not None:
+            store_in_cache(self._entry, json.dumps(facts).encode())
 
 
 def _id_problem(rows: list[list[str]], at: int) -> list | None:
