@@ -23,7 +23,6 @@ report read them back without scoring anything.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -33,7 +32,8 @@ from pathlib import Path
 from mlab.errors import RunError, UsageError
 from mlab.limits import parse_duration
 from mlab.observation import write_json
-from mlab.reports.runs import LoadedRun, record_workspaces, task_document
+from mlab.reports.runs import LoadedRun, task_document
+from mlab.reports.snapshot_score import judge_snapshot, snapshot_key, step_workspaces
 
 BUDGETS = "budgets.json"
 BUDGETS_VERSION = 1
@@ -235,23 +235,11 @@ class _Scorer:
 
             store = ObjectStore(self.run.dir / "objects", durable=False)
             try:
-                initial = dict(store.get_json(self.run.meta["initial_snapshot"]))
+                self._manifests = step_workspaces(self.run, store)
             except (OSError, KeyError, ValueError) as problem:
                 raise RunError(f"cannot score run {self.run.id} at a budget: its initial snapshot is not "
                                f"readable from {self.run.dir / 'objects'} ({problem})") from None
-            self._manifests = [initial] + [after for _, after in record_workspaces(initial, self.run.records)]
         return self._manifests[step]
-
-    def key(self, manifest: dict) -> tuple[str, str | None, bool]:
-        """(cache key, the submission's digest, whether the whole workspace is scored)."""
-        from mlab.snapshots import SYMLINK_PREFIX
-
-        digest = manifest.get(self.file)
-        whole = not self.tabular or bool(digest and digest.startswith(SYMLINK_PREFIX))
-        if whole:
-            text = json.dumps(manifest, sort_keys=True).encode()
-            return "workspace:" + hashlib.sha256(text).hexdigest(), digest, True
-        return f"{self.file}:{digest or 'none'}", digest, False
 
     def score(self, step: int) -> dict:
         """{"score", "problem", "baseline"} of the snapshot after `step`."""
@@ -260,7 +248,7 @@ class _Scorer:
         row = next((r for r in rows if r.get("step") == step), None) if len(rows) == len(self.run.records) + 1 else None
         if row is not None and "problem" in row:
             return {"score": row.get("score"), "problem": row.get("problem"), "row": row}
-        key, digest, whole = self.key(self.manifest(step))
+        key, digest, whole = snapshot_key(self.manifest(step), self.file, self.tabular)
         if key not in self.snapshots:
             self.snapshots[key] = self._scored(step, digest, whole)
             self.added = True
@@ -292,22 +280,14 @@ class _Scorer:
 
 def _judged(run: LoadedRun, scored: dict) -> tuple[float | None, bool]:
     """(improvement, success) of a snapshot's score, by the task's success rule."""
-    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
-
     if "row" in scored:
         return scored["row"].get("improvement"), bool(scored["row"].get("success"))
-    value, timed = scored.get("score"), scored.get("baseline") or {}
     result, doc = run.result or {}, task_document(run) or {}
     baseline = (result.get("baseline") or {}).get("value") if run.finished else (
         (doc.get("baseline") or {}).get("value"))
-    reference = timed.get("value", baseline)
     direction = result.get("direction") or (doc.get("metric") or {}).get("direction")
     threshold = result.get("threshold") if run.finished else (doc.get("success") or {}).get("improvement")
-    if value is None or reference is None or direction is None:
-        return None, False
-    gain = improvement(value, reference, direction)
-    return gain, threshold is not None and is_success(gain, threshold) and timed_rounds_succeed(
-        timed.get("paired_speedups"), threshold)
+    return judge_snapshot(scored.get("score"), scored.get("baseline"), baseline, direction, threshold)
 
 
 def _point(run: LoadedRun, budget: Budget, scorer: _Scorer) -> dict:

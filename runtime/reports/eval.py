@@ -12,7 +12,6 @@ budget (mlab.reports.budgets).
 """
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import tempfile
@@ -22,8 +21,8 @@ from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
 from mlab.observation import write_lines
 from mlab.reports.figures import run_figures
-from mlab.reports.runs import SCORES, LoadedRun, record_workspaces
-from mlab.reports.snapshot_score import score_snapshot
+from mlab.reports.runs import SCORES, LoadedRun
+from mlab.reports.snapshot_score import judge_snapshot, score_snapshot, snapshot_key, step_workspaces
 from mlab.reports.taxonomy import findings
 from mlab.run.hardware import hardware_class
 
@@ -50,8 +49,7 @@ def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
 def score_steps(run: LoadedRun) -> list[dict]:
     """The score of the workspace after every step (0: as prepared), with time and usage so far."""
     from mlab.build import load_build
-    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
-    from mlab.snapshots import SYMLINK_PREFIX, ObjectStore
+    from mlab.snapshots import ObjectStore
 
     try:
         task = load_build(run.dir / "build", check_fresh=False).task(run.task)
@@ -64,9 +62,7 @@ def score_steps(run: LoadedRun) -> list[dict]:
     direction, threshold = view.metric.direction, view.success_threshold
     tabular = view.metric.kind == "tabular"
     store = ObjectStore(run.dir / "objects", durable=False)
-    initial = dict(store.get_json(run.meta["initial_snapshot"]))
-    # the workspace after each step (0: as prepared); a tree node's is its parent's plus its delta
-    workspaces = [initial] + [after for _, after in record_workspaces(initial, run.records)]
+    workspaces = step_workspaces(run, store)
     scored: dict = {}
     rows = []
     tokens, cost = 0, 0.0
@@ -74,27 +70,16 @@ def score_steps(run: LoadedRun) -> list[dict]:
     try:
         for step in range(len(run.records) + 1):
             record = run.records[step - 1] if step else {}
-            manifest = workspaces[step]
             if step:
                 used, spent = _step_usage(record)
                 tokens += used
                 cost = None if cost is None or spent is None else cost + spent
-            digest = manifest.get(file)
-            # A tabular metric reads the submission alone: score each distinct one once. Other
-            # metrics, and a linked submission, need the whole workspace of every changed step.
-            whole = not tabular or bool(digest and digest.startswith(SYMLINK_PREFIX))
-            key = json.dumps(manifest, sort_keys=True) if whole else digest
+            key, digest, whole = snapshot_key(workspaces[step], file, tabular)
             if key not in scored:
                 scored[key] = score_snapshot(run, task, store, step, file, digest, whole, scratch / f"step-{step}")
             value, problem, timed = scored[key]
-            # A timed metric times the starter beside each step's script: compare with that.
-            reference = (timed or {}).get("value", baseline)
-            gain = None
-            if value is not None and reference is not None:
-                gain = improvement(value, reference, direction)
-            rows.append({"step": step, "score": value, "improvement": gain,
-                         "success": gain is not None and is_success(gain, threshold)
-                         and timed_rounds_succeed((timed or {}).get("paired_speedups"), threshold),
+            gain, success = judge_snapshot(value, timed, baseline, direction, threshold)
+            rows.append({"step": step, "score": value, "improvement": gain, "success": success,
                          "elapsed_s": float(record.get("elapsed_s", 0.0)), "tokens": tokens,
                          "cost": None if cost is None else round(cost, 8),
                          "submission": digest, "problem": problem if value is None else None})
