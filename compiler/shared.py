@@ -19,12 +19,12 @@ import re
 from .lazy import lazy_exports
 
 __all__ = ["DURATION_UNITS", "SIZE_UNITS", "cache_root", "data_dir", "lazy_exports", "parse_command", "quote",
-           "snake_case", "std_dir", "tasks_dir"]
+           "snake_case", "std_dir", "store_in_cache", "tasks_dir"]
 
 # name → the kernel module that defines it, imported when the name is first read (so that
 # `import mlabc.shared`, which every subpackage of the runtime does, costs next to nothing)
 _EXPORTS = {"parse_command": "cli_start", "cache_root": "resources", "data_dir": "resources", "std_dir": "resources",
-            "tasks_dir": "resources", "DURATION_UNITS": "units", "SIZE_UNITS": "units"}
+            "tasks_dir": "resources", "store_in_cache": "resources", "DURATION_UNITS": "units", "SIZE_UNITS": "units"}
 
 __getattr__, _ = lazy_exports(__package__, _EXPORTS)  # modules beside this one, in mlabc
 

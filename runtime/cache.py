@@ -14,8 +14,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 
@@ -77,17 +75,10 @@ def remember(kind: str, digest: str, document: dict) -> None:
             return
     except (TypeError, ValueError, RecursionError):
         return
-    entry = _entry(kind, digest)
-    temporary = None
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".new-")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, entry)  # whole or absent: a reader never sees half a document
-    except (OSError, ValueError):  # ValueError: a text UTF-8 cannot hold (a lone surrogate)
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a text UTF-8 cannot hold (a lone surrogate)
+        return
+    from mlabc.shared import store_in_cache
+
+    store_in_cache(_entry(kind, digest), data)
