@@ -24,15 +24,12 @@ from mlab.sweeps.state import RETIRED, SweepFolder, Work
 
 def refuse_unpriced(limit: float, models_by_run: dict[str, set[str]]) -> None:
     """UsageError naming the models without a price (and a run that calls each), if any."""
-    from mlab.models.prices import price_of
+    from mlab.models.prices import unpriced
 
-    unpriced: dict[str, str] = {}
-    for key, models in models_by_run.items():
-        for model in sorted(models):
-            if model not in unpriced and price_of(model) is None:
-                unpriced[model] = key
-    if unpriced:
-        shown = "; ".join(f"{model} (run {key})" for model, key in sorted(unpriced.items()))
+    missing = unpriced(set().union(*models_by_run.values()))
+    if missing:
+        first_run = {model: next(key for key, models in models_by_run.items() if model in models) for model in missing}
+        shown = "; ".join(f"{model} (run {key})" for model, key in sorted(first_run.items()))
         raise UsageError(f"--cost ${limit:g} cannot be enforced: these models have no price in litellm's price map, "
                          f"so what their runs spend is unknown: {shown}; drop --cost, or bound the runs with a "
                          "token limit (`limits {{ tokens N }}` in the experiment, or --tokens for one run)")
