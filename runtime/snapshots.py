@@ -220,7 +220,10 @@ class Snapshotter:
 
 def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
                   current: dict[str, str] | None = None) -> None:
-    """Write the files of a manifest into `target`, removing files the manifest does not hold."""
+    """Write the files of a manifest into `target`, removing files the manifest does not hold.
+
+    current: files of target known to hold the given contents (rel → digest), taken as they are
+    without being read again."""
     target = Path(target)
     target.mkdir(parents=True, exist_ok=True)
     for rel, full, info in list(walk_tree(target)):
@@ -231,7 +234,7 @@ def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
         if digest.startswith(SYMLINK_PREFIX):
             write_symlink(target, rel, digest[len(SYMLINK_PREFIX):])  # made, never written through
             continue
-        if _holds(store, target, rel, digest):
+        if (current is not None and current.get(rel) == digest) or _holds(store, target, rel, digest):
             continue
         store.copy_to(digest, target, rel)
 

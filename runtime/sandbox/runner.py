@@ -40,6 +40,7 @@ from mlab.sandbox.output import OutputCollector
 from mlab.sandbox.owner import WorkspaceLoan
 from mlab.sandbox.seccomp import ptrace_filter
 from mlab.sandbox.supervise import Limits, supervise
+from mlab.sandbox.warm import COLD_VARIABLE
 from mlab.sandbox.uids import FALLBACK_GID, FALLBACK_UID, UidLease
 
 log = logging.getLogger("mlab.sandbox")
@@ -102,6 +103,7 @@ class SandboxPolicy:
     disk_bytes: int | None = None   # most the workspace may hold while the script runs (None: no limit)
     binds: tuple[tuple[str, str, bool], ...] = ()   # (host path, path inside, writable): an external agent's gateway
     stop: threading.Event | None = None   # set: end the script now (an external agent past a limit)
+    resident: bool = False   # run it in this thread's resident sandbox of the workspace (mlab.sandbox.resident)
 
 
 @dataclass(frozen=True)
@@ -299,12 +301,116 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
     if policy.timeout_s <= 0:
         return ScriptResult(None, True, False, _killed_reason("timeout", policy), "", 0, 0.0, 0.0, 0,
                             bwrap is not None)
+    if policy.resident and bwrap is not None and not policy.binds and not os.environ.get(COLD_VARIABLE):
+        result = _run_resident(argv, policy, on_output, bwrap)
+        if result is not None:
+            return result
     drop = os.geteuid() == 0
     lease = UidLease.take() if drop else UidLease(SANDBOX_UID, SANDBOX_GID, None)
     try:
         return _run_as(argv, policy, on_output, bwrap, lease if drop else None)
     finally:
         lease.release()
+
+
+def _bwrap_config(policy: SandboxPolicy, workspace: str, python: str, bwrap: str, gpu: bool,
+                  read_only: set[str], stage: bool) -> dict:
+    """The parts of a launcher's configuration that run bubblewrap (its command, the filter)."""
+    features = bwrap_features(bwrap)
+    hidden = [os.path.realpath(p) for p in policy.hidden] + _default_hidden()
+    command = build_bwrap_command(
+        workspace=workspace, layout=interpreter_layout(python), hidden=hidden,
+        read_only=sorted(read_only), network=policy.network, gpu=gpu,
+        tmpfs_bytes=policy.memory_bytes or DEFAULT_SCRATCH_BYTES, features=features,
+        extra_binds=policy.binds)
+    seccomp = ptrace_filter()
+    return dict(mode="bwrap", bwrap=bwrap, bwrap_flags=command.flags, bwrap_ops=command.ops, stage=stage,
+                json_status=features.json_status, start_reported=features.json_status,
+                seccomp=seccomp.hex() if seccomp else None)
+
+
+def _file_identity(path: str, contents: bool = True) -> tuple:
+    """Which file (and, with contents, which version of it) a path is now."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return (path,)
+    if not contents:
+        return (path, info.st_dev, info.st_ino)
+    return (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+
+
+def _start_resident(key: tuple, policy: SandboxPolicy, workspace: str, python: str, bwrap: str, gpu: bool,
+                    read_only: set[str], lease: UidLease):
+    """A new resident sandbox for the workspace (None when it does not come up; the lease is then
+    given back)."""
+    from mlab.sandbox import resident as residents
+
+    drop = os.geteuid() == 0
+    uid = lease.uid if drop else os.getuid()
+    limits = _limits(policy, uid, gpu, residents.RESIDENT_TASKS, drop, None)
+    config = {"argv": [python], "limits": limits, "uid": uid if drop else None, "gid": lease.gid if drop else None,
+              "own_uid": drop, "cwd": workspace, "env": _script_env(policy, "/tmp", uid),
+              **_bwrap_config(policy, workspace, python, bwrap, gpu, read_only, drop)}
+    cgroup = ScriptCgroup.create(policy.memory_bytes, policy.max_processes + residents.RESIDENT_TASKS)
+    resident = residents.start(key, config, lease, cgroup, ("/tmp", "/dev/shm"))
+    if resident is None:
+        if cgroup:
+            cgroup.remove()
+        lease.release()
+    return resident
+
+
+def _run_resident(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str) -> ScriptResult | None:
+    """The script run by a fork in this thread's resident sandbox of the workspace (one is started
+    when it has none with the same key); None when none can be used (run it in a fresh one)."""
+    from mlab.sandbox import resident as residents
+
+    workspace = os.path.realpath(policy.workspace)
+    python = os.path.abspath(policy.python)
+    drop = os.geteuid() == 0
+    gpu = policy.device != "" and bool(gpu_device_nodes())
+    read_only = {os.path.realpath(p if os.path.isabs(p) else os.path.join(workspace, p))
+                 for p in policy.read_only}
+    key = (_file_identity(workspace, contents=False), python, tuple(sorted((str(k), str(v)) for k, v in policy.env.items())),
+           policy.device, policy.memory_bytes, policy.max_processes, policy.network, gpu, policy.disk_bytes,
+           tuple(sorted(map(str, policy.hidden))),
+           tuple(_file_identity(p) for p in sorted(read_only)))
+    resident = residents.take(key, workspace)
+    lease = None
+    if resident is None:
+        lease = UidLease.take() if drop else UidLease(SANDBOX_UID, SANDBOX_GID, None)
+        if drop and not lease.pooled:
+            lease.release()
+            return None   # a shared uid's process count moves: such scripts start fresh
+    uid, gid = (resident.uid, resident.gid) if resident else (lease.uid, lease.gid) if drop else (None, None)
+    disk = None
+    if policy.disk_bytes is not None:
+        start = workspace_bytes(workspace)
+        disk = DiskWatch(workspace, max(policy.disk_bytes, start), start)
+    collector = OutputCollector(policy.max_output_chars, on_output, policy.max_streamed_chars)
+    loan = WorkspaceLoan(Path(workspace), uid, gid, keep=read_only) if drop else None
+    try:
+        if loan:
+            loan.lend()   # before a new sandbox starts: its uid must be able to enter the workspace
+        if resident is None:
+            resident = _start_resident(key, policy, workspace, python, bwrap, gpu, read_only, lease)
+            if resident is None:
+                return None
+            residents.keep(resident, workspace)
+        go = {"argv": argv, "cwd": workspace,
+              "fsize": disk.allowed_bytes - disk.used_bytes if disk else None}
+        watched = resident.run(go, Limits(policy.timeout_s, policy.memory_bytes, policy.max_processes,
+                                          resident.scratch_mounts, disk, policy.stop), collector)
+    finally:
+        if loan:
+            loan.restore()
+    if watched is None or resident.closed:
+        residents.forget(resident)
+    if watched is None:
+        return None
+    address_space = None if gpu or policy.memory_bytes is None else policy.memory_bytes + ADDRESS_SPACE_HEADROOM
+    return _script_result(watched, collector, policy, address_space, disk, sandboxed=True)
 
 
 def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None,
@@ -344,17 +450,7 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
                   "env": _script_env(policy, "/tmp" if bwrap else scratch_home, uid)}
         scratch_mounts: tuple[str, ...] = ()
         if bwrap:
-            features = bwrap_features(bwrap)
-            hidden = [os.path.realpath(p) for p in policy.hidden] + _default_hidden()
-            command = build_bwrap_command(
-                workspace=workspace, layout=interpreter_layout(python), hidden=hidden,
-                read_only=sorted(read_only), network=policy.network, gpu=gpu,
-                tmpfs_bytes=policy.memory_bytes or DEFAULT_SCRATCH_BYTES, features=features,
-                extra_binds=policy.binds)
-            seccomp = ptrace_filter()
-            config.update(mode="bwrap", bwrap=bwrap, bwrap_flags=command.flags,
-                          bwrap_ops=command.ops, stage=drop, json_status=features.json_status,
-                          start_reported=features.json_status, seccomp=seccomp.hex() if seccomp else None)
+            config.update(_bwrap_config(policy, workspace, python, bwrap, gpu, read_only, drop))
             scratch_mounts = ("/tmp", "/dev/shm")
         else:
             config.update(mode="direct")
@@ -372,9 +468,15 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
         if scratch_home:
             shutil.rmtree(scratch_home, ignore_errors=True)
 
+    return _script_result(watched, collector, policy, limits["AS"], disk, sandboxed=bwrap is not None)
+
+
+def _script_result(watched, collector: OutputCollector, policy: SandboxPolicy, address_space: int | None,
+                   disk: DiskWatch | None, sandboxed: bool) -> ScriptResult:
+    """What the watch measured, as the script's result."""
     output = collector.text()
     out_of_memory = watched.killed_reason == "memory" or (
-        watched.exit_code not in (0, None) and limits["AS"] is not None
+        watched.exit_code not in (0, None) and address_space is not None
         and any(mark in output[-2000:] for mark in _MEMORY_ERROR_MARKS))
     return ScriptResult(
         exit_code=watched.exit_code, timed_out=watched.killed_reason == "timeout",
@@ -382,4 +484,4 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
         killed_reason=_killed_reason(watched.killed_reason, policy, disk.used_bytes if disk else 0),
         output=output,
         output_chars=collector.total_chars, wall_s=watched.wall_s, cpu_s=watched.cpu_s,
-        peak_memory_bytes=watched.peak_memory_bytes, sandboxed=bwrap is not None)
+        peak_memory_bytes=watched.peak_memory_bytes, sandboxed=sandboxed)

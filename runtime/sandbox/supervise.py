@@ -90,7 +90,7 @@ class _StatusReader:
                 self.facts.update(document)
 
 
-class _TreeWatch:
+class TreeWatch:
     """Samples the memory and size of the script's process tree (the launcher left out).
 
     Memory is anonymous memory (what the script allocated, not its mapped
@@ -189,14 +189,14 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
         launched = warm.start_launcher()
         launched.send(config)
     launcher, out_read, status_read = launched.process, launched.out_read, launched.status_read
-    run = _Run(launcher, out_read, status_read, limits, collector, started_at)
+    run = ScriptWatch(launcher, out_read, status_read, limits, collector, started_at)
     run.start_reported = config.get("start_reported", True)
     if config.get("own_uid") and config.get("uid") is not None:
         run.own_uid = (config["uid"], config["gid"])
     run.cgroup = cgroup
     # Under the launcher: bubblewrap, then its PID-namespace init, then the script.
     run.spare_depth = 2 if config["mode"] == "bwrap" else 0
-    run.watch_tree = _TreeWatch(launcher.pid, limits.scratch_mounts, run.status.facts, run.spare_depth)
+    run.watch_tree = TreeWatch(launcher.pid, limits.scratch_mounts, run.status.facts, run.spare_depth)
     try:
         warm.start_next()   # the next script of this thread finds its launcher started
         return run.watch()
@@ -204,7 +204,7 @@ def supervise(config: dict, limits: Limits, collector: OutputCollector,
         run.close()
 
 
-class _Run:
+class ScriptWatch:
     """The watch loop over one launcher."""
 
     def __init__(self, launcher: subprocess.Popen, out_fd: int, status_fd: int, limits: Limits,
@@ -219,7 +219,7 @@ class _Run:
         self.start_reported = True
         self.cgroup: ScriptCgroup | ScriptCgroupV1 | None = None
         self.spare_depth = 0
-        self.watch_tree: _TreeWatch | None = None
+        self.watch_tree: TreeWatch | None = None
         self.killed_reason: str | None = None
         self.killed_at = 0.0
         self.init_alone_since: float | None = None

@@ -234,7 +234,12 @@ class SearchEngine:
             stopped = True
             raise
         finally:
+            if not stopped:
+                # before the pool's threads end: a resident sandbox ends with the thread that
+                # started it, killed, where closed it ends by itself and its CPU time is counted
+                self.evaluator.close()
             pool.shutdown(wait=not stopped, cancel_futures=True)
+            self.evaluator.close()   # the threads' resident sandboxes and slots
         if reason == "interrupted":
             return SearchOutcome("interrupted")
         if failure is not None:
@@ -441,6 +446,7 @@ class SearchEngine:
 
     def close(self) -> None:
         self._trace.close()
+        self.evaluator.close()
 
 
 def write_search_result(run, outcome: SearchOutcome, tiers: dict, config: dict, demo: bool) -> dict:

@@ -1,10 +1,14 @@
 """Evaluating a node: its code written into its own copy of its parent's workspace, run there in the
 sandbox under the run's limits, its validation score read, its submission checked.
 
-Each node gets a fresh folder (nodes/NNNN in the run folder) made from the object store, so nodes
-evaluated at once never see each other's files; what the script changed is stored as a delta from
-the parent's workspace and the folder is removed. The parent's submission files are left out of
-the copy, so a child that writes none is not credited with its parent's.
+Each thread that evaluates nodes has a folder of its own (nodes/slot-N in the run folder), and
+each node's workspace is made there from the object store before its script runs: emptied, then
+filled with the parent's files, so nodes evaluated at once never see each other's files and a node
+never sees what the one before it left. Read-only files that the sandbox kept unchanged stay in
+place (they are the same file, which lets the thread's resident sandbox, mlab.sandbox.resident,
+serve the next node). What the script changed is stored as a delta from the parent's workspace;
+the slots are removed when the search ends. The parent's submission files are left out of the
+copy, so a child that writes none is not credited with its parent's.
 
 A node is valid only when its script ran to the end (exit 0, not stopped), a validation score was
 read (by the declared pattern, or by the fast model's review that also calls the run buggy or not),
@@ -13,10 +17,14 @@ ids, for a tabular metric; other metric kinds have no submission table to check)
 """
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import re
 import shutil
+import stat
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +33,7 @@ from mlab.actions.workspace import Workspace
 from mlab.confined import Refused
 from mlab.errors import MlabError
 from mlab.snapshots import Delta, Snapshotter, restore_files
-from mlab.tree import remove_tree
+from mlab.tree import remove_tree, walk_tree
 
 NODES_DIR = "nodes"
 VALIDATION_SUBMISSION = "validation_submission.csv"  # as mlab.scoring.validation names it
@@ -59,6 +67,8 @@ class NodeEvaluator:
         self.variant = task.variant(run.meta["data"]["variant"])
         self.submission_file = self.submission.file if self.submission and self.submission.file else "submission.csv"
         self.root = run.dir / NODES_DIR
+        self._local = threading.local()   # this thread's slot folder and the files kept in it
+        self._slot_numbers = itertools.count(1)
         self._test_ids = None
         if self.metric.kind == "tabular":
             from mlab.scoring.validation import public_test_ids
@@ -73,34 +83,63 @@ class NodeEvaluator:
         store = self.run.store
         base = {rel: digest for rel, digest in parent_manifest.items()
                 if rel not in (self.submission_file, VALIDATION_SUBMISSION)}
-        folder = self.root / f"{number:04d}"
-        if folder.exists():
-            remove_tree(folder)  # left by a run killed while evaluating this node
-        folder.mkdir(parents=True)
-        try:
-            restore_files(store, base, folder)
-            store.copy_to(store.put_bytes(code.encode("utf-8", "surrogatepass")), folder, self.code_file)
-            workspace = Workspace(folder, self.read_only)
-            result = self._run_script(number, workspace, timeout_s)
-            snapshotter = Snapshotter(folder, store, parent_manifest)
-            delta = snapshotter.scan()
-            notes = self._keep_read_only(workspace, parent_manifest, delta, snapshotter.manifest)
-            notes += [f"left out of the node's snapshot: {why}" for why in snapshotter.refused.values()]
-            evaluation = Evaluation(result_text(result), compute_record(result), ran_to_the_end(result), delta,
-                                    dict(snapshotter.manifest), self.check_submission(folder), notes=notes)
-            if self.holdout:
-                evaluation.holdout, evaluation.holdout_problem = self.holdout_score(folder)
-            return evaluation
-        finally:
+        folder, kept = self._prepare_slot(base)
+        restore_files(store, base, folder, current=kept)
+        store.copy_to(store.put_bytes(code.encode("utf-8", "surrogatepass")), folder, self.code_file)
+        workspace = Workspace(folder, self.read_only)
+        result = self._run_script(number, workspace, timeout_s)
+        snapshotter = Snapshotter(folder, store, parent_manifest)
+        delta = snapshotter.scan()
+        scanned = dict(snapshotter.manifest)
+        notes = self._keep_read_only(workspace, parent_manifest, delta, snapshotter.manifest)
+        notes += [f"left out of the node's snapshot: {why}" for why in snapshotter.refused.values()]
+        evaluation = Evaluation(result_text(result), compute_record(result), ran_to_the_end(result), delta,
+                                dict(snapshotter.manifest), self.check_submission(folder), notes=notes)
+        if self.holdout:
+            evaluation.holdout, evaluation.holdout_problem = self.holdout_score(folder)
+        # read-only files a sandbox held read-only are the same files now: they stay for the next node
+        self._local.kept = {rel: (digest, _identity(folder / rel)) for rel, digest in scanned.items()
+                            if getattr(result, "sandboxed", False) and workspace.is_read_only(rel)}
+        return evaluation
+
+    # -- this thread's slot -------------------------------------------------------------------
+    def _prepare_slot(self, base: dict[str, str]) -> tuple[Path, dict[str, str]]:
+        """This thread's slot emptied but for the kept read-only files that the node's workspace
+        holds as they are; (the folder, those files with their digests)."""
+        folder = getattr(self._local, "folder", None)
+        kept = {rel: digest for rel, (digest, identity) in getattr(self._local, "kept", {}).items()
+                if base.get(rel) == digest and folder is not None and _identity(folder / rel) == identity}
+        self._local.kept = {}
+        if folder is not None:
             try:
-                remove_tree(folder)
-            except OSError:  # a folder the script made unreadable: left behind, the node is recorded anyway
-                pass
+                _empty_except(folder, set(kept))
+                return folder, kept
+            except OSError:   # something the script left cannot be removed: the thread takes a new slot
+                _set_aside(folder)
+        folder = self.root / f"slot-{next(self._slot_numbers)}"
+        if os.path.lexists(folder):
+            _set_aside(folder)   # left by a run killed while evaluating a node
+        folder.mkdir(parents=True)
+        self._local.folder = folder
+        return folder, {}
+
+    def close(self) -> None:
+        """End the resident sandboxes of the slots and remove the slots."""
+        from mlab.sandbox import resident
+
+        resident.release(under=self.root)
+        if self.root.is_dir():
+            for slot in self.root.iterdir():
+                if slot.name.startswith(("slot-", "set-aside-")):
+                    try:
+                        remove_tree(slot)
+                    except OSError:  # a folder the script made unreadable: left behind
+                        pass
 
     def _run_script(self, number: int, workspace: Workspace, timeout_s: float):
         try:
             return run_logged(self.run.scripts, workspace, self.code_file, f"node-{number:04d}.log",
-                              timeout_s=max(timeout_s, 1.0))
+                              timeout_s=max(timeout_s, 1.0), resident=True)
         except ValueError as problem:  # e.g. the configured interpreter does not exist
             raise MlabError(f"node {number}'s script could not be started: {problem}") from None
 
@@ -179,6 +218,34 @@ class NodeEvaluator:
             return (value, None) if math.isfinite(value) else (None, "the holdout score is not a finite number")
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _identity(path: Path) -> tuple | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+
+
+def _empty_except(folder: Path, keep: set[str]) -> None:
+    """Remove everything in folder but the files in keep (and the folders holding them)."""
+    holding = {str(Path(rel).parent) for rel in keep}
+    holding |= {str(parent) for rel in keep for parent in Path(rel).parents}
+    for rel, full, info in reversed(list(walk_tree(folder))):
+        if stat.S_ISDIR(info.st_mode):
+            if rel not in holding:
+                os.rmdir(full)
+        elif rel not in keep:
+            os.unlink(full)
+
+
+def _set_aside(folder: Path) -> None:
+    """Remove a slot, or where that fails, move it out of the way (removed when the search ends)."""
+    try:
+        remove_tree(folder)
+    except OSError:
+        os.rename(folder, folder.with_name(f"set-aside-{folder.name}-{os.getpid()}-{id(folder)}"))
 
 
 def score_by_pattern(output: str, pattern: str, group: int | str = 1) -> float | None:

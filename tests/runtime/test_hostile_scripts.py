@@ -245,7 +245,7 @@ def test_the_watch_returns_at_its_hard_deadline_whatever_the_tree_does(folders, 
     # A launcher that can never be reaped (as one stuck in the kernel): the watch still returns.
     monkeypatch.setattr(supervise_module, "HARD_DEADLINE_S", 0.5)
     monkeypatch.setattr(supervise_module, "KILL_GRACE_S", 0.3)
-    monkeypatch.setattr(supervise_module._Run, "_reap", lambda self, nohang: None)
+    monkeypatch.setattr(supervise_module.ScriptWatch, "_reap", lambda self, nohang: None)
     marker = f"stuck_{uuid.uuid4().hex}.py"
     started = time.monotonic()
     result = folders.run("import time\nprint('waiting', flush=True)\ntime.sleep(60)\n", name=marker,
