@@ -304,7 +304,17 @@ def release(under: str | os.PathLike | None = None) -> None:
 
 
 def _forget_in_child() -> None:
-    """In a forked child: the parent's residents are not its own (nothing here may close them)."""
+    """In a forked child (mlab scores a run in one): the parent's residents are not its own. Its
+    copies of their descriptors are closed (a control socket held here would keep a resident
+    from seeing its end), and nothing here may end them."""
+    for known in _residents.values():
+        known.closed = True
+        for fd in (known.control.detach(), known.launched.out_read, known.launched.status_read):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        known.launched.process.returncode = 0   # not this process's child: nothing here may wait for it
     _residents.clear()
 
 

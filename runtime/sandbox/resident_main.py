@@ -62,7 +62,6 @@ def _mlab_resident_serve(control_fd):
         _signal.signal(sig, _signal.SIG_IGN)
     control = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, control_fd)
     ancillary = _socket.CMSG_SPACE(2 * 4)
-    control.send(b"ready")
 
     def empty(top):
         """Remove what a script left under the tmpfs at top, never crossing into a mount (the
@@ -117,6 +116,13 @@ def _mlab_resident_serve(control_fd):
                 os._exit(status)
         return os.waitpid(pid, 0)[1] == 0
 
+    import gc
+
+    # What this interpreter holds now is never garbage: frozen, a script's collections and its
+    # interpreter's shutdown leave it alone instead of walking (and so copying) its pages.
+    gc.collect()
+    gc.freeze()
+    control.send(b"ready")
     while True:
         try:
             data, extra, _, _ = control.recvmsg(1 << 16, ancillary)
