@@ -3,9 +3,9 @@
 This file is not imported: the harness reads its text and starts it inside bubblewrap as
 `python -c TEXT CONTROL_FD`, with the environment, limits and uid of the scripts it will run.
 The interpreter is thereby started (and its site packages found) once, and each script costs
-a fork instead of an interpreter's start. It imports nothing that a script's fresh interpreter
-would not have imported already, except ctypes (for prctl), which children leave out of
-sys.modules again.
+a fork instead of an interpreter's start. What it imports beyond a fresh interpreter's start
+(ctypes for prctl, _socket, _signal, gc) each child leaves out of sys.modules again, and what it
+holds is frozen (gc.freeze) so that no script's collections or shutdown walk it.
 
 The harness sends one message per script on CONTROL_FD (an AF_UNIX SOCK_SEQPACKET socket):
 marshal data {"argv", "cwd", "fsize"} with two descriptors attached, the write ends of the
@@ -65,7 +65,7 @@ def _mlab_resident_serve(control_fd):
 
     def empty(top):
         """Remove what a script left under the tmpfs at top, never crossing into a mount (the
-        workspace or a mask may be bound below /tmp): True when top is empty now."""
+        workspace or a mask may be bound below /tmp, and stays with the folders leading to it)."""
         device = os.lstat(top).st_dev
         if not os.access(top, os.R_OK | os.W_OK | os.X_OK):
             os.chmod(top, 0o1777)
