@@ -60,7 +60,36 @@ def unpack(blob: bytes, target: Path) -> None:
     """Extract a tar made by pack into target (nothing may land outside it)."""
     Path(target).mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r") as tar:
-        tar.extractall(target, filter="tar")
+        if hasattr(tarfile, "tar_filter"):
+            tar.extractall(target, filter="tar")
+        else:   # Python before 3.11.4 has no extraction filters: the same refusals, checked here
+            tar.extractall(target, members=_inside(tar.getmembers(), Path(target)))
+
+
+def _inside(members: list[tarfile.TarInfo], target: Path) -> list[tarfile.TarInfo]:
+    """The members, once each is known to land inside target, as the "tar" filter has it: no
+    absolute or climbing name, nothing written through a link of the archive (a link may point
+    anywhere: it stays a link), no hard link to a file outside, no device; high mode bits
+    cleared. tarfile.TarError otherwise."""
+    root = os.path.realpath(target)
+    links = {os.path.normpath(m.name) for m in members if m.issym()}
+
+    def inside(path: str) -> bool:
+        return os.path.commonpath([root, os.path.normpath(path)]) == root
+
+    for member in members:
+        name = os.path.normpath(member.name)
+        if os.path.isabs(member.name) or not inside(os.path.join(root, name)):
+            raise tarfile.TarError(f"{member.name!r} would land outside {target}")
+        parents = [os.path.join(*name.split(os.sep)[:i]) for i in range(1, len(name.split(os.sep)))]
+        if any(parent in links for parent in parents):
+            raise tarfile.TarError(f"{member.name!r} would be written through a link")
+        if member.islnk() and not inside(os.path.join(root, os.path.normpath(member.linkname))):
+            raise tarfile.TarError(f"the hard link {member.name!r} leads outside {target}")
+        if member.ischr() or member.isblk() or member.isfifo():
+            raise tarfile.TarError(f"{member.name!r} is a device or pipe")
+        member.mode &= 0o755   # no set-id, sticky, group or other write bits
+    return members
 
 
 class FolderSender:

@@ -248,3 +248,42 @@ def test_a_folder_whose_run_was_never_set_up_is_set_aside(tmp_path):
     work = reconcile(folder, folder.load("exp"), [spec()], retries=0)
     assert [w.kind for w in work] == ["new"]
     assert folder.run_folders() == [] and (folder.runs / ".retired" / half.name).is_dir()
+
+
+def hostile_tar(kind: str) -> bytes:
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        if kind == "through-a-link":   # a link out of the folder, then a file written through it
+            link = tarfile.TarInfo("link")
+            link.type, link.linkname = tarfile.SYMTYPE, ".."
+            tar.addfile(link)
+        member = tarfile.TarInfo("../escaped.txt" if kind == "climbs" else "link/escaped.txt")
+        member.size = 1
+        tar.addfile(member, io.BytesIO(b"x"))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("filters", [True, False], ids=["with-extraction-filters", "python-before-3.11.4"])
+@pytest.mark.parametrize("kind", ["climbs", "through-a-link"])
+def test_a_piece_that_would_land_outside_the_run_folder_is_refused(tmp_path, monkeypatch, filters, kind):
+    import tarfile
+
+    if not filters:
+        monkeypatch.delattr(tarfile, "tar_filter", raising=False)
+    target = tmp_path / "home" / "run"
+    with pytest.raises(tarfile.TarError):
+        unpack(hostile_tar(kind), target)
+    assert not (tmp_path / "home" / "escaped.txt").exists()
+
+
+def test_a_piece_unpacks_where_python_has_no_extraction_filters(tmp_path, monkeypatch):
+    import tarfile
+
+    monkeypatch.delattr(tarfile, "tar_filter", raising=False)
+    home = tmp_path / "home"
+    (home / "sub").mkdir(parents=True)
+    (home / "sub" / "a.txt").write_text("kept")
+    unpack(pack_folder(home), tmp_path / "copy")
+    assert (tmp_path / "copy" / "sub" / "a.txt").read_text() == "kept"
