@@ -81,8 +81,7 @@ def _inside(members: list[tarfile.TarInfo], target: Path) -> list[tarfile.TarInf
         name = os.path.normpath(member.name)
         if os.path.isabs(member.name) or not inside(os.path.join(root, name)):
             raise tarfile.TarError(f"{member.name!r} would land outside {target}")
-        parents = [os.path.join(*name.split(os.sep)[:i]) for i in range(1, len(name.split(os.sep)))]
-        if any(parent in links for parent in parents):
+        if any(str(parent) in links for parent in Path(name).parents):
             raise tarfile.TarError(f"{member.name!r} would be written through a link")
         if member.islnk() and not inside(os.path.join(root, os.path.normpath(member.linkname))):
             raise tarfile.TarError(f"the hard link {member.name!r} leads outside {target}")
