@@ -36,6 +36,16 @@ def walk_tree(root: str | os.PathLike) -> Iterator[tuple[str, str, os.stat_resul
                 stack.append((rel + "/", entry.path))
 
 
+def file_identity(path: str | os.PathLike) -> tuple[int, int, int, int, int] | None:
+    """Which file a path names now, and which version of it: (device, inode, size, mtime in ns,
+    mode) of the path itself (a link is not followed), or None when nothing is there."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+
+
 def remove_tree(path: str | os.PathLike) -> None:
     """Remove a folder and everything in it (what shutil.rmtree does, at any depth)."""
     path = os.fspath(path)

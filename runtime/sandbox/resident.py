@@ -6,8 +6,8 @@ node's copy of its parent's workspace is put there). A fresh sandbox per script 
 program starts (the launcher, bubblewrap, the script's interpreter) before the script's first
 line, more than a short script itself. A resident sandbox is started once, with the same
 launcher, bubblewrap command, uid, cgroup, limits and environment as a fresh one would have, and
-runs sandbox/resident_main.py: each script is then a fork of that interpreter, in a new session,
-with its own output and status pipes. What a fresh sandbox gives each script, the resident one
+runs sandbox/resident_main.py: each script is then a fork of that interpreter, with its own
+output and status pipes. What a fresh sandbox gives each script, the resident one
 gives each too: the workspace as the harness put it there, an empty /tmp and /dev/shm and no
 IPC objects (cleaned after every script), no process of an earlier script (all killed when
 the script's own process ends), the time limit from its own start, the memory, process and disk
@@ -31,14 +31,15 @@ import marshal
 import os
 import select
 import socket
+import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.sandbox import proc as sandbox_proc
 from mlab.sandbox import warm
-from mlab.sandbox.supervise import Limits, Supervision, ScriptWatch, TreeWatch
+from mlab.sandbox.supervise import Limits, ScriptWatch, StatusReader, Supervision, TreeWatch
 
 RESIDENT_MAIN = Path(__file__).with_name("resident_main.py")
 RESIDENT_TASKS = 3     # bubblewrap, its init and the resident interpreter: in the cgroup beside the script
@@ -59,7 +60,7 @@ class Resident:
     uid: int | None
     gid: int | None
     own_uid: bool
-    child_pid: int | None = None   # a process inside the sandbox (bubblewrap's report), for its /tmp
+    reports: StatusReader = field(default_factory=StatusReader)   # the launcher's and bubblewrap's
     ready: bool = False   # the interpreter said it waits for a script (it does after cleaning up)
     closed: bool = False
 
@@ -94,8 +95,8 @@ class Resident:
             outcome = watch.watch()
         finally:
             watch.close()
-        if outcome.killed_reason is not None or not watch.done:
-            self.close()
+        if outcome.killed_reason is not None:
+            self.close()   # (a script not seen to its end has closed it already)
         return outcome
 
     def close(self) -> None:
@@ -110,8 +111,8 @@ class Resident:
         process = self.launched.process
         try:
             process.wait(timeout=0.5)
-        except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired: what is left is killed below
-            pass
+        except subprocess.TimeoutExpired:
+            pass   # what is left is killed below
         if process.poll() is None:
             if self.cgroup is not None:
                 self.cgroup.kill()
@@ -145,8 +146,8 @@ class _ResidentWatch(ScriptWatch):
         self.spare_depth = SPARE_DEPTH
         if resident.own_uid:
             self.own_uid = (resident.uid, resident.gid)
-        if resident.child_pid is not None:
-            self.status.facts["child-pid"] = resident.child_pid
+        if "child-pid" in resident.reports.facts:   # a process inside the sandbox, for its /tmp
+            self.status.facts["child-pid"] = resident.reports.facts["child-pid"]
         self.watch_tree = TreeWatch(self.launcher.pid, resident.scratch_mounts, self.status.facts, SPARE_DEPTH)
 
     def _reap(self, nohang: bool) -> None:
@@ -155,8 +156,6 @@ class _ResidentWatch(ScriptWatch):
             self.wait_result = (self.launcher.pid, 0, None)
         elif self.launcher.poll() is not None:   # the sandbox ended under the script
             self.wait_result = (self.launcher.pid, 0, None)
-        elif not nohang:
-            time.sleep(0.01)
 
     def _outcome(self) -> Supervision:
         wall_s = time.monotonic() - self.started_at
@@ -177,7 +176,7 @@ class _ResidentWatch(ScriptWatch):
                            peak_memory_bytes=peak)
 
     def close(self) -> None:
-        if self.wait_result is None or not self.done:
+        if not self.done:
             self.resident.close()   # also what is left of the script
         for fd in (self.out_fd, self.status_fd, self.pidfd):
             if fd is not None:
@@ -200,7 +199,8 @@ def start(key: tuple, config: dict, lease, cgroup, scratch_mounts: tuple[str, ..
     finally:
         theirs.close()
     python = config["argv"][0]
-    config = {**config, "argv": [python, "-c", RESIDENT_MAIN.read_text(), str(theirs_fd(launched))],
+    # the control socket has the same number in the launcher, and so in the sandbox
+    config = {**config, "argv": [python, "-c", RESIDENT_MAIN.read_text(), str(launched.extra_fds[0])],
               "parent_pid": os.getpid(), "handed_fds": list(launched.extra_fds),
               "cgroup_procs": cgroup.procs_files if cgroup else [],
               "cgroup_optional_procs": cgroup.optional_procs_files if cgroup else [],
@@ -218,25 +218,18 @@ def start(key: tuple, config: dict, lease, cgroup, scratch_mounts: tuple[str, ..
     return resident
 
 
-def theirs_fd(launched: warm.Launched) -> int:
-    """The control socket's number in the launcher (and so in the sandbox)."""
-    return launched.extra_fds[0]
-
-
 def _wait_ready(resident: Resident) -> bool:
     """Wait until the interpreter says it is ready (started, or done cleaning up after a script);
     meanwhile read bubblewrap's report of its child. False when it is gone instead."""
     deadline = time.monotonic() + START_WAIT_S
-    status = b""
     while time.monotonic() < deadline:
         ready, _, _ = select.select([resident.control, resident.launched.status_read], [], [],
                                     max(0.0, deadline - time.monotonic()))
         if resident.launched.status_read in ready:
             chunk = os.read(resident.launched.status_read, 1 << 16)
-            status += chunk
             if not chunk:
                 return False   # bubblewrap and the launcher are gone
-            resident.child_pid = _child_pid(status) or resident.child_pid
+            resident.reports.feed(chunk)
         if resident.control in ready:
             try:
                 resident.ready = resident.control.recv(16) == b"ready"
@@ -244,19 +237,6 @@ def _wait_ready(resident: Resident) -> bool:
                 resident.ready = False
             return resident.ready
     return False
-
-
-def _child_pid(status: bytes) -> int | None:
-    import json
-
-    for line in status.decode("utf-8", "replace").splitlines():
-        try:
-            document = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(document, dict) and isinstance(document.get("child-pid"), int):
-            return document["child-pid"]
-    return None
 
 
 # -- this thread's resident sandboxes ------------------------------------------------------------

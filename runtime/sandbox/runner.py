@@ -42,6 +42,7 @@ from mlab.sandbox.seccomp import ptrace_filter
 from mlab.sandbox.supervise import Limits, supervise
 from mlab.sandbox.warm import COLD_VARIABLE
 from mlab.sandbox.uids import FALLBACK_GID, FALLBACK_UID, UidLease
+from mlab.tree import file_identity
 
 log = logging.getLogger("mlab.sandbox")
 
@@ -286,12 +287,23 @@ def _limits(policy: SandboxPolicy, uid: int, gpu: bool, sandbox_tasks: int, own_
     left off when GPUs are visible (CUDA reserves terabytes). RLIMIT_FSIZE is
     the workspace's room under its disk limit: no single file outgrows it.
     """
-    address_space = None
-    if policy.memory_bytes is not None and not gpu:
-        address_space = policy.memory_bytes + ADDRESS_SPACE_HEADROOM
     tasks = (sandbox_proc.tasks_of_user(uid) + policy.max_processes + sandbox_tasks
              + (0 if own_uid else NPROC_SLACK))
-    return {"NPROC": tasks, "CORE": 0, "AS": address_space, "FSIZE": disk_room}
+    return {"NPROC": tasks, "CORE": 0, "AS": _address_space(policy, gpu), "FSIZE": disk_room}
+
+
+def _address_space(policy: SandboxPolicy, gpu: bool) -> int | None:
+    """RLIMIT_AS of the script's processes (see _limits)."""
+    return None if policy.memory_bytes is None or gpu else policy.memory_bytes + ADDRESS_SPACE_HEADROOM
+
+
+def _disk_watch(policy: SandboxPolicy, workspace: str) -> DiskWatch | None:
+    """The watch of the workspace's disk use under the policy's limit (None: no limit)."""
+    if policy.disk_bytes is None:
+        return None
+    start = workspace_bytes(workspace)
+    # A workspace already over its limit may shrink, not grow.
+    return DiskWatch(workspace, max(policy.disk_bytes, start), start)
 
 
 _MEMORY_ERROR_MARKS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory")
@@ -329,17 +341,6 @@ def _bwrap_config(policy: SandboxPolicy, workspace: str, python: str, bwrap: str
                 seccomp=seccomp.hex() if seccomp else None)
 
 
-def _file_identity(path: str, contents: bool = True) -> tuple:
-    """Which file (and, with contents, which version of it) a path is now."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return (path,)
-    if not contents:
-        return (path, info.st_dev, info.st_ino)
-    return (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
-
-
 def _start_resident(key: tuple, policy: SandboxPolicy, workspace: str, python: str, bwrap: str, gpu: bool,
                     read_only: set[str], lease: UidLease):
     """A new resident sandbox for the workspace (None when it does not come up; the lease is then
@@ -372,10 +373,11 @@ def _run_resident(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str)
     gpu = policy.device != "" and bool(gpu_device_nodes())
     read_only = {os.path.realpath(p if os.path.isabs(p) else os.path.join(workspace, p))
                  for p in policy.read_only}
-    key = (_file_identity(workspace, contents=False), python, tuple(sorted((str(k), str(v)) for k, v in policy.env.items())),
+    # the workspace folder itself (its contents change from script to script), each read-only file's version
+    key = (workspace, (file_identity(workspace) or ())[:2], python,
+           tuple(sorted((str(k), str(v)) for k, v in policy.env.items())),
            policy.device, policy.memory_bytes, policy.max_processes, policy.network, gpu, policy.disk_bytes,
-           tuple(sorted(map(str, policy.hidden))),
-           tuple(_file_identity(p) for p in sorted(read_only)))
+           tuple(sorted(map(str, policy.hidden))), tuple((p, file_identity(p)) for p in sorted(read_only)))
     resident = residents.take(key, workspace)
     lease = None
     if resident is None:
@@ -384,10 +386,7 @@ def _run_resident(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str)
             lease.release()
             return None   # a shared uid's process count moves: such scripts start fresh
     uid, gid = (resident.uid, resident.gid) if resident else (lease.uid, lease.gid) if drop else (None, None)
-    disk = None
-    if policy.disk_bytes is not None:
-        start = workspace_bytes(workspace)
-        disk = DiskWatch(workspace, max(policy.disk_bytes, start), start)
+    disk = _disk_watch(policy, workspace)
     collector = OutputCollector(policy.max_output_chars, on_output, policy.max_streamed_chars)
     loan = WorkspaceLoan(Path(workspace), uid, gid, keep=read_only) if drop else None
     try:
@@ -409,8 +408,7 @@ def _run_resident(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str)
         residents.forget(resident)
     if watched is None:
         return None
-    address_space = None if gpu or policy.memory_bytes is None else policy.memory_bytes + ADDRESS_SPACE_HEADROOM
-    return _script_result(watched, collector, policy, address_space, disk, sandboxed=True)
+    return _script_result(watched, collector, policy, _address_space(policy, gpu), disk, sandboxed=True)
 
 
 def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None,
@@ -424,11 +422,7 @@ def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None
         # Without bubblewrap nothing can make the interpreter or the workspace
         # reachable for the unprivileged uid: the script keeps the harness's uid.
         drop, uid, gid = False, os.getuid(), os.getgid()
-    disk = None
-    if policy.disk_bytes is not None:
-        start = workspace_bytes(workspace)
-        # A workspace already over its limit may shrink, not grow.
-        disk = DiskWatch(workspace, max(policy.disk_bytes, start), start)
+    disk = _disk_watch(policy, workspace)
     gpu = policy.device != "" and bool(gpu_device_nodes())
     sandbox_tasks = SANDBOX_TASKS if bwrap else 0
     limits = _limits(policy, uid, gpu, sandbox_tasks, drop and lease.pooled,

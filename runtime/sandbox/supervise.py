@@ -65,7 +65,7 @@ class Supervision:
     peak_memory_bytes: int
 
 
-class _StatusReader:
+class StatusReader:
     """Parses the JSON documents that the launcher and bubblewrap write on the status fd."""
 
     def __init__(self) -> None:
@@ -215,7 +215,7 @@ class ScriptWatch:
         self.limits = limits
         self.collector = collector
         self.started_at = started_at
-        self.status = _StatusReader()
+        self.status = StatusReader()
         self.start_reported = True
         self.cgroup: ScriptCgroup | ScriptCgroupV1 | None = None
         self.spare_depth = 0

@@ -235,11 +235,11 @@ class SearchEngine:
             raise
         finally:
             if not stopped:
-                # before the pool's threads end: a resident sandbox ends with the thread that
-                # started it, killed, where closed it ends by itself and its CPU time is counted
+                # the threads' resident sandboxes and slots, before the pool's threads end: a resident
+                # sandbox ends with the thread that started it, killed, where closed it ends by itself and
+                # its CPU time is counted (after a stop, close() ends them)
                 self.evaluator.close()
             pool.shutdown(wait=not stopped, cancel_futures=True)
-            self.evaluator.close()   # the threads' resident sandboxes and slots
         if reason == "interrupted":
             return SearchOutcome("interrupted")
         if failure is not None:

@@ -33,7 +33,7 @@ from mlab.actions.workspace import Workspace
 from mlab.confined import Refused
 from mlab.errors import MlabError
 from mlab.snapshots import Delta, Snapshotter, restore_files
-from mlab.tree import remove_tree, walk_tree
+from mlab.tree import file_identity, remove_tree, walk_tree
 
 NODES_DIR = "nodes"
 VALIDATION_SUBMISSION = "validation_submission.csv"  # as mlab.scoring.validation names it
@@ -98,7 +98,7 @@ class NodeEvaluator:
         if self.holdout:
             evaluation.holdout, evaluation.holdout_problem = self.holdout_score(folder)
         # read-only files a sandbox held read-only are the same files now: they stay for the next node
-        self._local.kept = {rel: (digest, _identity(folder / rel)) for rel, digest in scanned.items()
+        self._local.kept = {rel: (digest, file_identity(folder / rel)) for rel, digest in scanned.items()
                             if getattr(result, "sandboxed", False) and workspace.is_read_only(rel)}
         return evaluation
 
@@ -107,8 +107,9 @@ class NodeEvaluator:
         """This thread's slot emptied but for the kept read-only files that the node's workspace
         holds as they are; (the folder, those files with their digests)."""
         folder = getattr(self._local, "folder", None)
-        kept = {rel: digest for rel, (digest, identity) in getattr(self._local, "kept", {}).items()
-                if base.get(rel) == digest and folder is not None and _identity(folder / rel) == identity}
+        left = getattr(self._local, "kept", {}) if folder is not None else {}
+        kept = {rel: digest for rel, (digest, identity) in left.items()
+                if base.get(rel) == digest and file_identity(folder / rel) == identity}
         self._local.kept = {}
         if folder is not None:
             try:
@@ -220,18 +221,9 @@ class NodeEvaluator:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _identity(path: Path) -> tuple | None:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
-
-
 def _empty_except(folder: Path, keep: set[str]) -> None:
     """Remove everything in folder but the files in keep (and the folders holding them)."""
-    holding = {str(Path(rel).parent) for rel in keep}
-    holding |= {str(parent) for rel in keep for parent in Path(rel).parents}
+    holding = {str(parent) for rel in keep for parent in Path(rel).parents}
     for rel, full, info in reversed(list(walk_tree(folder))):
         if stat.S_ISDIR(info.st_mode):
             if rel not in holding:
