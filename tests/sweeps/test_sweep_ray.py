@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
-from sweep_helpers import compile_build, processes_mentioning, run_folders, sweep_command, trace_steps
+from sweep_helpers import (compile_build, processes_mentioning, run_folders, sweep_command, trace_steps,
+                           write_tiny_task)
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mlab-harness[ray]'); the Ray executor is untested")
 
@@ -25,17 +28,25 @@ def ray_address():
         ray.shutdown()
 
 
-def _worker_running_a_run(timeout=60.0) -> int:
+def _worker_running_a_run(seed: int, timeout=60.0) -> int:
+    """The Ray worker whose task runs the run of this seed (its process title names the run)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        workers = processes_mentioning("ray::mlab tiny/")
-        if workers:
-            return workers[0]
+        for pid in processes_mentioning("ray::mlab tiny/"):
+            try:
+                title = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:  # ended since
+                continue
+            if re.search(rf"/seed={seed}\b", title):
+                return pid
         time.sleep(0.05)
-    raise AssertionError("no Ray worker was running a run")
+    raise AssertionError(f"no Ray worker was running the run of seed {seed}")
 
 
 def test_a_ray_sweep_survives_a_lost_worker(project, ray_address):
+    # train.py sleeps 3 s, so that the run whose first step came home is still running when its
+    # worker is killed, even on a loaded machine
+    write_tiny_task(project, sleep=3.0)
     (project / "exp.mlab").write_text(textwrap.dedent("""\
         use "tiny.mlab"
         experiment on-ray {
@@ -52,10 +63,12 @@ def test_a_ray_sweep_survives_a_lost_worker(project, ray_address):
                                cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not any(trace_steps(run) for run in run_folders(sweep)):  # a step has come home
+        while not (home := [run for run in run_folders(sweep) if trace_steps(run)]):  # a step has come home
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()[0]
             time.sleep(0.05)
-        os.kill(_worker_running_a_run(), signal.SIGKILL)
+        # the worker of that run (the other run's worker may not have sent its folder yet: killing
+        # it would only start that run again)
+        os.kill(_worker_running_a_run(json.loads((home[0] / "run.json").read_text())["seed"]), signal.SIGKILL)
         output, _ = process.communicate(timeout=180)
     finally:
         if process.poll() is None:
