@@ -1,11 +1,10 @@
 """The entries of action sets and agents, linear, search and external."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from ..diagnostics import Span
-from .base import Entry, Ident, Param, Value
+from .base import Entry, Ident, Param, Value, node
 from .task import Limit
 
 __all__ = [
@@ -18,13 +17,13 @@ __all__ = [
 
 # ---- actions ------------------------------------------------------------
 
-@dataclass(frozen=True)
+@node
 class Describe(Entry):
     value: Value
     keyword: ClassVar[str] = "describe"
 
 
-@dataclass(frozen=True)
+@node
 class Input(Entry):
     name: Ident
     type: Ident
@@ -34,33 +33,33 @@ class Input(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class Returns(Entry):
     value: Value
     keyword: ClassVar[str] = "returns"
 
 
-@dataclass(frozen=True)
+@node
 class Does(Entry):
     primitive: Ident
     params: tuple[Param, ...]
     keyword: ClassVar[str] = "does"
 
 
-@dataclass(frozen=True)
+@node
 class Tier(Entry):
     name: Ident
     keyword: ClassVar[str] = "model"
 
 
-@dataclass(frozen=True)
+@node
 class Tool(Entry):
     """`tool "submit"`: the name the action has as a provider tool."""
     value: Value
     keyword: ClassVar[str] = "tool"
 
 
-@dataclass(frozen=True)
+@node
 class Action(Entry):
     name: Value
     entries: tuple[Entry, ...]
@@ -68,7 +67,7 @@ class Action(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class DropAction(Entry):
     name: Value
     keyword: ClassVar[str] = "drop action"
@@ -77,27 +76,27 @@ class DropAction(Entry):
 
 # ---- agents -------------------------------------------------------------
 
-@dataclass(frozen=True)
+@node
 class UsesActions(Entry):
     name: Ident
     keyword: ClassVar[str] = "actions"
 
 
-@dataclass(frozen=True)
+@node
 class Show(Entry):
     value: Value
     keyword: ClassVar[str] = "show"
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class Hide(Entry):
     value: Value
     keyword: ClassVar[str] = "hide"
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class Model(Entry):
     tier: Ident
     default: Value
@@ -106,37 +105,37 @@ class Model(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class History(Entry):
     value: Value
     keyword: ClassVar[str] = "history"
 
 
-@dataclass(frozen=True)
+@node
 class Summarize(Entry):
     value: Value
     keyword: ClassVar[str] = "summarize"
 
 
-@dataclass(frozen=True)
+@node
 class Retries(Entry):
     value: Value
     keyword: ClassVar[str] = "retries"
 
 
-@dataclass(frozen=True)
+@node
 class Prompt(Entry):
     value: Value
     keyword: ClassVar[str] = "prompt"
 
 
-@dataclass(frozen=True)
+@node
 class FormatError(Entry):
     value: Value
     keyword: ClassVar[str] = "format_error"
 
 
-@dataclass(frozen=True)
+@node
 class Section:
     word: str  # "section" or "field"
     name: Value
@@ -146,7 +145,7 @@ class Section:
     span: Span
 
 
-@dataclass(frozen=True)
+@node
 class RespondSetting:
     """A `KEY value` setting inside `respond tools { ... }`."""
     key: Ident
@@ -154,7 +153,7 @@ class RespondSetting:
     span: Span
 
 
-@dataclass(frozen=True)
+@node
 class Respond(Entry):
     format: Ident
     sections: tuple[Section, ...]
@@ -162,27 +161,27 @@ class Respond(Entry):
     keyword: ClassVar[str] = "respond"
 
 
-@dataclass(frozen=True)
+@node
 class DropSection(Entry):
     name: Value
     keyword: ClassVar[str] = "drop section"
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class NamedPrompt:
     name: Ident
     value: Value
     span: Span
 
 
-@dataclass(frozen=True)
+@node
 class Prompts(Entry):
     items: tuple[NamedPrompt, ...]
     keyword: ClassVar[str] = "prompts"
 
 
-@dataclass(frozen=True)
+@node
 class Hook(Entry):
     time: Ident
     name: Ident
@@ -190,7 +189,7 @@ class Hook(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class Search(Entry):
     """`search POLICY { key value ... }`: a tree-search policy instead of the linear loop."""
     policy: Ident
@@ -200,25 +199,25 @@ class Search(Entry):
 
 # ---- external agents (`agent NAME external { ... }`) ------------------------
 
-@dataclass(frozen=True)
+@node
 class Command(Entry):
     value: Value
     keyword: ClassVar[str] = "command"
 
 
-@dataclass(frozen=True)
+@node
 class Env(Entry):
     items: tuple[Limit, ...]
     keyword: ClassVar[str] = "env"
 
 
-@dataclass(frozen=True)
+@node
 class NoDeps(Entry):
     value: Value
     keyword: ClassVar[str] = "no_deps"
 
 
-@dataclass(frozen=True)
+@node
 class Submits(Entry):
     value: Value
     keyword: ClassVar[str] = "submits"

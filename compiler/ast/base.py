@@ -11,15 +11,24 @@ __all__ = [
 ]
 
 
+def node(cls):
+    """The class as a frozen dataclass. One without a docstring gets its name as one first: for
+    such a class dataclasses writes the docstring from the class's signature with inspect, which
+    was a tenth of importing this package (and so of a one-file `mlabc check`)."""
+    if not cls.__doc__:
+        cls.__doc__ = cls.__name__
+    return dataclass(frozen=True)(cls)
+
+
 # ---- values -------------------------------------------------------------
 
-@dataclass(frozen=True)
+@node
 class Value:
     span: Span
     kind: ClassVar[str] = "value"
 
 
-@dataclass(frozen=True)
+@node
 class Str(Value):
     value: str
     triple: bool = False
@@ -27,52 +36,52 @@ class Str(Value):
     kind: ClassVar[str] = "string"
 
 
-@dataclass(frozen=True)
+@node
 class Int(Value):
     value: int
     kind: ClassVar[str] = "integer"
 
 
-@dataclass(frozen=True)
+@node
 class Float(Value):
     value: float
     kind: ClassVar[str] = "number"
 
 
-@dataclass(frozen=True)
+@node
 class Duration(Value):
     seconds: float
     text: str
     kind: ClassVar[str] = "duration"
 
 
-@dataclass(frozen=True)
+@node
 class Size(Value):
     bytes: int
     text: str
     kind: ClassVar[str] = "size"
 
 
-@dataclass(frozen=True)
+@node
 class Percent(Value):
     fraction: float
     text: str
     kind: ClassVar[str] = "percentage"
 
 
-@dataclass(frozen=True)
+@node
 class Name(Value):
     value: str
     kind: ClassVar[str] = "name"
 
 
-@dataclass(frozen=True)
+@node
 class List(Value):
     items: tuple[Value, ...]
     kind: ClassVar[str] = "list"
 
 
-@dataclass(frozen=True)
+@node
 class Ident:
     """A name in a fixed position (a declaration's name, a keyword argument)."""
 
@@ -80,7 +89,7 @@ class Ident:
     span: Span
 
 
-@dataclass(frozen=True)
+@node
 class Param:
     """`name value` inside a metric's or a search's parameters."""
 
@@ -91,7 +100,7 @@ class Param:
 
 # ---- entries ------------------------------------------------------------
 
-@dataclass(frozen=True)
+@node
 class Entry:
     """One keyword-led line of a block. `keyword` names it in diagnostics."""
 

@@ -1,10 +1,9 @@
 """The entries of an experiment block."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
-from .base import Entry, Ident, Value
+from .base import Entry, Ident, Value, node
 
 __all__ = [
     'ExpTasks', 'ExpTasksCategory', 'ExpAgents', 'ExpModels', 'ExpRuns', 'ExpData', 'ExpRetries',
@@ -14,25 +13,25 @@ __all__ = [
 
 # ---- experiments --------------------------------------------------------
 
-@dataclass(frozen=True)
+@node
 class ExpTasks(Entry):
     value: Value
     keyword: ClassVar[str] = "tasks"
 
 
-@dataclass(frozen=True)
+@node
 class ExpTasksCategory(Entry):
     name: Ident
     keyword: ClassVar[str] = "tasks"
 
 
-@dataclass(frozen=True)
+@node
 class ExpAgents(Entry):
     value: Value
     keyword: ClassVar[str] = "agents"
 
 
-@dataclass(frozen=True)
+@node
 class ExpModels(Entry):
     tier: Ident | None
     value: Value
@@ -40,25 +39,25 @@ class ExpModels(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class ExpRuns(Entry):
     value: Value
     keyword: ClassVar[str] = "runs"
 
 
-@dataclass(frozen=True)
+@node
 class ExpData(Entry):
     value: Value
     keyword: ClassVar[str] = "data"
 
 
-@dataclass(frozen=True)
+@node
 class ExpRetries(Entry):
     value: Value
     keyword: ClassVar[str] = "retries"
 
 
-@dataclass(frozen=True)
+@node
 class ExpOverride(Entry):
     name: Ident
     entries: tuple[Entry, ...]

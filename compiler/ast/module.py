@@ -1,11 +1,10 @@
 """Declarations (task, actions, agent, experiment), `use` lines and the module of one file."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from ..diagnostics import Span
-from .base import Entry, Ident, Int, Str
+from .base import Entry, Ident, Int, Str, node
 
 __all__ = [
     'Use', 'Decl', 'Task', 'Actions', 'Agent', 'ExternalAgent', 'Experiment', 'Module',
@@ -14,7 +13,7 @@ __all__ = [
 
 # ---- declarations -------------------------------------------------------
 
-@dataclass(frozen=True)
+@node
 class Use:
     std: bool
     target: Str
@@ -22,7 +21,7 @@ class Use:
     version: "Int | None" = None  # `use std "agents" version 3`: the standard-library release pinned
 
 
-@dataclass(frozen=True)
+@node
 class Decl:
     name: Ident
     entries: tuple[Entry, ...]
@@ -30,34 +29,34 @@ class Decl:
     kind: ClassVar[str] = ""
 
 
-@dataclass(frozen=True)
+@node
 class Task(Decl):
     kind: ClassVar[str] = "task"
 
 
-@dataclass(frozen=True)
+@node
 class Actions(Decl):
     parent: Ident | None = None
     kind: ClassVar[str] = "actions"
 
 
-@dataclass(frozen=True)
+@node
 class Agent(Decl):
     parent: Ident | None = None
     kind: ClassVar[str] = "agent"
 
 
-@dataclass(frozen=True)
+@node
 class ExternalAgent(Agent):
     """`agent NAME external { ... }`: a command from outside mlab; an agent for references and `extends`."""
 
 
-@dataclass(frozen=True)
+@node
 class Experiment(Decl):
     kind: ClassVar[str] = "experiment"
 
 
-@dataclass(frozen=True)
+@node
 class Module:
     path: str
     uses: tuple[Use, ...]

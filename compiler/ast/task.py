@@ -1,11 +1,10 @@
 """The entries of a task block and its data block (title, problem, metric, limits, data, ...)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from ..diagnostics import Span
-from .base import Entry, Ident, Param, Value
+from .base import Entry, Ident, Param, Value, node
 
 __all__ = [
     'Title', 'Category', 'Problem', 'Starter', 'ReadOnly', 'Requires', 'ColumnRule', 'Submission', 'Metric',
@@ -16,43 +15,43 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@node
 class Title(Entry):
     value: Value
     keyword: ClassVar[str] = "title"
 
 
-@dataclass(frozen=True)
+@node
 class Category(Entry):
     value: Value
     keyword: ClassVar[str] = "category"
 
 
-@dataclass(frozen=True)
+@node
 class Problem(Entry):
     value: Value
     keyword: ClassVar[str] = "problem"
 
 
-@dataclass(frozen=True)
+@node
 class Starter(Entry):
     value: Value
     keyword: ClassVar[str] = "starter"
 
 
-@dataclass(frozen=True)
+@node
 class ReadOnly(Entry):
     value: Value
     keyword: ClassVar[str] = "read_only"
 
 
-@dataclass(frozen=True)
+@node
 class Requires(Entry):
     value: Value
     keyword: ClassVar[str] = "requires"
 
 
-@dataclass(frozen=True)
+@node
 class ColumnRule(Entry):
     """`column "categories" ranking max 20 from "category_key.csv:id"`: a constraint on the values
     of one submission column. kind_ is the constraint's kind (ranking, label, integer, number,
@@ -68,7 +67,7 @@ class ColumnRule(Entry):
     keyword: ClassVar[str] = "column"
 
 
-@dataclass(frozen=True)
+@node
 class Submission(Entry):
     file: Value
     columns: Value
@@ -76,7 +75,7 @@ class Submission(Entry):
     keyword: ClassVar[str] = "submission"
 
 
-@dataclass(frozen=True)
+@node
 class Metric(Entry):
     name: Ident
     on: Value | None
@@ -85,20 +84,20 @@ class Metric(Entry):
     keyword: ClassVar[str] = "metric"
 
 
-@dataclass(frozen=True)
+@node
 class BaselineRun(Entry):
     script: Value
     keyword: ClassVar[str] = "baseline"
 
 
-@dataclass(frozen=True)
+@node
 class BaselineValue(Entry):
     value: Value
     reason: Value
     keyword: ClassVar[str] = "baseline"
 
 
-@dataclass(frozen=True)
+@node
 class Reference(Entry):
     """`reference "expert" 0.912 source "..."`: a published or measured score of the task."""
     label: Value
@@ -108,14 +107,14 @@ class Reference(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class Thresholds(Entry):
     """`thresholds { gold X silver Y bronze Z source "..." }`: medal thresholds (MLE-bench)."""
     items: tuple["Limit", ...]
     keyword: ClassVar[str] = "thresholds"
 
 
-@dataclass(frozen=True)
+@node
 class Leaderboard(Entry):
     """`leaderboard "leaderboard.csv" column "score" source "..."`: a CSV of a public leaderboard's
     scores shipped with the task; medals and percentiles come from it (MLE-bench's rule)."""
@@ -125,45 +124,45 @@ class Leaderboard(Entry):
     keyword: ClassVar[str] = "leaderboard"
 
 
-@dataclass(frozen=True)
+@node
 class Gym(Entry):
     """`gym { shaping validation weight 0.1 }`: how mlab.gym shapes an episode's reward."""
     items: tuple["Limit", ...]
     keyword: ClassVar[str] = "gym"
 
 
-@dataclass(frozen=True)
+@node
 class Success(Entry):
     threshold: Value
     keyword: ClassVar[str] = "success"
 
 
-@dataclass(frozen=True)
+@node
 class DefaultAgent(Entry):
     name: Ident
     keyword: ClassVar[str] = "agent"
 
 
-@dataclass(frozen=True)
+@node
 class Demo(Entry):
     value: Value
     keyword: ClassVar[str] = "demo"
 
 
-@dataclass(frozen=True)
+@node
 class Evaluator(Entry):
     target: Value
     reason: Value
     keyword: ClassVar[str] = "evaluator"
 
 
-@dataclass(frozen=True)
+@node
 class Version(Entry):
     value: Value
     keyword: ClassVar[str] = "version"
 
 
-@dataclass(frozen=True)
+@node
 class Change:
     """One entry of `changes { 2 "what changed" because "why" }`."""
     version: Value
@@ -172,13 +171,13 @@ class Change:
     span: Span
 
 
-@dataclass(frozen=True)
+@node
 class Changes(Entry):
     items: tuple[Change, ...]
     keyword: ClassVar[str] = "changes"
 
 
-@dataclass(frozen=True)
+@node
 class KnownIssue(Entry):
     """`issue "text" since 1 fixed 2`: a declared known issue of the task (`fixed` None while open)."""
     text: Value
@@ -188,20 +187,20 @@ class KnownIssue(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class Limit:
     key: Ident
     value: Value
     span: Span
 
 
-@dataclass(frozen=True)
+@node
 class Limits(Entry):
     items: tuple[Limit, ...]
     keyword: ClassVar[str] = "limits"
 
 
-@dataclass(frozen=True)
+@node
 class HardwareEntry:
     key: Ident
     value: Value
@@ -209,20 +208,20 @@ class HardwareEntry:
     span: Span
 
 
-@dataclass(frozen=True)
+@node
 class Hardware(Entry):
     items: tuple[HardwareEntry, ...]
     keyword: ClassVar[str] = "hardware"
 
 
-@dataclass(frozen=True)
+@node
 class Source(Entry):
     kind_: Ident
     value: Value
     keyword: ClassVar[str] = "from"
 
 
-@dataclass(frozen=True)
+@node
 class Split(Entry):
     method: Ident
     args: tuple[Value, ...]
@@ -230,38 +229,38 @@ class Split(Entry):
     keyword: ClassVar[str] = "split"
 
 
-@dataclass(frozen=True)
+@node
 class Validation(Entry):
     """`validation 0.1`: the share of the training rows the harness holds out for validation."""
     value: Value
     keyword: ClassVar[str] = "validation"
 
 
-@dataclass(frozen=True)
+@node
 class IdColumn(Entry):
     value: Value
     keyword: ClassVar[str] = "id"
 
 
-@dataclass(frozen=True)
+@node
 class Answers(Entry):
     value: Value
     keyword: ClassVar[str] = "answers"
 
 
-@dataclass(frozen=True)
+@node
 class Public(Entry):
     value: Value
     keyword: ClassVar[str] = "public"
 
 
-@dataclass(frozen=True)
+@node
 class Private(Entry):
     value: Value
     keyword: ClassVar[str] = "private"
 
 
-@dataclass(frozen=True)
+@node
 class Checksum(Entry):
     file: Value
     digest: Value
@@ -269,13 +268,13 @@ class Checksum(Entry):
     repeatable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
+@node
 class Prepare(Entry):
     value: Value
     keyword: ClassVar[str] = "prepare"
 
 
-@dataclass(frozen=True)
+@node
 class Data(Entry):
     name: Ident
     entries: tuple[Entry, ...]
