@@ -19,7 +19,8 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def objects_of(run) -> set[str]:
-    return {p.parent.name + p.name for p in (run.dir / "objects").rglob("*") if p.is_file()}
+    """The stored objects (not the temporary files an open run's store keeps ready, `.in-`)."""
+    return {p.parent.name + p.name for p in (run.dir / "objects").rglob("*") if p.is_file() and not p.name.startswith(".in-")}
 
 
 def test_the_run_folder_and_run_json(new_run):
