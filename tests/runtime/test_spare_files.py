@@ -128,3 +128,19 @@ def test_empty_files_a_killed_harness_left_are_removed_when_its_run_resumes(new_
     finally:
         resumed.close()
     assert sorted(p.name for p in spares_in(objects)) == [fresh.name, partial.name]
+
+
+def test_on_a_file_system_without_hard_links_the_spare_is_renamed_into_place(new_run, monkeypatch, tmp_path):
+    run = new_run()
+    wait_until_ready(run, folders=0)
+
+    def no_links(source, target, **kwargs):
+        raise PermissionError(1, "Operation not permitted")   # what such a file system answers
+
+    monkeypatch.setattr(os, "link", no_links)
+    write(run, 1)
+    monkeypatch.undo()
+    run.close()
+    checkout(run.dir, 1, tmp_path / "at-1")
+    assert (tmp_path / "at-1" / "train.py").read_text() == "print(1)\n"
+    assert spares_in(run.dir / "objects") == []
