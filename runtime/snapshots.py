@@ -60,9 +60,9 @@ class ObjectStore:
         self._spares = None
 
     def make_ahead(self) -> None:
-        """Have a thread make this store's temporary files and fan-out folders ahead
-        (SpareFiles, below): for the store a run writes at every step, by the run's one writer, which
-        calls `close` when it is done."""
+        """Have a thread make this store's temporary files and fan-out folders ahead (SpareFiles,
+        below): for the store a run writes at every step, by the run's one writer, which calls
+        `close` when it is done."""
         if self._spares is None:
             self._spares = SpareFiles(self.folder)
 
@@ -98,11 +98,7 @@ class ObjectStore:
         target = self.path(digest)
         if spare:
             try:
-                try:
-                    os.link(temp, target)
-                except FileNotFoundError:  # the fan-out folder is not made yet
-                    target.parent.mkdir(exist_ok=True)
-                    os.link(temp, target)
+                _into_fanout(os.link, temp, target)
             except FileExistsError:
                 pass  # stored meanwhile by another store of the folder: the same contents
             except OSError:  # a file system without hard links
@@ -110,11 +106,7 @@ class ObjectStore:
                 return
             self._spares.done(temp)
             return
-        try:
-            os.replace(temp, target)
-        except FileNotFoundError:  # the first object of its fan-out folder
-            target.parent.mkdir(exist_ok=True)
-            os.replace(temp, target)
+        _into_fanout(os.replace, temp, target)
 
     def _drop(self, temp: str, spare: bool) -> None:
         if spare:
@@ -289,6 +281,16 @@ class SpareFiles:
                 if (info.st_size == 0 and info.st_mtime < before) or info.st_nlink > 1:
                     _remove(entry.path)
         return folders
+
+
+def _into_fanout(place, temp: str, target: Path) -> None:
+    """place(temp, target) (a link or a rename), making target's fan-out folder when it is not
+    made yet."""
+    try:
+        place(temp, target)
+    except FileNotFoundError:
+        target.parent.mkdir(exist_ok=True)
+        place(temp, target)
 
 
 def _discard(fd: int, path: str) -> None:

@@ -15,6 +15,7 @@ import tarfile
 from pathlib import Path
 
 from mlab.locks import RUN_LOCK
+from mlab.snapshots import PREFIX as STORE_TEMPORARY
 
 TRACE = "trace.jsonl"
 LATE_ONLY = ("workspace", "output")  # sent with the last piece only
@@ -23,7 +24,7 @@ _GUARD = 64  # bytes before the sent end of the trace, checked so a rewritten tr
 
 def _skipped(rel: str) -> bool:
     name = rel.rsplit("/", 1)[-1]
-    return name == RUN_LOCK or name.startswith(".in-") or name.endswith(".tmp")
+    return name == RUN_LOCK or name.startswith(STORE_TEMPORARY) or name.endswith(".tmp")
 
 
 def _walk(folder: Path, late: bool):

@@ -11,6 +11,7 @@ from mlab.run.checkout import checkout
 from mlab.cli import main
 from mlab.errors import UsageError
 from mlab.run.folder import Run, RunEnded
+from mlab.snapshots import PREFIX
 from mlab.trace import read_trace
 
 
@@ -20,7 +21,7 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 def objects_of(run) -> set[str]:
     """The stored objects (not the temporary files an open run's store keeps ready, `.in-`)."""
-    return {p.parent.name + p.name for p in (run.dir / "objects").rglob("*") if p.is_file() and not p.name.startswith(".in-")}
+    return {p.parent.name + p.name for p in (run.dir / "objects").rglob("*") if p.is_file() and not p.name.startswith(PREFIX)}
 
 
 def test_the_run_folder_and_run_json(new_run):
