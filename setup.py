@@ -1,33 +1,15 @@
-"""The package list, computed: the folders compiler/ and runtime/ install as `mlabc` and `mlab`.
+"""The packages: compiler/mlabc and runtime/mlab are the code (each folder bears its package's name),
+and the data folders grammars/, spec/ and tasks/, which stay at the top of the checkout, ship inside
+the wheel as mlabc.grammars, mlabc.spec and mlabc.tasks (their files are listed as package-data in
+pyproject.toml, which keeps the rest of the metadata; mlabc.resources finds them in either place).
 
-setuptools' automatic discovery cannot map a folder to a package of another name, and a static
-list in pyproject.toml silently drops a subpackage nobody added to it. So every folder under
-compiler/ or runtime/ that holds an `__init__.py` is a package here; the data folders grammars/,
-spec/ and tasks/ install as mlabc.grammars, mlabc.spec and mlabc.tasks (their files are listed
-as package-data in pyproject.toml, which keeps the rest of the metadata).
+pyproject.toml alone cannot say this: its package finder cannot add the data packages beside the
+found ones, and a static list there silently drops a subpackage nobody added to it.
 """
-from __future__ import annotations
+from setuptools import find_packages, setup
 
-from pathlib import Path
+ROOTS = {"mlabc": "compiler/mlabc", "mlab": "runtime/mlab"}
+DATA = {"mlabc.grammars": "grammars", "mlabc.spec": "spec", "mlabc.tasks": "tasks"}
 
-from setuptools import setup
-
-HERE = Path(__file__).resolve().parent
-CODE = {"compiler": "mlabc", "runtime": "mlab"}
-DATA = {"grammars": "mlabc.grammars", "spec": "mlabc.spec", "tasks": "mlabc.tasks"}
-
-
-def code_packages() -> dict[str, str]:
-    """Package name → its folder (relative, as setuptools wants) for every code package."""
-    found = {}
-    for folder, top in CODE.items():
-        for init in sorted((HERE / folder).rglob("__init__.py")):
-            if "__pycache__" in init.parts:
-                continue
-            parts = init.parent.relative_to(HERE / folder).parts
-            found[".".join((top, *parts))] = "/".join((folder, *parts))
-    return found
-
-
-packages = {**code_packages(), **{name: folder for folder, name in DATA.items()}}
-setup(packages=sorted(packages), package_dir=packages)
+code = [name for folder in ("compiler", "runtime") for name in find_packages(folder, include=["mlab", "mlab.*", "mlabc", "mlabc.*"])]
+setup(packages=sorted([*code, *DATA]), package_dir={**ROOTS, **DATA})

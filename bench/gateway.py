@@ -149,7 +149,7 @@ class Bench:
 
     def start(self) -> None:
         self.gateway.start()
-        self.relay = subprocess.Popen([sys.executable, "-I", str(REPO / "runtime" / "external" / "relay.py"),
+        self.relay = subprocess.Popen([sys.executable, "-I", str(REPO / "runtime" / "mlab" / "external" / "relay.py"),
                                        str(self.folder / "gateway.sock"), str(PORT), "exec sleep 3600"],
                                       start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):  # the relay listens within a moment

@@ -1,5 +1,5 @@
 """Write the ``variants`` of a task's demo.json: the solutions ``mlab/demo`` hands a tree-search
-agent (runtime/models/tree_demo.py, docs/tasks.md).
+agent (runtime/mlab/models/tree_demo.py, docs/tasks.md).
 
     python tasks/make_variants.py spaceship-titanic imdb
 

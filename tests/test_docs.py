@@ -6,7 +6,7 @@ What is checked (each a pattern a page uses; a new kind of fact wants a new patt
   schema's current version; "trace schema version N" and the last version of "Every trace version
   is read: ...": the trace version the runtime writes;
 - every `mlab.x.y` / `mlabc.x.y` in backticks: a module, or a name defined in one;
-- every `runtime/...`, `compiler/...`, `tests/...`, `spec/...`, `grammars/...`, `bench/...` path in
+- every `runtime/mlab/...`, `compiler/mlabc/...`, `tests/...`, `spec/...`, `grammars/...`, `bench/...` path in
   backticks: a file or folder of the repository;
 - "TASK, which has no demonstration" / "TASK has no demonstration": TASK has none; the README's task
   table: category, metric and lite baseline as tasks/baselines.json records them.

@@ -19,7 +19,7 @@ from pathlib import Path
 from layering import Layers, Tree, imports, violations
 
 REPO = Path(__file__).resolve().parent.parent
-RUNTIME, COMPILER = REPO / "runtime", REPO / "compiler"
+RUNTIME, COMPILER = REPO / "runtime" / "mlab", REPO / "compiler" / "mlabc"
 
 RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
          ("agent", "audit"), ("search", "external", "gym"), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]

@@ -56,12 +56,11 @@ def _see_these_site_packages(python: Path) -> None:
 
 def _package_folders() -> list[str]:
     """Every code package of the checkout, as its folder in an installed wheel (mlabc/..., mlab/...)."""
-    names = {"compiler": "mlabc", "runtime": "mlab"}
     found = []
-    for folder, top in names.items():
-        for init in (REPO_ROOT / folder).rglob("__init__.py"):
+    for root in (REPO_ROOT / "compiler", REPO_ROOT / "runtime"):
+        for init in root.rglob("__init__.py"):
             if "__pycache__" not in init.parts:
-                found.append("/".join((top, *init.parent.relative_to(REPO_ROOT / folder).parts)))
+                found.append("/".join(init.parent.relative_to(root).parts))
     return sorted(found)
 
 

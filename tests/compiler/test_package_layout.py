@@ -1,4 +1,4 @@
-"""mlabc's layout stays as compiler/__init__ and the subpackages' __init__ describe it.
+"""mlabc's layout stays as compiler/mlabc/__init__ and the subpackages' __init__ describe it.
 
 The import graph counts imports inside functions too: a lazy import is still a dependency.
 """
@@ -11,7 +11,7 @@ import pytest
 
 from mlabc_cases import REPO_ROOT
 
-COMPILER = REPO_ROOT / "compiler"
+COMPILER = REPO_ROOT / "compiler" / "mlabc"
 
 
 def _module(path: Path) -> str:

@@ -317,7 +317,7 @@ def _targets(folders) -> dict[str, Path]:
         "own-private": folders.private / "answers.csv",
         "other-run": folders.other_workspace / "secret.txt",
         "source-tree": Path(mlabc.__file__),
-        "repository": Path(mlabc.__file__).resolve().parent.parent / "pyproject.toml",
+        "repository": Path(mlabc.__file__).resolve().parents[2] / "pyproject.toml",
         "installed-task-data": task_file,
         "data-cache": folders.cache / "house-price" / "answers.csv",
     }

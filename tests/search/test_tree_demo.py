@@ -1,4 +1,4 @@
-"""`mlab/demo` plays tree-search agents from the task's demonstration variants (runtime/models/tree_demo.py)."""
+"""`mlab/demo` plays tree-search agents from the task's demonstration variants (runtime/mlab/models/tree_demo.py)."""
 from __future__ import annotations
 
 import contextlib

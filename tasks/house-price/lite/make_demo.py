@@ -26,7 +26,7 @@ and rerun:
     python tasks/house-price/lite/make_demo.py --check  # also prints test MAE
 
 It also writes the demonstration's ``variants``: the solutions ``mlab/demo`` hands a tree-search
-agent (runtime/models/tree_demo.py), kept as scripts in ``solution/tree/``. Each variant's
+agent (runtime/mlab/models/tree_demo.py), kept as scripts in ``solution/tree/``. Each variant's
 description starts with the operator it answers (``draft:``, ``improve:`` or ``debug:``, a debug
 variant fixing the variant before it) and goes on with the plan the reply states. They make a tree
 worth looking at: three drafts of different strength, an improvement that fails with a KeyError, the

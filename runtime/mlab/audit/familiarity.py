@@ -1,7 +1,7 @@
 """`mlab probe TASK --model M`: how familiar a model is with a task, from what it can continue.
 
 Three kinds of question, each a plain completion ("continue this text"):
-- the canary: the task's canary line cut inside its GUID (runtime/run/canary.py); only a model
+- the canary: the task's canary line cut inside its GUID (runtime/mlab/run/canary.py); only a model
   trained on a document holding the canary can give the rest of the GUID;
 - prefixes: windows of the task's problem text and starter code, cut at a seeded place, whose
   true continuation the model should give only if it has seen the text;

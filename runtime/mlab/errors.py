@@ -45,8 +45,10 @@ def installed_origin():
     from pathlib import Path
     from urllib.parse import unquote, urlparse
 
-    root = Path(__file__).resolve().parent.parent
-    if (root / "pyproject.toml").is_file() and (root / "runtime" / "errors.py").is_file():
+    from mlabc.shared import checkout_root
+
+    root = checkout_root()
+    if root is not None and (root / "runtime" / "mlab" / "errors.py").resolve() == Path(__file__).resolve():
         return "checkout", root
     dist = installed_distribution()
     try:

@@ -23,7 +23,7 @@ unchanged parent, a draft again) raises DemonstrationDone, and the tree search e
 its policy were done, submitting its best node, instead of running unchanged code node after node.
 A tree of five nodes or more has at least two drafts as soon as two draft calls were made. A reply is an operator reply: the plan in prose,
 then one ```python block (the variant's code file). A review call gets the review JSON
-(runtime/search/operators.py: {"is_bug", "metric", "summary"}) read off the script output in its
+(runtime/mlab/search/operators.py: {"is_bug", "metric", "summary"}) read off the script output in its
 prompt: the last "Validation score: N" line, a bug when there is none or the output holds a
 traceback; asked through a chat call that offers one tool (submit_review), the review comes as a
 call of that tool.

@@ -10,7 +10,7 @@ over the device's samples in the script, t_k being the tool's own timestamp of s
 time its line was read when the timestamp is not in the documented form): the
 first sample starts the clock, each later one counts its utilization over the time since the one
 before, at most MAX_GAP_PERIODS sampling periods (a stalled tool or a clock jump cannot inflate it).
-The run's figure is the sum over devices and scripts (runtime/run/hardware.py).
+The run's figure is the sum over devices and scripts (runtime/mlab/run/hardware.py).
 
 Nothing here raises or hangs: no device to sample starts no process at all; a tool that is
 missing, cannot start, prints what cannot be read or stops early gives what was measured and a

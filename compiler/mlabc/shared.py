@@ -7,7 +7,7 @@ the runtime cannot drift apart:
 - `lazy_exports`: lazy re-exports for a package's `__init__` (every subpackage of both halves);
 - `SIZE_UNITS`, `DURATION_UNITS`: bytes and seconds per unit of a size (8GiB) or duration (30m);
 - `cache_root`: $MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab;
-- `data_dir`, `std_dir`, `tasks_dir`: the data that ships with mlab;
+- `data_dir`, `std_dir`, `tasks_dir`: the data that ships with mlab; `checkout_root`: the source checkout, if any;
 - `parse_command`: the start both command lines share (parse, --version, no verb);
 - `quote`: a `.mlab` single-line string literal;
 - `snake_case`: the default tool name of an action.
@@ -18,12 +18,12 @@ import re
 
 from .lazy import lazy_exports
 
-__all__ = ["DURATION_UNITS", "SIZE_UNITS", "cache_root", "data_dir", "lazy_exports", "parse_command", "quote",
+__all__ = ["DURATION_UNITS", "SIZE_UNITS", "cache_root", "checkout_root", "data_dir", "lazy_exports", "parse_command", "quote",
            "snake_case", "std_dir", "store_in_cache", "tasks_dir"]
 
 # name → the kernel module that defines it, imported when the name is first read (so that
 # `import mlabc.shared`, which every subpackage of the runtime does, costs next to nothing)
-_EXPORTS = {"parse_command": "cli_start", "cache_root": "resources", "data_dir": "resources", "std_dir": "resources",
+_EXPORTS = {"parse_command": "cli_start", "cache_root": "resources", "checkout_root": "resources", "data_dir": "resources", "std_dir": "resources",
             "tasks_dir": "resources", "store_in_cache": "resources", "DURATION_UNITS": "units", "SIZE_UNITS": "units"}
 
 __getattr__, _ = lazy_exports(__package__, _EXPORTS)  # modules beside this one, in mlabc

@@ -1,8 +1,8 @@
 """Locate the data that ships with mlab (grammars/, spec/ and tasks/) and mlabc's user cache.
 
-In a source checkout they sit beside the package folders; in an installed wheel
-they are packaged inside `mlabc` (see pyproject.toml). Nothing else in mlabc
-knows where they live.
+In a source checkout they sit at the top of the checkout, two folders above this package
+(compiler/mlabc/); in an installed wheel they are packaged inside `mlabc` (see pyproject.toml).
+Nothing else knows where they live.
 """
 from __future__ import annotations
 
@@ -22,10 +22,19 @@ class BuildError(Exception):
     jsonschema, jinja2)."""
 
 
+def checkout_root() -> Path | None:
+    """The source checkout this mlabc runs from (the folder holding pyproject.toml, compiler/ and
+    runtime/), or None for an installed copy."""
+    root = _HERE.parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "compiler" / "mlabc").is_dir():
+        return root
+    return None
+
+
 @functools.cache
 def data_dir(name: str) -> Path:
     """The folder `name` (grammars, spec or tasks), installed or in a checkout."""
-    for candidate in (_HERE / name, _HERE.parent / name):
+    for candidate in (_HERE / name, _HERE.parent.parent / name):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"mlab's {name}/ folder is missing from this installation")

@@ -96,13 +96,14 @@ def bundled_datasets() -> list[Path]:
 def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
     """What a script must not see: other runs, data caches, task sources, mlab itself."""
     import mlabc
+    from mlabc.shared import checkout_root
 
     import mlab
 
     candidates = [runs_dir, cache_root(), task.root, task.build.dir,
                   Path(mlab.__file__).parent, Path(mlabc.__file__).parent]
-    checkout = Path(mlabc.__file__).resolve().parent.parent
-    if (checkout / "pyproject.toml").is_file():
+    checkout = checkout_root()
+    if checkout is not None:
         candidates.append(checkout)
     candidates += bundled_datasets()
     seen: list[Path] = []

@@ -3,7 +3,7 @@
 runs.md lists every run of the experiment with how it stands (done, failed, waiting), its run
 folder and, when finished, its score, improvement, steps, tokens and cost; then success counts
 per task, agent and models. The statistics across runs (confidence intervals, failure modes)
-are `mlab report`'s (runtime/report.py); the sweep writes it from runs/ into report/.
+are `mlab report`'s (runtime/mlab/reports); the sweep writes it from runs/ into report/.
 """
 from __future__ import annotations
 

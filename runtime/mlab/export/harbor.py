@@ -116,10 +116,10 @@ def check_output(out: Path) -> None:
 def build_wheel(into: Path) -> Path:
     """This project's wheel, built from the checkout mlab runs from (`pip wheel . --no-deps`), or
     for an installed copy packed from its installed files (mlab.export.wheel)."""
-    import mlabc
+    from mlabc.shared import checkout_root
 
-    checkout = Path(mlabc.__file__).resolve().parent.parent
-    if not (checkout / "pyproject.toml").is_file():
+    checkout = checkout_root()
+    if checkout is None:
         from mlab.export.wheel import repack_installed
 
         return repack_installed(into)
@@ -186,7 +186,7 @@ def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, bas
     install_starter(task, workspace)
     copy_tree(prepared.public, workspace)
     version = int(task.doc.get("version", 1))
-    write_canary(workspace, task.name, version)  # runtime/run/canary.py: the task's contamination canary
+    write_canary(workspace, task.name, version)  # runtime/mlab/run/canary.py: the task's contamination canary
 
     home = tests / "mlab"
     (home / "private").mkdir(parents=True)

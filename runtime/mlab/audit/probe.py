@@ -43,6 +43,7 @@ print(mark + " " + json.dumps(reached), flush=True)
 def probe_targets(run, prepared_folder: Path) -> list[tuple[str, str]]:
     """(label, absolute path) of everything a script must not reach in this run."""
     import mlabc
+    from mlabc.shared import checkout_root
     from mlabc.shared import tasks_dir
 
     from mlab.cache import cache_root
@@ -64,8 +65,8 @@ def probe_targets(run, prepared_folder: Path) -> list[tuple[str, str]]:
                                                                                                "folder") else None,
                              (variant.get("prepare") or {}).get("file")]):
         targets.append((f"the task's data source {rel}", task.root / rel))
-    checkout = Path(mlabc.__file__).resolve().parent.parent
-    if (checkout / "pyproject.toml").is_file():
+    checkout = checkout_root()
+    if checkout is not None:
         targets.append(("the mlab source tree", checkout))
     targets += [(f"the bundled dataset folder {p}", p) for p in bundled_datasets()]
     unique, seen = [], set()

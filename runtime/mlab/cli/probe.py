@@ -1,4 +1,4 @@
-"""`mlab probe TASK --model M`: the model's familiarity with the task (runtime/audit/familiarity.py)."""
+"""`mlab probe TASK --model M`: the model's familiarity with the task (runtime/mlab/audit/familiarity.py)."""
 from __future__ import annotations
 
 import json
