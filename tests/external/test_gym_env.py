@@ -142,3 +142,26 @@ def test_a_passed_shaping_wins_over_the_declared_one(tmp_path, shaped_task):
     env.reset(seed=1)
     assert env.shaping(None) == 0.25, "kept across episodes"
     env.close()
+
+
+def _docs_snippet(after: str) -> str:
+    """The first ```python block of docs/external.md after the line that contains `after`, as printed."""
+    import textwrap
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "external.md").read_text(encoding="utf-8")
+    block = page[page.index(after):].split("```python\n", 1)[1].split("```", 1)[0]
+    return textwrap.dedent(block)
+
+
+def test_the_docs_gymnasium_make_snippet_runs_as_printed_after_import_mlab_gym(tmp_path):
+    # a fresh interpreter: no earlier import of mlab.gym.env in this process can register it for the snippet
+    import os
+    import subprocess
+    import sys
+
+    snippet = _docs_snippet("Registered as `mlab/Task-v0`")
+    assert "import mlab.gym " in snippet and 'gymnasium.make("mlab/Task-v0"' in snippet
+    done = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Final Answer" in done.stdout and (tmp_path / "runs").is_dir()

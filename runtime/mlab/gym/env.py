@@ -196,11 +196,6 @@ def _split(action) -> tuple[object, object]:
     return action, None
 
 
-ENV_ID = "mlab/Task-v0"  # gymnasium.make("mlab/Task-v0", task="house-price", runs_dir="runs")
-if ENV_ID not in gymnasium.registry:
-    gymnasium.register(ENV_ID, entry_point=f"{__name__}:MlabEnv", disable_env_checker=True)
-
-
 def make(task: str = "house-price", agent: str | None = None, **settings) -> MlabEnv:
     """The environment of `task` with `agent`'s action table (the task's default agent if none)."""
     return MlabEnv(task, agent, **settings)
