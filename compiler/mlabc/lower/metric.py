@@ -18,10 +18,7 @@ def check_metric_columns(ir: dict, entry: A.Metric, report: Reporter) -> None:
         return
     declared = submission["columns"] if submission else []
     ids = {variant["id"] for variant in ir["data"].values()}
-    accepted = spec_json("metrics.json")["metrics"][metric["name"]].get("parameters", {})
-    answered = set(metric["columns"])
-    if "answer" in accepted and len(metric["columns"]) > 1:  # a probability table: the answers hold the class
-        answered = {metric.get("params", {}).get("answer", accepted["answer"]["default"])}
+    answered = set(answers_read(metric))
     for column in metric["columns"]:
         if declared and column not in declared and column not in ids:
             report.error("E408", f"metric column `{column}` is not a column of the submission",
@@ -33,6 +30,34 @@ def check_metric_columns(ir: dict, entry: A.Metric, report: Reporter) -> None:
             if variant["answers"] and column not in variant["answers"]:
                 report.error("E408", f"metric column `{column}` is not among the answers of data `{name}`",
                         entry.on.span, hint=f"data `{name}` declares answers {json.dumps(variant['answers'])}")
+
+
+ROWS = "rows"  # every tabular metric's parameter: the answers' 0/1 column flagging the scored rows
+ROWS_PARAMETER = {"type": "string", "summary": "the answers' column of 0/1 flags naming the rows scored"}
+
+
+def metric_parameters(name: str) -> dict:
+    """The parameters metric `name` takes: the catalogue's, and `rows` for a tabular metric."""
+    spec = spec_json("metrics.json")["metrics"].get(name, {})
+    accepted = dict(spec.get("parameters", {}))
+    if spec.get("kind") == "tabular":
+        accepted[ROWS] = ROWS_PARAMETER
+    return accepted
+
+
+def answers_read(metric: dict) -> list[str]:
+    """The answers' columns a tabular metric reads besides (or, for a probability table, instead of)
+    its scored columns: a probability table's `answer` column, mase's `scale`, the `rows` flag."""
+    accepted = metric_parameters(metric["name"])
+    params = metric.get("params", {})
+    read = [c for c in metric["columns"]]
+    if "answer" in accepted and (len(metric["columns"]) > 1
+                                 or metric["name"] in ("top_k_accuracy", "proba_accuracy")):
+        read = [params.get("answer", accepted["answer"]["default"])]
+    for key in ("scale", ROWS):
+        if key in accepted and (key in params or "default" in accepted[key]):
+            read.append(params.get(key, accepted[key].get("default")))
+    return list(dict.fromkeys(read))
 
 
 def lower_metric(e: A.Metric, ir: dict, report: Reporter) -> None:
@@ -70,7 +95,7 @@ def lower_metric(e: A.Metric, ir: dict, report: Reporter) -> None:
         report.error("E308", f"metric `{name}` needs a direction", e.name.span,
                      hint="add lower_is_better or higher_is_better")
     ir["metric"] = {"name": name, "columns": columns, "direction": direction, "kind": spec["kind"]}
-    params = metric_params(e, name, spec.get("parameters", {}), report)
+    params = metric_params(e, name, metric_parameters(name), report)
     if params:
         ir["metric"]["params"] = params
 

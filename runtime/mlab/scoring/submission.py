@@ -10,8 +10,8 @@ the task's fault, not the agent's, so it raises AnswersError instead.
 
 Values are checked by what the metric needs from each column (see `Metric.kinds_of`):
 number (a finite number of magnitude at most MAX_MAGNITUDE, so that no metric overflows),
-label (any non-empty text), rle (a run-length encoded mask, empty allowed) and ranking
-(space-separated items, empty allowed). A task's column constraints (`mlab.scoring.constraints`)
+label (any non-empty text), rle (a run-length encoded mask, empty allowed), ranking
+(space-separated items, empty allowed) and text (any text, as written, empty allowed). A task's column constraints (`mlab.scoring.constraints`)
 are checked beside them, row by row.
 
 The file is bounded before it is parsed (`_check_shape`): its size, its header's column
@@ -131,7 +131,7 @@ def load_answers(answers_path: str | Path, id_column: str, columns: Sequence[str
             # a flag answer may be written True/False (e.g. fathomnet's osd); it means 1/0
             flags = answers[column].map(lambda v: {"True": "1", "False": "0"}.get(label_key(v), v))
             answers[column] = pd.to_numeric(flags, errors="coerce").astype(float)
-        elif kinds[column] in ("rle", "ranking"):
+        elif kinds[column] in ("rle", "ranking", "text"):
             answers[column] = answers[column].fillna("").astype(str)
     return answers
 
@@ -294,6 +294,8 @@ def _check_ids(table: pd.DataFrame, ids: pd.Series, id_column: str, name: str,
 
 def _convert(cells: pd.Series, kind: str, column: str) -> tuple[pd.Series, str | None]:
     """The column's values converted for the metric, and what is wrong with them (or None)."""
+    if kind == "text":
+        return cells.map(lambda v: "" if is_missing(v) else str(v)), None
     if kind in ("rle", "ranking"):
         text = cells.map(lambda v: "" if is_missing(v) else str(v).strip())
         if kind == "ranking":

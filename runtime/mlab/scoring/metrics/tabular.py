@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from mlab.scoring.metrics import learned
+from mlab.scoring.metrics import field, learned
 from mlab.scoring.metrics.learned import answer_columns, average_precision_at_k
 from mlab.scoring.metrics.values import (DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, MAP_K, MetricError, label_key,
                                          numeric_pairs, parse_ranking, parse_rle)
@@ -80,22 +80,33 @@ def _intersection_size(first: list[tuple[int, int]], second: list[tuple[int, int
 
 def mask_dice(truth_rle: Any, predicted_rle: Any) -> float:
     """Dice coefficient of two run-length encoded masks; two empty masks score 1."""
-    truth = _merged_intervals(parse_rle(truth_rle))
-    predicted = _merged_intervals(parse_rle(predicted_rle))
-    size = sum(b - a for a, b in truth) + sum(b - a for a, b in predicted)
-    if size == 0:
-        return 1.0
-    return 2.0 * _intersection_size(truth, predicted) / size
+    return _dice_of(_merged_intervals(parse_rle(truth_rle)), _merged_intervals(parse_rle(predicted_rle)))
 
 
-def dice(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str]) -> float:
-    """Mean over rows (images) of the Dice coefficient of the run-length encoded masks."""
+DICE_OVER = ("rows", "pixels")
+
+
+def dice(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence[str], over: str = "rows") -> float:
+    """Dice of the run-length encoded masks: the mean over rows (images) of each row's, or with
+    `over = "pixels"` the global one, 2 * sum |X n Y| / sum (|X| + |Y|) over every row's pixels."""
     column = columns[0]
+    if over not in DICE_OVER:
+        raise MetricError(f"dice takes `over` among {', '.join(DICE_OVER)}, got {over!r}")
     try:
-        scores = [mask_dice(t, p) for t, p in zip(answers[column], submission[column])]
+        masks = [(_merged_intervals(parse_rle(t)), _merged_intervals(parse_rle(p)))
+                 for t, p in zip(answers[column], submission[column])]
     except ValueError as error:
         raise MetricError(f"column `{column}` holds a malformed run-length encoding: {error}") from None
-    return float(np.mean(scores))
+    if over == "rows":
+        return float(np.mean([_dice_of(truth, predicted) for truth, predicted in masks]))
+    overlap = sum(_intersection_size(truth, predicted) for truth, predicted in masks)
+    size = sum(b - a for truth, predicted in masks for a, b in truth + predicted)
+    return 1.0 if size == 0 else 2.0 * overlap / size
+
+
+def _dice_of(truth: list[tuple[int, int]], predicted: list[tuple[int, int]]) -> float:
+    size = sum(b - a for a, b in truth) + sum(b - a for a, b in predicted)
+    return 1.0 if size == 0 else 2.0 * _intersection_size(truth, predicted) / size
 
 
 def fathomnet_roles(columns: Sequence[str]) -> tuple[str, str]:
@@ -126,6 +137,21 @@ def fathomnet(answers: pd.DataFrame, submission: pd.DataFrame, columns: Sequence
     precisions = [average_precision_at_k(set(parse_ranking(t)), parse_ranking(p))
                   for t, p in zip(answers[ranking], submission[ranking])]
     return 0.5 * ((2.0 * _roc_auc(flags, predicted) - 1.0) + float(np.mean(precisions)))
+
+
+ROWS = "rows"  # every tabular metric's parameter: the answers' 0/1 column flagging the rows scored
+
+
+def scored_rows(answers: pd.DataFrame, submission: pd.DataFrame, flag: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows whose answers' `flag` is 1 (or true), of both aligned tables: `metric NAME(rows = "flag")`."""
+    keys = [label_key(v) for v in answers[flag]]
+    odd = sorted({k for k in keys if k not in ("1", "0", "True", "False")})
+    if odd:
+        raise MetricError(f"the answers' row flag `{flag}` must hold 1 (scored) or 0, found {odd[:5]}")
+    keep = np.array([k in ("1", "True") for k in keys])
+    if not keep.any():
+        raise MetricError(f"no row of the answers is flagged 1 in `{flag}`: there are no rows to score")
+    return answers[keep].reset_index(drop=True), submission[keep].reset_index(drop=True)
 
 
 # --- the registry -------------------------------------------------------------------
@@ -160,17 +186,27 @@ class Metric:
     parameters: tuple[tuple[str, Any], ...] = ()  # (name, default) of each `metric NAME(name = value)`
 
     def settings(self, params: dict | None = None) -> dict:
-        """The declared parameters over their defaults; MetricError for one the metric does not take."""
+        """The declared parameters over their defaults (`rows`, every tabular metric's, only when declared);
+        MetricError for one the metric does not take."""
+        params = dict(params or {})
+        rows = params.pop(ROWS, None)
         defaults = dict(self.parameters)
-        unknown = sorted(set(params or {}) - set(defaults))
-        if unknown:
-            raise MetricError(f"metric `{self.name}` takes no parameter {', '.join(unknown)}"
+        unknown = sorted(set(params) - set(defaults))
+        if unknown or (rows is not None and self.kind != "tabular"):
+            raise MetricError(f"metric `{self.name}` takes no parameter {', '.join(unknown or [ROWS])}"
                               + (f" (it takes {', '.join(defaults)})" if defaults else ""))
-        return {**defaults, **(params or {})}
+        return {**defaults, **params, **({ROWS: rows} if rows is not None else {})}
 
     def answer_columns(self, columns: Sequence[str], params: dict | None = None) -> list[str]:
-        """The answers' columns the metric reads (a probability table reads the `answer` column)."""
-        return answer_columns(self.name, columns, self.settings(params))
+        """The answers' columns the metric reads (a probability table reads the `answer` column, mase its
+        `scale`, a declared `rows` its flag column)."""
+        settings = self.settings(params)
+        read = answer_columns(self.name, columns, settings)
+        if self.name == "mase":
+            read.append(settings["scale"])
+        if ROWS in settings:
+            read.append(settings[ROWS])
+        return list(dict.fromkeys(read))
 
     def __call__(self, answers: pd.DataFrame, submission: pd.DataFrame,
                  columns: Sequence[str], params: dict | None = None) -> float:
@@ -194,6 +230,8 @@ class Metric:
                               f"{len(answers)}: align them on the id first")
         if len(answers) == 0:
             raise MetricError("there are no rows to score")
+        if ROWS in settings:
+            answers, submission = scored_rows(answers, submission, settings.pop(ROWS))
         with np.errstate(over="ignore", invalid="ignore"):
             value = float(self.compute(answers.reset_index(drop=True), submission.reset_index(drop=True),
                                        columns, **settings))
@@ -226,7 +264,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("rmse", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), rmse),
     Metric("smape1", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), smape1),
     Metric("mcrmse", "tabular", LOWER_IS_BETTER, "many", _all_columns("number"), mcrmse),
-    Metric("dice", "tabular", HIGHER_IS_BETTER, "one", _all_columns("rle"), dice),
+    Metric("dice", "tabular", HIGHER_IS_BETTER, "one", _all_columns("rle"), dice, (("over", "rows"),)),
     Metric("fathomnet", "tabular", HIGHER_IS_BETTER, "many", _fathomnet_kinds, fathomnet),
     Metric("f1", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), learned.f1, _AVERAGED),
     Metric("precision", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), learned.precision, _AVERAGED),
@@ -242,6 +280,21 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("proba_accuracy", "tabular", HIGHER_IS_BETTER, "many", _all_columns("probability"),
            learned.proba_accuracy, _ANSWER),
     Metric("map_at_k", "tabular", HIGHER_IS_BETTER, "one", _all_columns("ranking"), learned.map_at_k, (("k", 5),)),
+    Metric("column_roc_auc", "tabular", HIGHER_IS_BETTER, "many", _all_columns("probability"), field.column_roc_auc),
+    Metric("lwlrap", "tabular", HIGHER_IS_BETTER, "many", _all_columns("number"), field.lwlrap),
+    Metric("kl_divergence", "tabular", LOWER_IS_BETTER, "many", _all_columns("probability"), field.kl_divergence),
+    Metric("label_set_f1", "tabular", HIGHER_IS_BETTER, "one", _all_columns("ranking"), field.label_set_f1),
+    Metric("jaccard", "tabular", HIGHER_IS_BETTER, "one", _all_columns("text"), field.jaccard),
+    Metric("levenshtein", "tabular", LOWER_IS_BETTER, "one", _all_columns("text"), field.levenshtein),
+    Metric("word_error_rate", "tabular", LOWER_IS_BETTER, "one", _all_columns("text"), field.word_error_rate),
+    Metric("kendall_tau", "tabular", HIGHER_IS_BETTER, "one", _all_columns("ranking"), field.kendall_tau),
+    Metric("pearson", "tabular", HIGHER_IS_BETTER, "many", _all_columns("number"), field.pearson),
+    Metric("spearman", "tabular", HIGHER_IS_BETTER, "many", _all_columns("number"), field.spearman),
+    Metric("mcc", "tabular", HIGHER_IS_BETTER, "one", _all_columns("label"), field.mcc),
+    Metric("error_rate", "tabular", LOWER_IS_BETTER, "one", _all_columns("label"), field.error_rate),
+    Metric("mcrmsle", "tabular", LOWER_IS_BETTER, "many", _all_columns("nonnegative"), field.mcrmsle),
+    Metric("wape", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), field.wape),
+    Metric("mase", "tabular", LOWER_IS_BETTER, "one", _all_columns("number"), field.mase, (("scale", "scale"),)),
     Metric("perplexity", "evaluator", LOWER_IS_BETTER, "none"),
     Metric("runtime", "timed", LOWER_IS_BETTER, "one"),
     Metric("custom", "evaluator", None, "any", parameters=(("name", "custom"),)),  # name: shown in results
