@@ -28,7 +28,7 @@ TIER_SOURCES = {"option": "given on the command line", "agent": "the agent's dec
 
 
 def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None,
-                   api_base: str | None = None) -> dict:
+                   api_base: str | None = None, give: str = "pass --model") -> dict:
     """Per tier: the model, its generation parameters and its source (a TIER_SOURCES key).
 
     The agent's declared fast and edit models belong with its declared main model: they apply
@@ -51,7 +51,7 @@ def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: st
         if model is None and tier != "main":
             model, source = tiers["main"]["model"], "main"
         if model is None:
-            raise UsageError(f"agent {agent_doc['name']} declares no default {tier} model; pass --model")
+            raise UsageError(f"agent {agent_doc['name']} declares no default {tier} model; {give}")
         params = {} if is_offline(model) else dict(declared[tier]["params"])
         tiers[tier] = {"model": model, "params": params, "source": source}
     return tiers

@@ -161,7 +161,8 @@ def _models_by_run(experiment: Experiment, specs: list[RunSpec]) -> dict[str, se
     for spec in specs:
         given = dict(spec.models)
         tiers = resolve_models(experiment.build.agent(spec.agent).doc, given.get("main"), given.get("fast"),
-                               given.get("edit"))
+                               given.get("edit"),
+                               give=f"give experiment {experiment.name} its models")
         out[spec.key] = {tier["model"] for tier in tiers.values()}
     return out
 
@@ -173,7 +174,8 @@ def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
 
     models = set().union(*_models_by_run(experiment, specs).values())
     try:
-        check_keys(sorted(models))
+        check_keys(sorted(models), hint=f"set it, or give experiment {experiment.name} models that need no key "
+                                        "(e.g. models [\"mlab/demo\"])")
     except MissingKey as problem:
         raise UsageError(f"{problem} (needed by the runs of experiment {experiment.name})") from None
 

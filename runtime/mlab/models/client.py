@@ -85,11 +85,13 @@ KEYLESS_PROVIDERS = ("ollama", "ollama_chat", "hosted_vllm", "lm_studio", "llama
 TIER_OPTIONS = {"main": "--model", "fast": "--fast-model", "edit": "--edit-model"}
 
 
-def check_keys(models, api_base: str | None = None) -> None:
+def check_keys(models, api_base: str | None = None, hint: str | None = None) -> None:
     """Raise MissingKey naming the environment variable a model needs.
 
     `models` is a list of model names, or a mapping of tier to model name, in which case the
     message also names the tiers that use the model and the options that choose another.
+    `hint` replaces what the message says to do (which names `mlab run`'s options) for a verb
+    that takes other ones.
     With --api-base the server decides what it accepts, so only the variable the client
     library itself insists on is checked: litellm's `openai/` client refuses to start
     without OPENAI_API_KEY even for a local server that ignores it.
@@ -108,7 +110,7 @@ def check_keys(models, api_base: str | None = None) -> None:
             if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
                 raise MissingKey(f"{_who(model, tiers)} at {api_base} needs OPENAI_API_KEY in the environment "
                                  f"(any value, e.g. OPENAI_API_KEY=none, for a server that takes no key); "
-                                 f"for a keyless run use --model mlab/demo")
+                                 f"{hint or 'for a keyless run use --model mlab/demo'}")
             continue
         litellm = litellm or import_litellm()
         try:
@@ -120,7 +122,7 @@ def check_keys(models, api_base: str | None = None) -> None:
             instead = f"set it or choose another model with {_listed([TIER_OPTIONS[t] for t in tiers], 'or')}; " \
                 if tiers else ""
             raise MissingKey(f"{_who(model, tiers)} needs {' or '.join(missing)} in the environment; "
-                             f"{instead}for a keyless run use --model mlab/demo")
+                             + (hint or f"{instead}for a keyless run use --model mlab/demo"))
 
 
 def _who(model: str, tiers: list[str]) -> str:

@@ -42,7 +42,8 @@ def open_reproduction(args):
     else:
         from mlab.models.client import check_keys
 
-        check_keys({tier: t["model"] for tier, t in tiers.items()}, lock.get("api_base"))
+        check_keys({tier: t["model"] for tier, t in tiers.items()}, lock.get("api_base"),
+                   hint="set it, or add --replay to replay the run's recorded replies without a key")
     from mlab.models.client import import_litellm
 
     import_litellm()

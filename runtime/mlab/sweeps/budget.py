@@ -32,7 +32,7 @@ def refuse_unpriced(limit: float, models_by_run: dict[str, set[str]]) -> None:
         shown = "; ".join(f"{model} (run {key})" for model, key in sorted(first_run.items()))
         raise UsageError(f"--cost ${limit:g} cannot be enforced: these models have no price in litellm's price map, "
                          f"so what their runs spend is unknown: {shown}; drop --cost, or bound the runs with a "
-                         "token limit (`limits {{ tokens N }}` in the experiment, or --tokens for one run)")
+                         "token limit (`limits {{ tokens N }}` in the experiment, or `mlab run --tokens` for one run)")
 
 
 class SweepBudget:
