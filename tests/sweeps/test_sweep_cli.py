@@ -185,3 +185,19 @@ def test_an_unknown_agent_in_a_per_agent_override_is_located(tmp_path):
     (tmp_path / "bad.mlab").write_text(PER_AGENT.replace("override agent tree-greedy", "override agent tree-gredy"))
     (diagnostic,) = check_paths([str(tmp_path / "bad.mlab")]).diagnostics
     assert diagnostic.code == "E304" and diagnostic.span.line == 8 and "tree-gredy" in diagnostic.message
+
+
+def test_a_lite_only_task_of_the_users_is_skipped_with_a_line_and_left_alone_when_not_named(
+        capsys, tmp_path, sweep_env, monkeypatch):
+    # the bundled paper-table asks for data `full`; the user's own task in ./tasks has only `lite`
+    write_tiny_task(tmp_path / "tasks")
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "paper-table", "--plan", "--tasks", "house-price", "--runs-dir", "r"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny" not in out and " house-price " in out and "wine-quality" not in out
+    assert main(["sweep", "paper-table", "--plan", "--runs-dir", "r"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("skipped task tiny: it has no data variant 'full' (it declares: lite)\n")
+    assert out.count("skipped task") == 1 and " house-price " in out
+    code, err = _fails(capsys, "paper-table", "--plan", "--tasks", "tiny", "--runs-dir", "r")
+    assert code == 2 and "expands to no runs (no task chosen has the data variant it asks for)" in err

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from mlab.errors import UsageError, printable
-from mlab.sweeps.plan import Experiment, RunSpec, expand, limits_not_passed, load_experiment, select
+from mlab.sweeps.plan import (Experiment, RunSpec, chosen_tasks, expand, limits_not_passed, load_experiment,
+                              select)
 from mlab.sweeps.state import DONE, FAILED, SweepFolder, Work, reconcile, steps_taken
 
 
@@ -186,10 +187,15 @@ def main(args) -> int:
     from mlab.sweeps.report import report_sweep
 
     experiment = load_experiment(args.experiment)
-    specs = expand(experiment)
+    skipped: list[str] = []
+    specs = expand(experiment, chosen_tasks(experiment, args.tasks), skipped)
+    for line in skipped:
+        print(printable(line))  # with --json, on stderr
     if not specs:
-        raise UsageError(f"experiment {experiment.name} expands to no runs (check its runs and models)")
-    specs = select(specs, args.tasks, args.agents)
+        raise UsageError(f"experiment {experiment.name} expands to no runs "
+                         + ("(no task chosen has the data variant it asks for)" if skipped
+                            else "(check its runs and models)"))
+    specs = select(specs, None, args.agents)
     if args.json and not args.plan:
         raise UsageError("--json prints the plan: use it with --plan")
     devices = parse_devices(args.devices)

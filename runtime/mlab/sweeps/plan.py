@@ -254,21 +254,45 @@ def _model_combinations(models: dict) -> list[tuple[tuple[str, str], ...]]:
     return [tuple(combo) for combo in itertools.product(*lists)]
 
 
-def expand(experiment: Experiment) -> list[RunSpec]:
-    """Every run of the experiment, per-task overrides applied, in a stable order."""
+def chosen_tasks(experiment: Experiment, given: str | None) -> list[str]:
+    """The experiment's tasks that `--tasks` names (comma-separated; None: all of them), in the
+    experiment's order; a name the experiment does not hold is refused."""
+    tasks = resolve_tasks(experiment.doc["tasks"], experiment.build)
+    if given is None:
+        return tasks
+    names = [n.strip() for n in given.split(",") if n.strip()]
+    unknown = [n for n in names if n not in tasks]
+    if not names or unknown:
+        raise UsageError(f"--tasks names {', '.join(unknown) or 'nothing'}: the experiment's tasks "
+                         f"are {', '.join(sorted(tasks))}")
+    return [t for t in tasks if t in names]
+
+
+def expand(experiment: Experiment, tasks: list[str] | None = None,
+           skipped: list[str] | None = None) -> list[RunSpec]:
+    """Every run of the experiment, per-task overrides applied, in a stable order.
+
+    `tasks`: only these of the experiment's tasks are looked at (None: all). A task that has no
+    data variant the experiment asks for is left out, with a line saying so appended to `skipped`.
+    """
     from mlab.limits import resolve_limits
 
     doc, build = experiment.doc, experiment.build
-    tasks = resolve_tasks(doc["tasks"], build)
-    stray = sorted(set(doc["overrides"]) - set(tasks))
+    every = resolve_tasks(doc["tasks"], build)
+    stray = sorted(set(doc["overrides"]) - set(every))
     if stray:
         raise BuildError(f"experiment {experiment.name} overrides task(s) {', '.join(stray)} that it "
-                         f"does not run; it runs: {', '.join(tasks)}")
+                         f"does not run; it runs: {', '.join(every)}")
     specs: list[RunSpec] = []
-    for name in tasks:
+    for name in every if tasks is None else [t for t in every if t in tasks]:
         task = build.task(name)
         override = doc["overrides"].get(name, {})
         data = override.get("data", doc["data"])
+        if data not in task.variants:
+            if skipped is not None:
+                skipped.append(f"skipped task {name}: it has no data variant {data!r} "
+                               f"(it declares: {', '.join(task.variants)})")
+            continue
         variant = task.variant(data)
         agents = list(dict.fromkeys(override.get("agents", doc["agents"])))
         missing = [a for a in agents if a not in build.agent_names]
