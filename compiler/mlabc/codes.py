@@ -43,6 +43,7 @@ CODES: dict[str, Code] = {
     "E307": Code("inheritance cycle", "Agents, or action sets, extend each other in a cycle."),
     "E308": Code("missing entry", "A declaration lacks an entry it must have."),
     "E309": Code("inherited action missing", "An agent that extends another and names an action set of its own inherits its parent's `show` list, and that list names an action the new set lacks."),
+    "E310": Code("declaration ignored", "An entry that the runtime would not act on, given the others: an `evaluator` beside a catalogue metric (mlab scores it itself), or a `split` of a source kept as it comes (`from folder`, `from torchvision`, `from ogb` without `prepare`)."),
     # values
     "E401": Code("wrong value type", "The entry takes a value of another type."),
     "E402": Code("unknown primitive", "`does` names a primitive that the runtime does not provide (spec/primitives.json)."),

@@ -168,7 +168,7 @@ def _declared_columns(data: A.Data):
             yield from (("answer column", item) for item in entry.value.items if isinstance(item, A.Str))
         elif isinstance(entry, A.IdColumn) and isinstance(entry.value, A.Str):
             yield "id column", entry.value
-        elif isinstance(entry, A.Split) and entry.method.value in ("group", "time") and entry.args \
+        elif isinstance(entry, A.Split) and entry.method.value in ("group", "stratified", "time") and entry.args \
                 and isinstance(entry.args[0], A.Str):
             yield f"`split {entry.method.value}` column", entry.args[0]
 

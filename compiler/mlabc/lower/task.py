@@ -25,7 +25,8 @@ LOCAL_SOURCES = ("csv", "parquet", "folder")
 REMOTE_SOURCES = ("kaggle", "huggingface", "torchvision", "ogb")
 SOURCE_KINDS = LOCAL_SOURCES + REMOTE_SOURCES + ("sklearn", "generate")
 PREPARED_SOURCES = REMOTE_SOURCES + ("folder",)  # sources a `prepare` function may convert
-SPLITS = ("random", "group", "time", "ordered", "none")
+SPLITS = ("random", "group", "stratified", "time", "ordered", "none")
+UNSPLIT_SOURCES = ("folder", "torchvision", "ogb")  # kept as they come: a `split` would change nothing
 VALIDATION_SOURCES = ("csv", "parquet", "sklearn", "generate")  # tables the harness splits itself
 VALIDATION_FILE = "validation.csv"  # public: the held-out rows' features; private: their id and answers
 DEFAULT_LIMITS = {"steps": 50, "time": 5 * 3600.0, "script_timeout": 1800.0,
@@ -102,6 +103,11 @@ class TaskLowerer:
         check_gym(ir, self._gym_span, report)
         check_problem_text(decl, ir, self.root, report)
         metric = ir["metric"]
+        if metric and metric["kind"] != "evaluator" and ir["evaluator"] is not None:
+            entry = next(e for e in decl.entries if isinstance(e, A.Evaluator))
+            report.error("E310", f"the evaluator is ignored: metric `{metric['name']}` is the catalogue's "
+                         f"({metric['kind']}), scored by mlab itself", entry.span,
+                         hint="remove the `evaluator` line, or score with it: `metric custom` (or `perplexity`)")
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
             report.error("E308", f"metric `{metric['name']}` is computed by the task's own evaluator, "
                          f"but task `{name}` declares none", decl.name.span,
@@ -283,6 +289,7 @@ class TaskLowerer:
                 variant["limits"] = lower_limits(entry, self.report, f"data `{name}` limits")
         if prepare_entry is not None:
             self._prepare(prepare_entry, variant)
+        self._check_split_applies(e, variant)
         if validation_entry is not None:
             self._validation(validation_entry, variant)
         if variant["source"] is None:
@@ -315,6 +322,20 @@ class TaskLowerer:
             file, function = self.python_target(value, e.value)
             source.update(file=file, function=function)
         return source
+
+    def _check_split_applies(self, e: A.Data, variant: dict) -> None:
+        """E310 for a `split` the runtime would ignore: a folder is copied as it is, and torchvision and
+        ogb keep their datasets' own splits, so the declared one would silently change nothing."""
+        entry = next((x for x in e.entries if isinstance(x, A.Split)), None)
+        kind = (variant["source"] or {}).get("kind")
+        if entry is None or variant["split"].get("method", "none") == "none" or variant.get("prepare") \
+                or kind not in UNSPLIT_SOURCES:
+            return
+        what = ("a `from folder` source is copied as it is" if kind == "folder"
+                else f"`from {kind}` keeps the dataset's own train/test split")
+        self.report.error("E310", f"`split {entry.method.value}` is ignored: {what}", entry.span,
+                          hint="write `split none`, or split the files in a `prepare \"file.py:function\"` of your own"
+                               if kind == "folder" else "write `split none`")
 
     def _prepare(self, e: A.Prepare, variant: dict) -> None:
         """`prepare "file.py:function"`: the task's own conversion of a downloaded (or folder) source."""
@@ -368,15 +389,16 @@ class TaskLowerer:
         args = list(e.args)
         if method == "time" and len(args) >= 2 and isinstance(args[1], A.Name) and args[1].value == "last":
             return self._time_horizon(e, split, args)
-        expected = {"random": 1, "group": 2, "time": 2, "ordered": 1, "none": 0}[method]
+        expected = {"random": 1, "group": 2, "stratified": 2, "time": 2, "ordered": 1, "none": 0}[method]
         if len(args) != expected:
             usage = {"random": "split random 0.2 seed 42", "group": 'split group "patient_id" 0.2 seed 42',
+                     "stratified": 'split stratified "label" 0.2 seed 42',
                      "time": 'split time "year" 0.2', "ordered": "split ordered 0.2",
                      "none": "split none"}[method]
             self.report.error("E405", f"`split {method}` takes {expected} value(s), found {len(args)}", e.span,
                               hint=f"write `{usage}`")
             return split
-        if method in ("group", "time"):
+        if method in ("group", "stratified", "time"):
             split["column"] = self.report.string(args.pop(0), f"`split {method}` column")
         if args:
             split["fraction"] = self.report.fraction(args[0], "the test fraction")
@@ -385,7 +407,7 @@ class TaskLowerer:
                 self.report.error("E405", f"`split {method}` is deterministic and takes no seed", e.seed.span)
             else:
                 split["seed"] = self.report.integer(e.seed, "`seed`")
-        elif method in ("random", "group"):
+        elif method in ("random", "group", "stratified"):
             split["seed"] = 0
         return split
 

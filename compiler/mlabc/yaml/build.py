@@ -302,7 +302,8 @@ class YamlBuilder(Commented):
             horizon = " ".join(str(getattr(a, "text", None) or a.value) for a in e.args[2:])
             return Map([Item("method", Scalar("time")), Item("column", value_node(e.args[0], "str")),
                         Item("last", Scalar(horizon))])
-        names = {"random": ("fraction",), "group": ("column", "fraction"), "time": ("column", "fraction"),
+        names = {"random": ("fraction",), "group": ("column", "fraction"), "stratified": ("column", "fraction"),
+                 "time": ("column", "fraction"),
                  "ordered": ("fraction",)}
         expected = names.get(e.method.value, ())
         if len(e.args) != len(expected) or (expected[:1] == ("column",) and not isinstance(e.args[0], A.Str)):

@@ -23,6 +23,9 @@ def split_table(frame, split: dict, where: str):
 
     random: `frame.sample(frac, random_state=seed)` are the test rows, in the order drawn.
     group:  whole groups of `column`, drawn the same way from the distinct values, go to test.
+    stratified: each class of `column` gives round(fraction * its rows) to test, drawn as `random`
+            draws (by class, in order of first appearance), so both sides keep the class shares; a
+            class of one row stays in train. Rows without a class are refused.
     time:   the rows with the largest values of `column` go to test; with a `horizon` (seconds,
             `split time COLUMN last 30 days`), the rows dated within it before the latest date.
     ordered: the last `fraction` of the rows, in source order, go to test (as the published
@@ -47,6 +50,8 @@ def split_table(frame, split: dict, where: str):
     if column not in frame.columns:
         raise DataError(f"{where}: split column {column!r} is not in the data; columns: "
                         + ", ".join(map(str, frame.columns[:30])))
+    if method == "stratified":
+        return _split_by_class(frame, column, fraction, seed, where)
     if method == "group":
         import pandas as pd
 
@@ -62,6 +67,23 @@ def split_table(frame, split: dict, where: str):
         in_test = frame.index.isin(order[len(order) - count:]) if count else frame.index.isin([])
         return frame[~in_test], frame[in_test]
     raise DataError(f"{where}: unknown split method {method!r}")
+
+
+def _split_by_class(frame, column: str, fraction: float, seed: int, where: str):
+    """`split stratified COLUMN FRACTION`: each class's share of test rows drawn on its own."""
+    if frame[column].isna().any():
+        raise DataError(f"{where}: `split stratified {column!r}` needs a class in every row; "
+                        f"{int(frame[column].isna().sum())} row(s) have none")
+    chosen = []
+    for _, rows in frame.groupby(column, sort=False):
+        count = int(round(len(rows) * fraction))
+        if len(rows) > 1 and count:
+            chosen.append(rows.sample(n=min(count, len(rows) - 1), random_state=seed).index)
+    in_test = frame.index.isin([i for part in chosen for i in part])
+    if not in_test.any():
+        raise DataError(f"{where}: a stratified test share of {fraction:g} draws no row from the classes of "
+                        f"{column!r}; declare a larger share")
+    return frame[~in_test], frame[in_test]
 
 
 def _split_by_horizon(frame, column: str, horizon: float, where: str):

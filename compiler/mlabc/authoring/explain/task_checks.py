@@ -51,6 +51,17 @@ EXPLANATIONS: dict[str, Explanation] = {
         "them to the set.",
         _LEAN + "agent lean extends research {\n  actions lean\n}\n",
         _LEAN + 'agent lean extends research {\n  actions lean\n  hide    ' + _RESEARCH_EXTRAS + '\n}\n'),
+    "E310": Explanation(
+        "An entry the runtime would not act on, given the others, is refused rather than silently "
+        "dropped: an `evaluator` beside a catalogue metric never runs (mlab scores `mae`, `accuracy`, "
+        "`column_roc_auc`, ... itself, with the submission checks), and a `split` of a source kept as it "
+        "comes (`from folder`; `from torchvision` and `from ogb` keep their datasets' own split) changes "
+        "nothing. Remove the entry, score with the evaluator through `metric custom`, or write `split none`.",
+        example_task(('  metric   mae on "y"',
+                      '  metric   mae on "y"\n  evaluator "evaluate.py:score" because "our own MAE"')),
+        example_task(('  metric   mae on "y"',
+                      '  metric   custom(name = "mae") on "y" lower_is_better\n'
+                      '  evaluator "evaluate.py:score" because "our own MAE"'))),
     "E409": Explanation(
         "The metric catalogue (spec/metrics.json) knows the direction of every metric but `custom`: "
         "an error (RMSE, RMSLE, MAE, log loss) is lower-is-better, a score (accuracy, F1, AUC, R²) "
