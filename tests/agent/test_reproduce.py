@@ -17,10 +17,14 @@ REPLIES = [research_reply("Execute Script", {"script_name": "fit.py"}),
 
 @pytest.fixture(scope="module")
 def scripted_run(tmp_path_factory):
-    """A finished scripted run of a private copy of the tiny task (tests below change its files)."""
+    """A finished scripted run of a private copy of the tiny task (tests below change its files), with a
+    seed, limits and a fast model of its own, none of them the default, so that a reproduction that
+    dropped any of them would show."""
     folder = tmp_path_factory.mktemp("reproduce")
     source = write_tiny_task(folder / "task")
-    code, out, err = mlab("run", source, "--model", scripted(folder, REPLIES), "--runs-dir", folder / "runs")
+    code, out, err = mlab("run", source, "--model", scripted(folder, REPLIES),
+                          "--fast-model", scripted(folder, REPLIES, "fast.json"), "--seed", "7", "--steps", "9",
+                          "--time", "20m", "--runs-dir", folder / "runs")
     assert code == 0, err
     return source, only_run(folder / "runs")
 
@@ -55,8 +59,9 @@ def test_the_lock_holds_what_made_the_run(scripted_run):
     lock = json.loads((run_dir / "lock.json").read_text())
     assert problems("lock", lock) == []
     assert lock["build"]["task_source"] == str(source.resolve()) and str(source.resolve()) in lock["build"]["sources"]
-    assert lock["models"]["main"]["model"].startswith("mlab/scripted:") and lock["seed"] == 0
-    assert lock["limits"]["steps"] == 30 and lock["data"]["variant"] == "lite" and len(lock["data"]["digest"]) == 64
+    assert lock["models"]["main"]["model"].startswith("mlab/scripted:") and lock["seed"] == 7
+    assert lock["models"]["fast"]["model"].endswith("fast.json") and lock["models"]["edit"]["source"] == "main"
+    assert lock["limits"]["steps"] == 9 and lock["limits"]["time"] == 1200 and lock["data"]["variant"] == "lite" and len(lock["data"]["digest"]) == 64
     assert lock["packages"]["mlab"] and lock["hardware"] == json.loads((run_dir / "run.json").read_text())["hardware"]
 
 
@@ -74,7 +79,21 @@ def test_a_replayed_reproduction_gives_the_same_trace_and_score_and_no_differenc
     assert steps(again) == steps(run_dir) and len(steps(run_dir)) == 2
     assert "(measured)" in steps(run_dir)[0][2] and "s wall" not in steps(run_dir)[0][2]
     assert f"reproduction of {run_dir}: no differences" in out
-    assert json.loads((again / "lock.json").read_text())["models"]["main"]["model"] == f"mlab/replay:{run_dir}"
+
+
+def test_a_reproduction_takes_the_locked_seed_and_limits_and_replays_every_tier(scripted_run, tmp_path):
+    _, run_dir = scripted_run
+    code, _, err = mlab("run", "--reproduce", run_dir, "--replay", "--runs-dir", tmp_path / "again")
+    assert code == 0, err
+    again = only_run(tmp_path / "again")
+    lock, original = (json.loads((folder / "lock.json").read_text()) for folder in (again, run_dir))
+    assert lock["seed"] == original["seed"] == 7
+    assert json.loads((again / "run.json").read_text())["seed"] == 7
+    assert json.loads((again / "models.json").read_text())["seed"] == 7
+    assert lock["limits"] == original["limits"] and lock["limits"]["steps"] == 9 and lock["limits"]["time"] == 1200
+    assert json.loads((again / "run.json").read_text())["limits"]["steps"] == 9
+    assert {tier: config["model"] for tier, config in lock["models"].items()} == {
+        tier: f"mlab/replay:{run_dir}" for tier in ("main", "fast", "edit")}
 
 
 def test_reproduce_refuses_options_the_lock_fixes_and_a_folder_without_a_lock(scripted_run, tmp_path):

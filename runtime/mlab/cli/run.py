@@ -18,7 +18,6 @@ CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default,
     "MLAB_MODEL_BACKOFF": ("backoff_s", float, 1.0, "a number of seconds, 0 or more"),
     "MLAB_MODEL_ATTEMPTS": ("max_attempts", int, 5, "a whole number of at least 1"),
 }
-LOOP_CONFIG = "models.json"  # the resolved models of a run, so --resume uses the same ones
 
 
 # -- models ------------------------------------------------------------------------------
@@ -169,7 +168,7 @@ def _started(run, config):
 def _open_run(args):
     from mlab.build import load_build, resolve_task
     from mlab.limits import limit_overrides
-    from mlab.run.folder import Run
+    from mlab.run.folder import LOOP_CONFIG, Run
 
     if getattr(args, "replay", False) and not getattr(args, "reproduce", None):
         raise UsageError("--replay goes with --reproduce RUN (it replays that run's recorded replies)")

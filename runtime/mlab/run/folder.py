@@ -41,6 +41,7 @@ from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trac
 from mlab.actions.workspace import Workspace
 
 RUN_JSON = "run.json"
+LOOP_CONFIG = "models.json"  # what `mlab run` resolved (models per tier, seed), so --resume uses the same
 PARTIAL_SUFFIX = ".partial"   # .<run-id>.partial: a run folder being made (hidden from every listing)
 ABANDONED_AFTER_S = 60   # a .partial folder this old whose lock no process holds was left by a crash
 RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"

@@ -22,7 +22,7 @@ FROM_LOCK = (("TASK", "task"), ("--agent", "agent"), ("--model", "model"), ("--f
 def open_reproduction(args):
     """The new run and its loop configuration (as `mlab run` writes to models.json)."""
     from mlab.build import load_build
-    from mlab.run.folder import Run
+    from mlab.run.folder import LOOP_CONFIG, Run
     from mlab.run.lock import read_lock
 
     given = [flag for flag, name in FROM_LOCK if getattr(args, name, None) not in (None, False)]
@@ -47,11 +47,12 @@ def open_reproduction(args):
     from mlab.models.client import import_litellm
 
     import_litellm()
-    run = Run.create(task, agent, Path(args.runs_dir), data=lock["data"]["variant"], seed=lock["seed"],
-                     limits=lock["limits"], python=args.python, device=args.device)
     config = {"tiers": tiers, "api_base": lock.get("api_base"), "seed": lock["seed"], "reproduces": str(original)}
     if lock.get("no_tools"):
         config["no_tools"] = True
+    # with models.json from its start, a reproduction stopped half way continues with `mlab run --resume`
+    run = Run.create(task, agent, Path(args.runs_dir), data=lock["data"]["variant"], seed=lock["seed"],
+                     limits=lock["limits"], python=args.python, device=args.device, extra={LOOP_CONFIG: config})
     return run, config
 
 
