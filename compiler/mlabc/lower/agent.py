@@ -1,6 +1,8 @@
 """agent declarations (with `extends`) → agent IR, action table and templates."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from .. import ast as A
 from .actions import TIERS, TOOL_NAME
 from .inherited import check_shown
@@ -40,7 +42,7 @@ def empty_settings() -> dict:
     return {"action_set": None, "show": None, "unhide": [], "hide": [], "models": {}, "history": DEFAULTS["history"],
             "summarize_over": DEFAULTS["summarize_over"], "retries": DEFAULTS["retries"], "prompt": None,
             "format_error": None, "reply": None, "prompts": {}, "hooks": {"before_step": [], "after_step": []},
-            "search": None}
+            "search": None, "pinned_away": []}
 
 
 def _with_nodes(names: list[str], value: A.Value) -> list[tuple[str, A.Value]]:
@@ -65,8 +67,10 @@ def settings_copy(value):
 class AgentResolver:
     """Applies an agent's entries over its parent's settings (computed first)."""
 
-    def __init__(self, agents: dict[str, A.Agent], report: Reporter):
+    def __init__(self, agents: dict[str, A.Agent], report: Reporter,
+                 pinned: dict[str, tuple[str, set[str]]] | None = None):
         self.agents, self.report = agents, report
+        self.pinned = pinned or {}  # file -> (std folder, actions std came to show after its pin)
         self.settings: dict[str, dict | None] = {}
         self.visiting: list[str] = []
 
@@ -94,11 +98,28 @@ class AgentResolver:
                     self.visiting.pop()
                     self.settings[name] = None
                     return None
-                base = settings_copy(resolved)
+                base = self._as_pinned(decl, settings_copy(resolved))
         self.visiting.pop()
         result = self._apply(decl, base)
         self.settings[name] = result
         return result
+
+    def _as_pinned(self, decl: A.Agent, base: dict) -> dict:
+        """A parent's settings as the release the child's file pins had them: the `show` items that the
+        standard library's agents came to show since are not inherited."""
+        folder, dropped = self.pinned.get(decl.span.path, ("", set()))
+        if not dropped:
+            return base
+
+        def kept(items):
+            return [(item, node) for item, node in items
+                    if not (item in dropped and str(Path(node.span.path).resolve().parent) == folder)]
+
+        if base["show"] is not None:
+            base["show"] = kept(base["show"])
+        base["unhide"] = kept(base["unhide"])
+        base["pinned_away"] = sorted(dropped)  # hiding one of them hides nothing, and is no mistake
+        return base
 
     def _apply(self, decl: A.Agent, s: dict) -> dict:
         report = self.report

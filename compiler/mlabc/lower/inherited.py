@@ -35,8 +35,10 @@ def check_shown(decl: A.Agent, settings: dict, set_ref: A.Ident, names: list[str
         for item, value in items:
             if item in names or (replaced and not declares(decl, value)):
                 continue
-            if label == "hide" and any(item == name for name, _ in inherited):
-                continue  # hides an inherited action the set lacks: the fix E309 suggests
+            if label == "hide" and (any(item == name for name, _ in inherited)
+                                    or item in settings.get("pinned_away", ())):
+                continue  # hides an inherited action the set lacks (the fix E309 suggests), or one the
+                          # standard agents came to show after the release the file pins
             report.error("E306", f"`{label}` names {item!r}, which is not an action of `{set_ref.value}`",
                          value.span, did_you_mean(item, names, "actions"))
     inherited = [(item, value) for item, value in inherited if item not in own_hides]

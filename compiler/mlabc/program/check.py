@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import ast as A
 from ..diagnostics import Diagnostic
 from .loader import Program
+from ..resources import std_dir
 from ..lower.actions import ActionSetResolver
 from ..lower.agent import AgentResolver, lower_agent
 from ..lower.demo import check_demo_players
@@ -78,6 +79,20 @@ class Checker:
                               if visible else None)
         return False
 
+    def _pinned_away(self) -> dict[str, tuple[str, set[str]]]:
+        """For each file pinned to an earlier release of the standard library: (the library's folder, the
+        actions its agents came to show since), which the file's agents do not inherit."""
+        from .loader import shown_since, std_release
+
+        folder = (self.program.std or std_dir()).resolve()
+        current = std_release(folder)
+        pinned: dict[str, tuple[str, set[str]]] = {}
+        for path, module in self.program.modules.items():
+            versions = [u.version.value for u in module.uses if u.std and u.version is not None]
+            if versions and min(versions) < current:
+                pinned[path] = (str(folder), shown_since(folder, min(versions)))
+        return pinned
+
     def run(self) -> Compiled:
         out = Compiled(self.program)
         action_sets = ActionSetResolver({name: decl for name, (decl, _) in self.table["actions"].items()},
@@ -87,7 +102,7 @@ class Checker:
                 self.reference("actions", decl.parent.value, decl.parent.span, path, "action set")
         all_actions = {a["name"] for actions in action_sets.values() for a in actions}
         agents = {name: decl for name, (decl, _) in self.table["agent"].items()}
-        resolver = AgentResolver(agents, self.report)
+        resolver = AgentResolver(agents, self.report, self._pinned_away())
         external = ExternalResolver(agents, self.report, resolver.model_entry)
         for name, (decl, path) in self.table["agent"].items():
             if crosses_kinds(decl, agents, self.report):

@@ -135,9 +135,22 @@ def std_release(folder: Path) -> int:
         return 0
 
 
+def shown_since(folder: Path, pinned: int) -> set[str]:
+    """The actions the standard agents came to show in the releases after `pinned` (release.json's
+    `shows`): what a file pinned to that release does not inherit."""
+    import json
+
+    try:
+        shows = json.loads((folder / "release.json").read_text(encoding="utf-8")).get("shows", {})
+        return {action for release, actions in shows.items() if int(release) > pinned for action in actions}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set()
+
+
 def _check_pin(program: Program, use: A.Use, folder: Path) -> None:
     """`use std "agents" version N`: a release this library has not reached is refused (E205); an
-    earlier one compiles against this release, whose changes since are located in the file (E309)."""
+    earlier one compiles against this release, less the actions its agents came to show since
+    (`shown_since`), so that a pinned file never breaks; its other changes are located in the file."""
     have, pinned = std_release(folder), use.version.value
     if pinned > have or pinned < 1:
         program.diagnostics.append(Diagnostic(
