@@ -9,7 +9,7 @@ violation). Layers, highest first (a `|` pair shares a rank):
     mlab:  cli → sweeps | export → reports | viewer → search | external | gym → agent | audit → scoring → run
                → actions | models → sandbox | data → build → kernel (the modules directly in mlab/)
     mlabc: api, cli, __main__ (the entry modules, above every layer) → authoring → program → yaml
-               → lower → kernel (the modules directly in mlabc/)
+               → data_model → lower → kernel (the modules directly in mlabc/)
 """
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ RUNTIME, COMPILER = REPO / "runtime" / "mlab", REPO / "compiler" / "mlabc"
 RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
          ("agent", "audit"), ("search", "external", "gym"), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
-COMPILER_RANKS = [("kernel",), ("lower",), ("yaml",), ("program",), ("authoring",)]
+COMPILER_RANKS = [("kernel",), ("lower",), ("data_model",), ("yaml",), ("program",), ("authoring",)]
 COMPILER_ENTRY = {"mlabc.api", "mlabc.cli", "mlabc.__main__"}
 # what the runtime may import from the compiler
-MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.shared"}
+MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.shared", "mlabc.data_model"}
 
 MLAB = Tree("mlab", RUNTIME)
 MLABC = Tree("mlabc", COMPILER)

@@ -52,8 +52,10 @@ def default_paths() -> list[str]:
     return ["tasks"] if Path("tasks").is_dir() else [str(tasks_dir())]
 
 
-def check_paths(paths: list[str] | None = None) -> Compiled:
-    """The checked program (a `Compiled`) of the `.mlab` files at `paths` (default: default_paths())."""
+def check_paths(paths: list[str] | None = None, data: bool = False) -> Compiled:
+    """The checked program (a `Compiled`) of the `.mlab` files at `paths` (default: default_paths());
+    with `data`, every task's declarations are checked against its data model too (what
+    `mlabc check` does; a build leaves it to the runtime's preparation)."""
     from .program.check import check_program
     from .program.loader import expand_paths, load_program
 
@@ -62,7 +64,7 @@ def check_paths(paths: list[str] | None = None) -> Compiled:
         raise PathsError("no such file or folder: " + ", ".join(missing))
     if not files:
         raise PathsError("no .mlab files under " + ", ".join(paths or default_paths()))
-    return check_program(load_program(files))
+    return check_program(load_program(files), data)
 
 
 def compile_paths(paths: list[str] | None, out: Path) -> tuple[Compiled, dict | None]:

@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
     check.add_argument("--since", metavar="BUILD", help="a previous build (folder or manifest.json): a change to a "
                        "task's scored parts that keeps its version is an error (E912)")
+    check.add_argument("--no-data", dest="data", action="store_false",
+                       help="skip the data model: do not make the variants' data nor check declarations against it")
     comp = verbs.add_parser("compile", help="check, then write the build folder")
     comp.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
     comp.add_argument("-o", "--output", default="build", metavar="DIR", help="build folder (default: build/)")
@@ -63,7 +65,7 @@ def _report(compiled, fmt: str) -> None:
 def cmd_check(args) -> int:
     from .api import check_paths
 
-    compiled = check_paths(args.paths)
+    compiled = check_paths(args.paths, data=args.data)
     if args.since:
         from .lower.versions import read_previous_manifest, since_diagnostics
 
@@ -123,7 +125,7 @@ def _plain_check(argv: list[str]):
         return None
     from types import SimpleNamespace
 
-    return SimpleNamespace(verb="check", paths=list(argv[1:]), format="text", since=None, version=False)
+    return SimpleNamespace(verb="check", paths=list(argv[1:]), format="text", since=None, data=True, version=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -57,8 +57,9 @@ def _collect(program: Program, report: Reporter) -> dict[str, dict[str, tuple[A.
 
 
 class Checker:
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, data: bool = False):
         self.program = program
+        self.data = data
         self.report = Reporter(list(program.diagnostics))
         self.table = _collect(program, self.report)
 
@@ -131,7 +132,12 @@ class Checker:
             if lowered is not None:
                 out.agents[name] = CompiledAgent(*lowered, path=path)
         for name, (decl, path) in self.table["task"].items():
+            errors = len(self.report.diagnostics)
             ir, agent_ref = lower_task(decl, Path(path).resolve().parent, self.report)
+            if self.data and len(self.report.diagnostics) == errors:  # a task checked clean so far
+                from ..data_model.locate import check_task_data
+
+                check_task_data(decl, ir, Path(path).resolve().parent, self.report)
             if agent_ref is not None:
                 self.reference("agent", agent_ref.value, agent_ref.span, path, "agent")
             out.tasks[name] = (ir, path)
@@ -192,5 +198,6 @@ def _sorted_unique(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def check_program(program: Program) -> Compiled:
-    return Checker(program).run()
+def check_program(program: Program, data: bool = False) -> Compiled:
+    """The checked program; with `data`, each task's data model too (mlabc.data_model)."""
+    return Checker(program, data).run()

@@ -26,6 +26,7 @@ from mlab.data.answers import check_answer_ids
 from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
 from mlab.data.vocabulary import keep_vocabularies, vocabulary_digest
+from mlabc.data_model import add_id_column, generate_seed
 
 DATA_CODE_VERSION = 2  # bump when preparation changes what it writes
 TABULAR_SOURCES = ("csv", "parquet", "sklearn")
@@ -149,12 +150,6 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
-def generate_seed(variant: dict) -> int:
-    """The seed a generator gets: the declared split seed, else 0 (data never depends on the run)."""
-    declared = variant["split"].get("seed")
-    return int(declared) if declared is not None else 0
-
-
 def prepare_data(task: TaskBuild, variant_name: str, cache_dir: Path | None = None) -> PreparedData:
     """The prepared variant, from the cache when it is there, else made now and cached."""
     key = preparation_key(task, variant_name)
@@ -237,31 +232,6 @@ def _read(reader, path: Path, where: str):
         raise DataError(f"{where}: cannot read {path}: {error}") from None
 
 
-def _add_id_column(frame, variant: dict):
-    """The declared id column, numbered by mlab when the source has none.
-
-    The rows are shuffled (deterministically, by the split seed) before they are numbered: a
-    source's own row order often carries the answer (scikit-learn's sets are sorted by class),
-    and ids in that order would let a model score on the id alone.
-
-    `split ordered` cuts the table by its source order, so there the rows keep that order and
-    the ids are a shuffled numbering instead: the split is as declared and an id still says
-    nothing about a row's place.
-    """
-    id_column = variant.get("id")
-    if id_column and id_column not in frame.columns:
-        if variant["split"].get("method") == "ordered":
-            import numpy as np
-
-            ids = np.random.RandomState(generate_seed(variant)).permutation(len(frame))
-            frame = frame.reset_index(drop=True)
-            frame.insert(0, id_column, ids)
-        else:
-            frame = frame.sample(frac=1, random_state=generate_seed(variant)).reset_index(drop=True)
-            frame.insert(0, id_column, range(len(frame)))
-    return frame
-
-
 def _sklearn_frame(loader_name: str, variant: dict, where: str):
     import sklearn.datasets
 
@@ -278,7 +248,7 @@ def _sklearn_frame(loader_name: str, variant: dict, where: str):
     answers = list(variant.get("answers") or [])
     if len(answers) == 1 and answers[0] not in frame.columns and "target" in frame.columns:
         frame = frame.rename(columns={"target": answers[0]})
-    return _add_id_column(frame, variant)
+    return add_id_column(frame, variant)
 
 
 def _copy_folder(folder: Path, variant: dict, public: Path, private: Path) -> None:
@@ -331,7 +301,7 @@ def _call_generator(task: TaskBuild, variant: dict, public: Path, private: Path,
     if not hasattr(result, "columns"):
         raise DataError(f"{where}: {source['function']} must return a pandas DataFrame or None, "
                         f"not {type(result).__name__}")
-    return _add_id_column(result, variant)
+    return add_id_column(result, variant)
 
 
 def _check_declared_files(variant: dict, public: Path, private: Path, where: str) -> None:

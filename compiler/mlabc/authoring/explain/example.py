@@ -14,6 +14,7 @@ EXAMPLE_NAME = "example.mlab"
 # Files next to every example: a starter folder, a data table, a demo, Python escape hatches.
 SUPPORT_FILES = {
     "env/train.py": "import pandas as pd\n\nprint(len(pd.read_csv('train.csv')))\n",
+    "env/values.csv": "y\n" + "".join(f"{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),  # every y of data.csv
     "data.csv": "id,x,y\n" + "".join(f"{i},{i / 10:.1f},{2 * i / 10 + 0.1:.1f}\n" for i in range(1, 11)),
     "demo.json": '["Action: Final Answer\\nAction Input: {\\"final_answer\\": \\"done\\"}"]\n',
     "peek-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "Peek File", '
@@ -29,6 +30,19 @@ SUPPORT_FILES = {
     "latin1.csv": b"id,x,y\n1,K\xf6ln,0.3\n",  # not UTF-8: written as bytes
     "leaderboard.csv": "team,score\n" + "".join(f"team {i},{0.1 + i / 20:.2f}\n" for i in range(10)),
     "leaderboard-text.csv": "team,score\nteam 0,0.10\nteam 1,n/a\n",
+    # the data model's examples (explain/data_checks.py)
+    "gen.py": ("import pandas as pd\n\n\ndef _tables(public, private, answer_ids):\n"
+               "    pd.DataFrame({'id': range(20), 'x': range(20), 'y': range(20)}).to_csv(public / 'train.csv', index=False)\n"
+               "    pd.DataFrame({'id': range(20, 30), 'x': range(10)}).to_csv(public / 'test.csv', index=False)\n"
+               "    pd.DataFrame({'id': answer_ids, 'y': [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]}).to_csv(private / 'answers.csv', index=False)\n\n\n"
+               "def matched(public, private, seed):\n    _tables(public, private, range(20, 30))\n\n\n"
+               "def mismatched(public, private, seed):\n    _tables(public, private, range(21, 31))\n\n\n"
+               "def crashes(public, private, seed):\n    return pd.DataFrame({'id': [1]})['missing']\n"),
+    "blank-y.csv": "id,x,y\n" + "".join(f"{i},{i / 10:.1f},{'' if i % 4 == 0 else i}\n" for i in range(1, 41)),
+    "colours.csv": "id,x,colour\n" + "".join(f"{i},{i % 7},{('red', 'green', 'blue')[i * 7 % 3]}\n" for i in range(1, 41)),
+    "classes.csv": "id,x,label\n" + "".join(f"{i},{i % 5},{i * 7 % 3}\n" for i in range(1, 41)),
+    "recoded.csv": "id,x,grade,label\n" + "".join(f"{i},{i % 5},{'AB'[i * 7 % 2]},{i * 7 % 2}\n" for i in range(1, 81)),
+    "unrecoded.csv": "id,x,grade,label\n" + "".join(f"{i},{i % 5},{'AB'[i % 3 % 2]},{i * 7 % 2}\n" for i in range(1, 81)),
     "shared.mlab": '# Declarations several files share.\nuse std "agents"\n',
 }
 
@@ -91,7 +105,7 @@ def check_example(text: str, encoding: str = "utf-8", since: str | None = None):
             example.write_text(since, encoding="utf-8")
             previous = write_build(check_program(load_program([example])), root / "previous-build")
         example.write_bytes(text.encode(encoding))
-        compiled = check_program(load_program([example]))
+        compiled = check_program(load_program([example]), data=True)
         if previous is not None:
             compiled.diagnostics += since_diagnostics(compiled, previous)
         return compiled

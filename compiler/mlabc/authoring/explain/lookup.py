@@ -1,7 +1,7 @@
 """`mlabc explain CODE`: the long explanation of a diagnostic code, with a wrong and a right example.
 
 The short titles live in codes.py; the explanations and examples in syntax.py (E1xx–E3xx)
-checks.py (E4xx–E7xx) task_checks.py (the checks of a task author's mistakes), references.py (reference points) and
+checks.py (E4xx–E7xx) task_checks.py (the checks of a task author's mistakes), data_checks.py (the data model's), references.py (reference points) and
 gym.py (reward shaping), their type and support files in example.py.
 """
 from __future__ import annotations
@@ -14,12 +14,13 @@ from .example import SUPPORT_FILES, Explanation
 
 def explanations() -> dict[str, Explanation]:
     from .checks import EXPLANATIONS as checks
+    from .data_checks import EXPLANATIONS as data_checks
     from .gym import EXPLANATIONS as gym
     from .references import EXPLANATIONS as references
     from .syntax import EXPLANATIONS as syntax
     from .task_checks import EXPLANATIONS as task_checks
 
-    return {**syntax, **checks, **task_checks, **references, **gym}
+    return {**syntax, **checks, **task_checks, **data_checks, **references, **gym}
 
 
 def normalise_code(word: str) -> str:

@@ -134,8 +134,8 @@ EXPLANATIONS: dict[str, Explanation] = {
         "reads the vocabulary its submission is checked against; a CSV vocabulary must hold the "
         "named column.",
         _constrained('column "y" label from "train.csv:y"'),
-        _constrained('column "y" label from "train.csv:y"').replace('  starter  "env"\n',
-                                                                    '  starter  "env"\n  read_only ["train.csv"]\n')),
+        _constrained('column "y" label from "values.csv:y"').replace('  starter  "env"\n',
+                                                                     '  starter  "env"\n  read_only ["values.csv"]\n')),
 }
 
 
