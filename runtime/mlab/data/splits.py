@@ -14,7 +14,18 @@ from mlab.errors import DataError
 
 VALIDATION_FILE = "validation.csv"  # mlabc.data_model.VALIDATION_FILE (a constant here: imported where nothing else of mlabc is)
 
-__all__ = ["VALIDATION_FILE", "write_split", "write_table"]
+__all__ = ["VALIDATION_FILE", "split_table", "write_split", "write_table"]
+
+
+def split_table(frame, split: dict, where: str):
+    """(train, test) row sets of `frame` per the declared split (mlabc.data_model.split_table);
+    DataError when the split cannot be made."""
+    from mlabc.data_model import PrepareError, split_table as shared
+
+    try:
+        return shared(frame, split, where)
+    except PrepareError as problem:
+        raise DataError(str(problem)) from None
 
 
 def write_table(frame, path: Path) -> None:
