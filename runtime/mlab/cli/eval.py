@@ -28,6 +28,8 @@ def _cell(column: str, value, row: dict | None = None) -> str:
         return f"${value:.4f}"
     if column == "success":
         return "yes" if value else "no"
+    if column == "sandboxed":
+        return "yes" if value else "NO"
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
@@ -42,14 +44,20 @@ def _budget_cell(row: dict, name: str) -> str:
 
 
 def print_rows(rows: list[dict], budgets=()) -> None:
-    """An aligned table of the key columns (the CSV has them all), with each budget's score."""
-    shown = _SHOWN + [(f"@{budget.kind}={budget.label}", budget.name) for budget in budgets]
+    """An aligned table of the key columns (the CSV has them all), with each budget's score; a
+    `sandbox` column when a run's scripts ran without the sandbox."""
+    base = _SHOWN + ([("sandbox", "sandboxed")] if any(row.get("sandboxed") is False for row in rows) else [])
+    shown = base + [(f"@{budget.kind}={budget.label}", budget.name) for budget in budgets]
     table = [[header for header, _ in shown]]
-    table += [[printable(_cell(column, row[column], row) if index < len(_SHOWN) else _budget_cell(row, column))
+    table += [[printable(_cell(column, row.get(column), row) if index < len(base) else _budget_cell(row, column))
                for index, (_, column) in enumerate(shown)] for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(shown))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+    bare = [row["run_id"] for row in rows if row.get("sandboxed") is False]
+    if bare:
+        print(f"NOT SANDBOXED: {len(bare)} run(s) ran scripts without the sandbox (sandbox NO): their scripts could "
+              f"read every file this user can, the answers included, and use the network: {', '.join(bare)}")
     if any(row["demo"] for row in rows):
         print("runs by mlab/demo are DEMONSTRATIONS by the keyless demo model, not agent results")
     if budgets:

@@ -381,10 +381,12 @@ def print_result(run, result: dict) -> None:
           f"threshold {result['threshold']:.0%}) -> {verdict}\nsteps {result['steps']}, "
           f"{result['wall_time_s']:.1f}s agent + {result['scoring_s']:.1f}s scoring, "
           f"{result['total_tokens']:,} tokens, cost {cost}")
+    from mlab.scoring.result import RESULT, unsandboxed_note
+
+    if unsandboxed_note(result):
+        print(printable(unsandboxed_note(result)))
     if result.get("detail"):
         # plainly (a provider's wrapped exception text stays in result.json); it may quote the agent's files
         print(f"detail: {printable(plain_failure(result['detail']))}")
-    from mlab.scoring.result import RESULT
-
     print(f"result: {Path(run.dir) / RESULT}\nnext: mlab view {run.dir}  (writes {Path(run.dir) / 'view.html'}, "
           f"the run step by step)")

@@ -51,6 +51,19 @@ def sandbox_record(run) -> dict:
             "unsandboxed_scripts": unsandboxed, "reason": reason}
 
 
+def unsandboxed_note(result: dict | None) -> str | None:
+    """The words that say a run's scripts ran without the sandbox (from result.json's `sandbox`),
+    or None when they ran in it or the result predates the record."""
+    sandbox = (result or {}).get("sandbox")
+    if not isinstance(sandbox, dict) or sandbox.get("sandboxed") is not False:
+        return None
+    scripts, bare = sandbox.get("scripts") or 0, sandbox.get("unsandboxed_scripts") or 0
+    what = f"{bare} of its {scripts} script(s) ran without the sandbox" if bare else "the sandbox could not be used"
+    reason = f" ({sandbox['reason']})" if sandbox.get("reason") else ""
+    return (f"NOT SANDBOXED: {what}{reason}; they could read every file this user can, the answers included, "
+            "and use the network")
+
+
 def agent_kind(doc: dict) -> str:
     """linear, search (a tree-search policy) or external (a command from outside mlab)."""
     return "external" if doc.get("external") else "search" if doc.get("search") else "linear"

@@ -50,11 +50,18 @@ def render_index(rows: list[tuple[dict, str]], folder: Path) -> str:
             cell = _cell(kind, row[column], link if column == "run_id" else None)
             if column == "model" and row["demo"]:
                 cell = cell.replace("</td>", " <span class='badge'>demonstration</span></td>")
+            if column == "run_id" and row.get("sandboxed") is False:
+                cell = cell.replace("</td>", " <span class='badge'>not sandboxed</span></td>")
             cells.append(cell)
         body.append(f"<tr>{''.join(cells)}</tr>")
     successes = sum(1 for row, _ in rows if row["success"])
     note = (f"<div class='demo-banner'>{demos} run(s) were played by the keyless demo model: demonstrations, "
             "not agent results.</div>") if demos else ""
+    bare = sum(1 for row, _ in rows if row.get("sandboxed") is False)
+    if bare:
+        note += (f"<div class='demo-banner unsandboxed'>NOT SANDBOXED: {bare} run(s) ran scripts without the "
+                 "sandbox; their scripts could read every file this user can, the answers included, and use "
+                 "the network.</div>")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>mlab runs in {escape(str(folder))}"
             f"</title><style>{CSS}</style></head><body><div class='index'><h1>Runs in {escape(str(folder))}</h1>"
             f"{note}<p class='meta'>{len(rows)} run(s), {successes} successful. Click a column header to sort; "

@@ -18,6 +18,7 @@ from mlab.limits import WIND_DOWN_LABEL, is_wind_down, step_limit
 from mlab.observation import utf8_safe
 from mlab.reports.runs import LoadedRun, load_run, task_document
 from mlab.reports.taxonomy import findings
+from mlab.scoring.result import unsandboxed_note
 from mlab.trace import full_record
 from mlab.viewer.assets import CSS, RUN_JS
 from mlab.viewer.chart import score_chart
@@ -56,6 +57,9 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
     if run.demo:
         parts.append("<div class='demo-banner'>DEMONSTRATION — played by the keyless demo model "
                      "(mlab/demo); not an agent result.</div>")
+    bare = unsandboxed_note(run.result)
+    if bare:
+        parts.append(f"<div class='demo-banner unsandboxed'>{escape(bare)}.</div>")
     parts.append(f"<h1>{escape(run.task)} · {escape(run.agent)} · {escape(run.model)}</h1>")
     facts = [_fact("run", escape(run.id)), _fact("task version", str(run.task_version)),
              _fact("data variant", escape(run.variant)),
