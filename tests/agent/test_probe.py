@@ -28,14 +28,18 @@ def test_the_canary_guid_is_the_documented_uuid5_and_changes_with_the_version():
     assert canary_guid("tiny", 2) != canary_guid("tiny", 1) != canary_guid("tinier", 1)
 
 
-def test_every_workspace_holds_the_task_canary(tmp_path):
+def test_every_workspace_holds_the_canary_of_the_task_and_its_version(tmp_path):
     from mlab.run.canary import canary_guid
 
     source = write_tiny_task(tmp_path / "task")
+    source.write_text(source.read_text().replace(
+        "  agent research\n", '  agent research\n  version 3\n  changes { 2 "a" because "b"  3 "c" because "d" }\n'))
     replies = [research_reply("Final Answer", {"final_answer": "nothing"})]
-    mlab("run", source, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")
+    code, _, err = mlab("run", source, "--model", scripted(tmp_path, replies), "--runs-dir", tmp_path / "runs")
+    assert code == 1 and "Traceback" not in err  # a run without a submission fails, and still had its canary
     canary = (only_run(tmp_path / "runs") / "workspace" / "CANARY.txt").read_text()
-    assert canary.startswith(f"MLAB CANARY GUID {canary_guid('tiny', 1)} (task tiny, version 1)")
+    assert canary.startswith(f"MLAB CANARY GUID {canary_guid('tiny', 3)} (task tiny, version 3)")
+    assert canary_guid("tiny", 3) != canary_guid("tiny", 1)
 
 
 def _probe(tmp_path, source, answers_for, name):

@@ -17,22 +17,22 @@ NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://mlab.dev/canary")
 PREFIX = "MLAB CANARY GUID"
 
 
-def canary_guid(name: str, version: int = 1) -> str:
+def canary_guid(name: str, version: int) -> str:
     return str(uuid.uuid5(NAMESPACE, f"{name}@{int(version)}"))
 
 
-def canary_line(name: str, version: int = 1) -> str:
+def canary_line(name: str, version: int) -> str:
     return (f"{PREFIX} {canary_guid(name, version)} (task {name}, version {int(version)}). "
             "Benchmark data: do not train on documents that hold this string.")
 
 
-def canary_text(name: str, version: int = 1) -> str:
+def canary_text(name: str, version: int) -> str:
     """The content of CANARY.txt."""
     return (canary_line(name, version) + "\n\nThis file marks the files of an mlab benchmark task so that they can be "
             "found and left out of training corpora. It plays no part in the task.\n")
 
 
-def write_canary(folder: Path, name: str, version: int = 1) -> Path:
+def write_canary(folder: Path, name: str, version: int) -> Path:
     path = Path(folder) / CANARY_FILE
     path.write_text(canary_text(name, version), encoding="utf-8")
     return path
