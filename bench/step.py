@@ -12,14 +12,13 @@ edits the script at every step (Write File, no script execution) for 200 steps. 
 - the median wall time per step on the disk against on a memory file system (/dev/shm); target
   <= 1.5x. Each record is one write() of the trace, which survives a kill -9 of the harness as
   soon as it returns; the fsync against a crash of the machine runs at most once a second
-  (mlab.trace.SYNC_INTERVAL_S). The run's store has its temporary files and fan-out folders made
-  ahead, and their temporary names removed, by a thread (mlab.snapshots.SpareFiles);
+  (mlab.trace.SYNC_INTERVAL_S);
 - resuming the run from its folder (--resume-steps steps, default 10,000, made by the same
   edit), CPU and wall time, and the bytes it hashed against the workspace's size; targets
   <= 1 s and each workspace file hashed at most once (hashed bytes <= 1.0x the workspace).
 
     python bench/step.py [--steps 200] [--data-mb 100] [--resume-steps 10000] [--disk-dir DIR]
-                         [--no-tmpfs] [--no-spares] [--quick]
+                         [--no-tmpfs] [--quick]
 """
 from __future__ import annotations
 
@@ -234,17 +233,11 @@ def main() -> None:
     parser.add_argument("--resume-steps", type=int, default=10000, help="steps of the resumed run (0: no resume)")
     parser.add_argument("--disk-dir", default=None, help="folder on a disk (default: the system temp folder)")
     parser.add_argument("--no-tmpfs", action="store_true", help="skip the /dev/shm measurement")
-    parser.add_argument("--no-spares", action="store_true",
-                        help="the run's store makes each temporary file itself, as before SpareFiles (for comparison)")
     parser.add_argument("--quick", action="store_true", help="20 steps, 2 MB, a 40-step resume: checks the benchmark runs")
     args = parser.parse_args()
     if args.quick:
         args.steps, args.data_mb, args.copies, args.resume_steps = 20, 2, 1, 40
     sys.path.insert(0, str(REPO))
-    if args.no_spares:
-        from mlab.snapshots import ObjectStore
-
-        ObjectStore.make_ahead = lambda self: None
     places = [("disk: " + (args.disk_dir or tempfile.gettempdir()), args.disk_dir)]
     if not args.no_tmpfs and Path("/dev/shm").is_dir():
         places.append(("memory file system: /dev/shm (fsync is free)", "/dev/shm"))

@@ -10,24 +10,10 @@ changes file owners around every script, which would make every file look change
 walk is a delta — changed paths with their hashes, removed paths — that the trace records;
 a step's full manifest is the initial manifest with the deltas of steps 1..N applied.
 
-`SpareFiles` makes the files and folders a run's store will need ahead, in a background thread.
-On a journalled disk, making a file or a folder is the dearest thing a step does: ext4 on the
-2-core machine takes 50 to 190 µs for each, where writing a trace record takes 2 to 4, so a
-step that stores one new object spent more time creating its temporary file and its fan-out
-folder than on everything else (bench/step.py measured 2.3x the step on a memory file system).
-So a run's store takes an empty temporary file made ahead (`take`) and finds its fan-out folder
-made already, while the thread makes the next file between steps, when the harness waits on the
-model anyway. An object still appears under its name whole: the written file is linked there,
-and the thread removes its temporary name (a rename would change the folder the thread makes
-files in, and wait for it: 35 to 180 µs against 9 for the link).
-
-The thread does nothing the store would not do itself: it makes empty `.in-` files (which
-transfers skip, as they skip a store's own temporary files), the 256 fan-out folders, and
-removes used `.in-` names. When it cannot (a read-only or full disk), it stops and the store
-makes its own files as before. A child forked from the harness forgets the spares it inherited
-(they are the parent's), and `close` removes those never used; a harness killed before that
-leaves only `.in-` names, empty or second names of stored objects, which a later `SpareFiles`
-of the folder removes (an empty one once it is a minute old).
+Objects are written to a temporary `.in-` file in the store's folder and renamed to their name,
+so an object appears whole or not at all; its fan-out folder is made when the rename finds it
+missing. A harness killed while writing leaves at most a temporary file, which the run removes when
+it is resumed (`remove_leftovers`).
 """
 from __future__ import annotations
 
@@ -36,9 +22,7 @@ import json
 import os
 import stat
 import tempfile
-import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,24 +41,6 @@ class ObjectStore:
         self.folder = Path(folder)
         self.durable = durable
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._spares = None
-
-    def make_ahead(self) -> None:
-        """Have a thread make this store's temporary files and fan-out folders ahead (SpareFiles,
-        below): for the store a run writes at every step, by the run's one writer, which calls
-        `close` when it is done."""
-        if self._spares is None:
-            self._spares = SpareFiles(self.folder)
-
-    def __getstate__(self) -> dict:
-        """A copy sent to another process (a scoring child) makes its own files: the spares and
-        their thread stay with this one."""
-        return {**self.__dict__, "_spares": None}
-
-    def close(self) -> None:
-        if self._spares is not None:
-            self._spares.close()
-            self._spares = None
 
     def path(self, digest: str) -> Path:
         return self.folder / digest[:2] / digest[2:]
@@ -82,48 +48,50 @@ class ObjectStore:
     def has(self, digest: str) -> bool:
         return self.path(digest).is_file()
 
-    def _temporary(self) -> tuple[int, str, bool]:
-        """(fd, path, spare): a new empty file to write an object into, made ahead when one is."""
-        spare = self._spares.take() if self._spares is not None else None
-        if spare is not None and os.fstat(spare[0]).st_nlink:
-            return (*spare, True)
-        if spare is not None:  # removed by someone else since it was made
-            os.close(spare[0])
-        return (*tempfile.mkstemp(dir=self.folder, prefix=PREFIX), False)
+    def _temporary(self) -> tuple[int, str]:
+        """(fd, path): a new empty file in the store's folder to write an object into."""
+        return tempfile.mkstemp(dir=self.folder, prefix=PREFIX)
 
-    def _commit(self, temp: str, digest: str, spare: bool) -> None:
-        """The written file `temp` becomes the object `digest`, whole or not at all. A spare is
-        linked to its name and its temporary name left to the thread to remove: renaming it
-        would change the folder the thread makes its files in, and wait on it."""
+    def _commit(self, temp: str, digest: str) -> None:
+        """The written file `temp` becomes the object `digest`, whole or not at all; its fan-out
+        folder is made when it is missing."""
         target = self.path(digest)
-        if spare:
-            try:
-                _into_fanout(os.link, temp, target)
-            except FileExistsError:
-                pass  # stored meanwhile by another store of the folder: the same contents
-            except OSError:  # a file system without hard links
-                os.replace(temp, target)
-                return
-            self._spares.done(temp)
-            return
-        _into_fanout(os.replace, temp, target)
+        try:
+            os.replace(temp, target)
+        except FileNotFoundError:
+            target.parent.mkdir(exist_ok=True)
+            os.replace(temp, target)
 
-    def _drop(self, temp: str, spare: bool) -> None:
-        if spare:
-            self._spares.done(temp)
-        else:
-            os.unlink(temp)
+    def remove_leftovers(self) -> None:
+        """Remove the temporary files a killed harness left: `.in-` files not written to for
+        LEFTOVER_AGE_S (a file another store of the folder is writing now is left alone)."""
+        before = time.time() - LEFTOVER_AGE_S
+        try:
+            entries = list(os.scandir(self.folder))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if (entry.name.startswith(PREFIX) and entry.is_file(follow_symlinks=False)
+                        and entry.stat(follow_symlinks=False).st_mtime < before):
+                    os.unlink(entry.path)
+            except OSError:
+                pass   # gone meanwhile, or not ours to remove: it is only a temporary name
 
     def put_bytes(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         if not self.has(digest):
-            fd, temp, spare = self._temporary()
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                if self.durable:
-                    handle.flush()
-                    os.fsync(handle.fileno())
-            self._commit(temp, digest, spare)
+            fd, temp = self._temporary()
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                    if self.durable:
+                        handle.flush()
+                        os.fsync(handle.fileno())
+                self._commit(temp, digest)
+            except BaseException:
+                _remove(temp)
+                raise
         return digest
 
     def put_file(self, path: Path) -> str:
@@ -141,7 +109,7 @@ class ObjectStore:
         first = source.read(CHUNK)
         if len(first) < CHUNK:  # the whole file (most are small): no temporary file when it is stored already
             return self.put_bytes(first)
-        fd, temp, spare = self._temporary()
+        fd, temp = self._temporary()
         digest = hashlib.sha256()
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -151,13 +119,12 @@ class ObjectStore:
                     os.fsync(handle.fileno())
             name = digest.hexdigest()
             if self.has(name):
-                self._drop(temp, spare)
+                os.unlink(temp)
             else:
-                self._commit(temp, name, spare)
+                self._commit(temp, name)
             return name
         except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
+            _remove(temp)
             raise
 
     def put_json(self, document) -> str:
@@ -176,126 +143,7 @@ class ObjectStore:
 
 
 PREFIX = ".in-"  # a store's temporary files, which transfers skip
-KEEP = 4  # files kept ready: a step stores one or two new objects
-FANOUT = [f"{index:02x}" for index in range(256)]
-LEFTOVER_AGE_S = 60  # an empty .in- file older than this is a killed harness's spare
-
-_open_spares: "weakref.WeakSet[SpareFiles]" = weakref.WeakSet()
-
-
-class SpareFiles:
-    """Empty temporary files in `folder`, and its fan-out subfolders, made by a daemon thread,
-    which also removes the temporary names of the files used (`done`)."""
-
-    def __init__(self, folder: Path, keep: int = KEEP):
-        self.folder = Path(folder)
-        self._keep = keep
-        self._ready: list[tuple[int, str]] = []
-        self._used: list[str] = []
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._closed = False
-        _open_spares.add(self)
-        self._thread = threading.Thread(target=self._work, name="mlab-spare-files", daemon=True)
-        self._thread.start()
-
-    def take(self) -> tuple[int, str] | None:
-        """An empty file opened for writing (fd, path), now the caller's; None when none is ready."""
-        with self._lock:
-            spare = self._ready.pop() if self._ready and not self._closed else None
-        self._wake.set()
-        return spare
-
-    def done(self, path: str) -> None:
-        """The temporary name of a file taken: the thread removes it when it next wakes (the file
-        lives on under the object's name, or was not needed)."""
-        with self._lock:
-            self._used.append(path)
-
-    def close(self) -> None:
-        """Stop the thread; remove the files never taken and the names still to remove."""
-        with self._lock:
-            self._closed = True
-            left, self._ready = self._ready, []
-        self._wake.set()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-        for fd, path in left:
-            _discard(fd, path)
-        with self._lock:
-            used, self._used = self._used, []
-        for path in used:
-            _remove(path)
-
-    # -- the thread ------------------------------------------------------------------------
-    def _work(self) -> None:
-        try:
-            existing = self._remove_leftovers()
-            folders = iter(name for name in FANOUT if name not in existing)
-            while not self._closed:
-                if self._remove_used() or self._fill():
-                    continue
-                name = next(folders, None)
-                if name is None:
-                    self._wake.wait()
-                    self._wake.clear()
-                    continue
-                os.makedirs(self.folder / name, exist_ok=True)
-        except OSError:
-            return  # the store makes its own files from now on
-
-    def _remove_used(self) -> bool:
-        with self._lock:
-            used, self._used = self._used, []
-        for path in used:
-            _remove(path)
-        return bool(used)
-
-    def _fill(self) -> bool:
-        """Make one spare file when fewer than `keep` are ready: True when it made one."""
-        with self._lock:
-            if self._closed or len(self._ready) >= self._keep:
-                return False
-        fd, path = tempfile.mkstemp(dir=self.folder, prefix=PREFIX)
-        with self._lock:
-            if not self._closed:
-                self._ready.append((fd, path))
-                return True
-        _discard(fd, path)
-        return False
-
-    def _remove_leftovers(self) -> set[str]:
-        """Remove what a killed harness's spares left: empty files older than LEFTOVER_AGE_S (a
-        file another store has just made and not yet written is left alone) and the temporary
-        names of spares linked to their object's name. The names of the subfolders there are
-        returned."""
-        before = time.time() - LEFTOVER_AGE_S
-        folders = set()
-        with os.scandir(self.folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    folders.add(entry.name)
-                if not entry.name.startswith(PREFIX) or not entry.is_file(follow_symlinks=False):
-                    continue
-                info = entry.stat(follow_symlinks=False)
-                if (info.st_size == 0 and info.st_mtime < before) or info.st_nlink > 1:
-                    _remove(entry.path)
-        return folders
-
-
-def _into_fanout(place, temp: str, target: Path) -> None:
-    """place(temp, target) (a link or a rename), making target's fan-out folder when it is not
-    made yet."""
-    try:
-        place(temp, target)
-    except FileNotFoundError:
-        target.parent.mkdir(exist_ok=True)
-        place(temp, target)
-
-
-def _discard(fd: int, path: str) -> None:
-    os.close(fd)
-    _remove(path)
+LEFTOVER_AGE_S = 60  # a temporary file not written to for this long is a killed harness's
 
 
 def _remove(path: str) -> None:
@@ -303,19 +151,6 @@ def _remove(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
-
-
-def _forget_in_child() -> None:
-    """In a forked child the spares and the thread are the parent's: none is used or removed."""
-    for spares in list(_open_spares):
-        spares._lock = threading.Lock()   # the parent's thread may have held either
-        spares._wake = threading.Event()
-        spares._ready = []
-        spares._used = []
-        spares._closed = True
-
-
-os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def hash_file(path: Path) -> str:

@@ -193,7 +193,7 @@ class Run:
             remaining_s=self.remaining_time, accelerators=sampled_devices(meta.get("hardware")))
         self._lock = lock if lock is not None else lock_run(self.dir, self.id)
         write_boot(self.dir, self._lock)
-        self.store.make_ahead()   # the run's one writer from here
+        self.store.remove_leftovers()   # what a killed harness left, the run's one writer from here
         self._trace = TraceWriter(self.dir / TRACE)
 
     # -- creating and resuming -----------------------------------------------------------
@@ -462,7 +462,6 @@ class Run:
     def close(self) -> None:
         """Stop driving this run: close the trace and let another process take the run."""
         self._trace.close()
-        self.store.close()
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None

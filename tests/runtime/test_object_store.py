@@ -1,0 +1,79 @@
+"""A run's object store keeps every file a step stores, whole, on any file system, and leaves no
+temporary file behind (mlab.snapshots.ObjectStore)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from mlab.run.checkout import checkout
+from mlab.run.folder import Run
+from mlab.snapshots import LEFTOVER_AGE_S, PREFIX
+
+FILES = 40   # enough new objects in one step that they land in many fan-out folders
+
+
+def temporaries_in(objects: Path) -> list[Path]:
+    return sorted(p for p in objects.iterdir() if p.name.startswith(PREFIX))
+
+
+def write(run, version: int):
+    observation = run.step("Write File", {"file_name": "train.py", "content": f"print({version})\n"})
+    assert observation.status == "ok", observation.text
+
+
+def test_on_a_file_system_without_hard_links_every_file_a_step_stores_is_kept(new_run, monkeypatch, tmp_path):
+    def no_links(source, target, **kwargs):
+        raise PermissionError(1, "Operation not permitted")   # what such a file system answers
+
+    monkeypatch.setattr(os, "link", no_links)
+    run = new_run()
+    for index in range(FILES):   # files a script left, stored by the next step's snapshot
+        (run.workspace.root / f"made-{index}.txt").write_text(f"file {index} of the step\n")
+    write(run, 1)
+    write(run, 2)
+    run.close()
+    monkeypatch.undo()
+    checkout(run.dir, 1, tmp_path / "at-1")
+    kept = {p.name for p in (tmp_path / "at-1").glob("made-*.txt")}
+    assert kept == {f"made-{index}.txt" for index in range(FILES)}
+    for index in range(FILES):
+        assert (tmp_path / "at-1" / f"made-{index}.txt").read_text() == f"file {index} of the step\n"
+    assert (tmp_path / "at-1" / "train.py").read_text() == "print(1)\n"
+    checkout(run.dir, 2, tmp_path / "at-2")
+    assert (tmp_path / "at-2" / "train.py").read_text() == "print(2)\n"
+    assert temporaries_in(run.dir / "objects") == []
+
+
+def test_a_run_leaves_one_name_per_object_and_no_temporary_file(new_run, tmp_path):
+    run = new_run()
+    for version in range(1, 4):
+        write(run, version)
+    run.close()
+    objects = run.dir / "objects"
+    assert temporaries_in(objects) == []
+    assert {p.stat().st_nlink for p in objects.rglob("*") if p.is_file()} == {1}
+    checkout(run.dir, 2, tmp_path / "at-2")
+    assert (tmp_path / "at-2" / "train.py").read_text() == "print(2)\n"
+
+
+def test_temporary_files_a_killed_harness_left_are_removed_when_its_run_resumes(new_run):
+    run = new_run()
+    write(run, 1)
+    run.close()
+    objects = run.dir / "objects"
+    old, fresh, partial = objects / f"{PREFIX}old", objects / f"{PREFIX}fresh", objects / f"{PREFIX}partial"
+    for path in (old, fresh):
+        path.write_bytes(b"")
+    partial.write_bytes(b"half an object")
+    long_ago = time.time() - LEFTOVER_AGE_S - 60
+    for path in (old, partial):
+        os.utime(path, (long_ago, long_ago))
+    resumed = Run.resume(run.dir)
+    try:
+        assert not old.exists() and not partial.exists()
+        assert fresh.exists()   # maybe another store's, being written
+        write(resumed, 2)
+    finally:
+        resumed.close()
+    assert [p.name for p in temporaries_in(objects)] == [fresh.name]
