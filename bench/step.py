@@ -9,10 +9,11 @@ edits the script at every step (Write File, no script execution) for 200 steps. 
   190-200; target < 1 ms and flat;
 - the CPU time per step over all the steps (this process's CPU time, which the machine's other
   load disturbs far less than wall time); target <= 1.0 ms;
-- the median wall time per step on the disk against on a memory file system (/dev/shm); target
-  <= 1.5x. Each record is one write() of the trace, which survives a kill -9 of the harness as
-  soon as it returns; the fsync against a crash of the machine runs at most once a second
-  (mlab.trace.SYNC_INTERVAL_S);
+- the median wall time per step on the disk against on a memory file system (/dev/shm): what the
+  disk adds to a step; target under 1 ms (what a user could notice). Each record is one write()
+  of the trace, which survives a kill -9 of the harness as soon as it returns; the fsync against
+  a crash of the machine runs at most once a second (mlab.trace.SYNC_INTERVAL_S), and each new
+  object is a file made and renamed into place;
 - resuming the run from its folder (--resume-steps steps, default 10,000, made by the same
   edit), CPU and wall time, and the bytes it hashed against the workspace's size; targets
   <= 1 s and each workspace file hashed at most once (hashed bytes <= 1.0x the workspace).
@@ -255,7 +256,7 @@ def main() -> None:
     if len(walls) == 2:
         disk, memory = walls[args.disk_dir], walls["/dev/shm"]
         print(f"\nmedian wall time per step, disk / memory file system: {disk * 1e3:.3f} / {memory * 1e3:.3f} ms "
-              f"= {disk / memory:.2f}x (target <= 1.5x)")
+              f"= {disk / memory:.2f}x: the disk adds {(disk - memory) * 1e3:.3f} ms a step (target under 1 ms)")
 
 
 if __name__ == "__main__":
