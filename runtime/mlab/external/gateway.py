@@ -9,6 +9,14 @@ request's messages and tools, the reply, tokens, cost) with a workspace snapshot
 
 The agent authenticates with the run's dummy key; provider keys stay in the harness.
 
+What the agent sends is bounded before it is decoded, on every route (`_Handler._read_json`): a
+body must declare its length, at most MAX_REQUEST_BYTES (past it: 413, the body left unread); it
+is decoded by the one bounded decoder (mlab.models.decode: nesting past MAX_JSON_DEPTH is a 400);
+and at most MAX_READING requests are read and held at once, from their first byte of body to
+their reply, the others waiting with their bodies unread in their sockets (exchanges run one at
+a time anyway). API keys are compared as bytes, whatever the header holds. Validate Submission
+runs one call at a time per run (`Gateway.validating`), the others waiting their turn.
+
 On the call's path, besides the model call: one JSON decode of the request, the limits, the
 trace record (the workspace snapshot and one write() of the record) and one JSON encode of the
 reply, sent in one write (headers and body together). The record's fsync comes after the reply
@@ -28,9 +36,11 @@ from http.server import BaseHTTPRequestHandler
 from typing import Callable
 
 from mlab.failure import FailureMode
+from mlab.models import decode
 from mlab.models.client import TIERS, ModelError, Usage
 
-MAX_REQUEST_BYTES = 32 << 20  # a request larger than this is refused, not read
+MAX_REQUEST_BYTES = 16 << 20  # a request body larger than this is refused, not read
+MAX_READING = 2  # request bodies read and held at once: one being answered, one waiting for it
 
 
 @dataclass
@@ -61,6 +71,8 @@ class Gateway:
         self.key = "mlab-run-" + secrets.token_hex(16)
         self.ended: GatewayEnd | None = None
         self.lock = threading.Lock()  # one exchange at a time: the trace is a sequence
+        self.reading = threading.BoundedSemaphore(MAX_READING)  # bodies read and held at once
+        self.validating = threading.Lock()  # one Validate Submission at a time: one child process
         self.server: _Server | None = None
         self.thread: threading.Thread | None = None
 
@@ -205,6 +217,14 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     gateway: Gateway
 
 
+class _BadBody(Exception):
+    """A request body refused before or while it was decoded: (status, message)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -230,7 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
         gateway = self.server.gateway
         given = self.headers.get("Authorization", "").removeprefix("Bearer ").strip() or \
             self.headers.get("api-key", "").strip() or self.headers.get("x-api-key", "").strip()
-        if secrets.compare_digest(given, gateway.key):
+        # as bytes: headers arrive as Latin-1 text, and compare_digest refuses non-ASCII text
+        if secrets.compare_digest(given.encode("utf-8", "surrogateescape"), gateway.key.encode()):
             return True
         self._send(401, _error("unknown API key: use the key mlab gave this run (OPENAI_API_KEY)",
                                "invalid_api_key"))
@@ -246,47 +267,74 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, _error(f"no such endpoint {self.path}; the gateway serves /v1/chat/completions",
                                    "not_found"))
 
-    def do_POST(self):  # noqa: N802 - http.server's name
-        if not self._authorised():
-            return
-        if self.path.rstrip("/") == "/mlab/validate" and self.server.gateway.validate is not None:
-            try:
-                text = self.server.gateway.validate()
-            except Exception as error:  # a broken check is the agent's observation, never a crash
-                text = f"the submission could not be validated: {type(error).__name__}: {error}"
-            self._send(200, {"text": text})
-            return
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._send(404, _error(f"no such endpoint {self.path}; the gateway serves /v1/chat/completions",
-                                   "not_found"))
-            return
+    def _read_json(self):
+        """The request's body decoded within the bounds, or _BadBody. The caller holds one of the
+        gateway's reading slots."""
+        if self.headers.get("Transfer-Encoding"):
+            raise _BadBody(411, "the request must declare its Content-Length (no Transfer-Encoding)")
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = -1
         if length < 0 or length > MAX_REQUEST_BYTES:
-            self._send(413, _error(f"the request must declare a Content-Length of at most {MAX_REQUEST_BYTES} "
-                                   "bytes", "invalid_request_error"))
-            self.close_connection = True
+            raise _BadBody(413, f"the request must declare a Content-Length of at most {MAX_REQUEST_BYTES} bytes")
+        data = self.rfile.read(length)
+        if len(data) < length:
+            raise _BadBody(400, "the request body ended before its Content-Length")
+        try:
+            return decode.loads(data.decode("utf-8") if data else "null", what="the request body",
+                                max_chars=MAX_REQUEST_BYTES)
+        except ValueError as problem:   # not UTF-8, not JSON, too large or too deep
+            raise _BadBody(400, f"the request body is not JSON within the bounds: {problem}") from None
+
+    def _refuse(self, bad: _BadBody) -> None:
+        self._send(bad.status, _error(str(bad), "invalid_request_error"))
+        self.close_connection = True   # what is left of the body is not read as a next request
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        if not self._authorised():
             return
-        try:
-            request = json.loads(self.rfile.read(length) or b"null")
-        except ValueError:
-            request = None
-        try:
-            status, body = self.server.gateway.exchange(request)
-        except Exception as error:  # nothing an agent sends may take the harness down
-            status, body = 500, _error(f"the gateway could not answer: {type(error).__name__}: {error}",
-                                       "mlab_gateway_error")
-        if status == 200 and isinstance(request, dict) and request.get("stream"):
-            self._stream(body)
-        else:
-            self._send(status, body)
+        gateway = self.server.gateway
+        if self.path.rstrip("/") == "/mlab/validate" and gateway.validate is not None:
+            with gateway.reading:
+                try:
+                    self._read_json()
+                except _BadBody as bad:
+                    self._refuse(bad)
+                    return
+            with gateway.validating:   # one scoring child at a time: the others wait their turn
+                try:
+                    text = gateway.validate()
+                except Exception as error:  # a broken check is the agent's observation, never a crash
+                    text = f"the submission could not be validated: {type(error).__name__}: {error}"
+            self._send(200, {"text": text})
+            return
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._send(404, _error(f"no such endpoint {self.path}; the gateway serves /v1/chat/completions",
+                                   "not_found"))
+            self.close_connection = True   # its body, if any, is not read
+            return
+        with gateway.reading:   # held until the reply is sent: the decoded request lives that long
+            try:
+                request = self._read_json()
+            except _BadBody as bad:
+                self._refuse(bad)
+                return
+            try:
+                status, body = gateway.exchange(request)
+            except Exception as error:  # nothing an agent sends may take the harness down
+                status, body = 500, _error(f"the gateway could not answer: {type(error).__name__}: {error}",
+                                           "mlab_gateway_error")
+            if status == 200 and isinstance(request, dict) and request.get("stream"):
+                self._stream(body)
+            else:
+                self._send(status, body)
+            del request, body
         if status == 200:
             try:
                 self.wfile.flush()  # the reply is on its way before the trace is synced
             finally:
-                self.server.gateway.replied()
+                gateway.replied()
 
     def _stream(self, body: dict) -> None:
         self.send_response(200)

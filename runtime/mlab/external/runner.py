@@ -208,5 +208,6 @@ class ExternalRunner:
 
         from mlab.scoring.validation import SubmissionValidator
 
-        observation = SubmissionValidator(self.run)(SimpleNamespace(workspace=self.run.workspace), {}, {})
+        # charged to the run: its memory limit and time left bound the child (the gateway runs one at a time)
+        observation = SubmissionValidator(self.run, charged=True)(SimpleNamespace(workspace=self.run.workspace), {}, {})
         return observation.text

@@ -7,6 +7,10 @@ which would add their tens of megabytes to every run for as long as it lasts. `c
 scoring function in a fresh `python -m mlab.scoring.child` (the harness's own interpreter, not
 the scripts' one) and returns what it returned, or raises the MlabError it raised; the
 arguments and the answer travel pickled between the two processes, which run the same code.
+
+A call made for an agent (Validate Submission from an outside agent) is charged to the run's
+limits: `memory_bytes` bounds the child's address space (set by the child itself before it reads
+anything) and `timeout_s` its time, past which it is killed and the call fails with a message.
 """
 from __future__ import annotations
 
@@ -21,23 +25,36 @@ from pathlib import Path
 from mlab.errors import MlabError
 
 
-def call(function: str, *args):
-    """`module:function`(*args) in a child interpreter."""
+def call(function: str, *args, memory_bytes: int | None = None, timeout_s: float | None = None):
+    """`module:function`(*args) in a child interpreter (of at most memory_bytes of address space,
+    for at most timeout_s seconds, when given)."""
     with tempfile.TemporaryDirectory(prefix="mlab-score-") as scratch:
         answer = Path(scratch) / "answer.pickle"
-        done = subprocess.run([sys.executable, "-m", "mlab.scoring.child", str(answer)],
-                              input=pickle.dumps((function, args)), capture_output=True)
+        command = [sys.executable, "-m", "mlab.scoring.child", str(answer)]
+        if memory_bytes:
+            command.append(str(int(memory_bytes)))
+        try:
+            done = subprocess.run(command, input=pickle.dumps((function, args)), capture_output=True,
+                                  timeout=None if timeout_s is None else min(max(timeout_s, 0.0), 10 ** 9))
+        except subprocess.TimeoutExpired:
+            raise MlabError(f"the check ran past the run's time left ({timeout_s:.0f} s) and was stopped") from None
         try:
             kind, value = pickle.loads(answer.read_bytes())
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
             why = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+            if memory_bytes and "MemoryError" in why:
+                why = f"it needed more memory than the run's limit ({memory_bytes / 2**20:.0f} MiB)"
             raise MlabError(f"scoring failed in its child process: {why}") from None
     if kind == "raised":
         raise value
     return value
 
 
-def _main(answer: str) -> int:
+def _main(answer: str, memory_bytes: str | None = None) -> int:
+    if memory_bytes is not None:   # before anything is read or imported: the whole child is bounded
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (int(memory_bytes), int(memory_bytes)))
     function, args = pickle.loads(sys.stdin.buffer.read())
     module, name = function.split(":")
     try:
@@ -56,4 +73,4 @@ def _main(answer: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1]))
+    sys.exit(_main(*sys.argv[1:3]))

@@ -47,15 +47,20 @@ class SubmissionValidator:
     """validate_submission for one run: the check runs in a child interpreter (mlab.scoring.child),
     which reads the tables with pandas, so that the process driving the agent never imports it."""
 
-    def __init__(self, run) -> None:
+    def __init__(self, run, charged: bool = False) -> None:
         # what the check reads of the run: all of it can be sent to the child process
         self.parts = SimpleNamespace(task=run.task, meta=run.meta, private_dir=Path(run.private_dir),
                                      store=run.store)
+        # charged: the child is held to the run's memory limit and time left (an outside agent's
+        # call, which is no step of the run's own loop)
+        self._limits = (lambda: {"memory_bytes": run.scripts.memory_bytes, "timeout_s": run.remaining_time()}) \
+            if charged else dict
 
     def __call__(self, ctx, inputs: dict, params: dict) -> Observation:
         from mlab.scoring.child import call
 
-        return call("mlab.scoring.validation:validate_in_child", self.parts, Path(ctx.workspace.root), inputs, params)
+        return call("mlab.scoring.validation:validate_in_child", self.parts, Path(ctx.workspace.root), inputs, params,
+                    **self._limits())
 
 
 def validate_in_child(parts, workspace: Path, inputs: dict, params: dict) -> Observation:
