@@ -209,3 +209,40 @@ def interrupted_after_first_step(monkeypatch, *args) -> tuple[int, str, str]:
     with monkeypatch.context() as patch:
         patch.setattr(run_command.Display, "step", stop_after_the_first_step)
         return mlab("run", *args)
+
+
+# -- on a terminal --------------------------------------------------------------------------
+
+def on_a_terminal(argv: list[str], cwd: Path, timeout: float = 120) -> list[tuple[float, str]]:
+    """Run argv with a pseudo-terminal as stdout: what it wrote, chunk by chunk, with the time of each."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "COLUMNS": "200", "LINES": "40", "TERM": "xterm"}
+    child = subprocess.Popen(argv, stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                             cwd=cwd, env=env)
+    os.close(follower)
+    chunks, start = [], time.monotonic()
+    try:
+        while time.monotonic() - start < timeout:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    data = os.read(leader, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append((time.monotonic() - start, data.decode("utf-8", "replace")))
+            elif child.poll() is not None:
+                break
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        os.close(leader)
+    return chunks

@@ -49,7 +49,8 @@ def test_the_live_display_shows_an_action_name_as_text_not_markup():
     record = {"step": 1, "action": "[bold red]Final Answer[/bold red]" + HOSTILE, "status": "error"}
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, color_system="truecolor", width=200)
-    console.print(display._panel(record, None))
+    display.last, display.closed = display._line(record, None), True  # the panel after that step
+    console.print(display._panel())
     shown = screen.getvalue()
     assert "[bold red]Final Answer[/bold red]" + ESCAPED in shown
     assert "\x1b]" not in shown and "\x07" not in shown and "\x1b[1;31m" not in shown

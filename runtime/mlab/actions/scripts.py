@@ -54,6 +54,7 @@ class ScriptSettings:
     output_dir: Path | None = None
     remaining_s: Callable[[], float] | None = None
     accelerators: tuple[int, ...] = ()   # the devices whose busy seconds are sampled while a script runs
+    on_output: Callable[[str], None] | None = None  # also receives a script's output as it streams (the live display)
 
     def policy(self, workspace: Path, *, read_only: tuple[Path, ...] = (), timeout_s: float | None = None,
                max_output_chars: int = 10000, resident: bool = False):
@@ -113,6 +114,8 @@ def run_logged(settings: "ScriptSettings", workspace, script: str, log_name: str
         if live is not None:
             live.write(chunk)
             live.flush()
+        if settings.on_output is not None:
+            settings.on_output(chunk)
 
     sampler = AcceleratorSampler.start(settings.accelerators)  # None, no process: no accelerator
     measured = None

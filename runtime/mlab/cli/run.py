@@ -296,7 +296,8 @@ def main(args) -> int:
         if run.agent.doc.get("external"):  # an agent from outside mlab: its command in the sandbox
             from mlab.external.runner import ExternalRunner
 
-            outcome = ExternalRunner(run, client, should_stop=lambda: stop["asked"]).run_until_done()
+            outcome = ExternalRunner(run, client, should_stop=lambda: stop["asked"],
+                                     on_exchange=display.exchange).run_until_done()
         elif search:
             from mlab.search.engine import SearchEngine
 

@@ -15,6 +15,7 @@ own memory of the earlier session is gone), the workspace does not.
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import tempfile
 import threading
@@ -57,11 +58,26 @@ def render(template: str, context: dict, what: str) -> str:
         raise MlabError(f"the {what} of this external agent cannot be rendered: {problem}") from None
 
 
+def asked_for(response: str, message: dict | None) -> str:
+    """What a model reply asks the agent to do, in one line: its tool calls (`bash: {"command": ...}`),
+    else the first line of its first fenced code block (`$ python train.py`), else its first line."""
+    calls = (message or {}).get("tool_calls") or []
+    if calls:
+        return "; ".join(f"{(c.get('function') or {}).get('name')}: {(c.get('function') or {}).get('arguments')}"
+                         for c in calls)
+    fenced = re.search(r"```[^\n]*\n\s*([^\n]*\S)", response)
+    if fenced:
+        return f"$ {fenced.group(1).strip()}"
+    return next((line.strip() for line in response.splitlines() if line.strip()), "(an empty reply)")
+
+
 class ExternalRunner:
     """Runs one session of an external agent on a Run; `run_until_done()` → a LoopOutcome."""
 
-    def __init__(self, run, client, *, should_stop=lambda: False, say=None, grace_s: float = GRACE_S):
+    def __init__(self, run, client, *, should_stop=lambda: False, say=None, grace_s: float = GRACE_S,
+                 on_exchange=None):
         self.run, self.client, self.should_stop = run, client, should_stop
+        self.on_exchange = on_exchange  # on_exchange(step, what the reply asks for) after each model call
         self.say = say or (lambda line: print(line, flush=True, file=__import__("sys").stderr))
         self.spec = run.agent.doc["external"]
         self.limits = effective_limits(run)
@@ -108,7 +124,15 @@ class ExternalRunner:
         if call.message and call.message.get("tool_calls"):
             text += "".join(f"\n[tool call {c['function'].get('name')}] {c['function'].get('arguments')}"
                             for c in call.message["tool_calls"])
-        self.run.record_exchange(text or "(an empty reply)", model, started)
+        record = self.run.record_exchange(text or "(an empty reply)", model, started)
+        if self.on_exchange is not None:
+            self.on_exchange(record["step"], asked_for(call.response or "", call.message))
+
+    def _output(self, log, text: str) -> None:
+        log.write(text)
+        log.flush()
+        if self.run.scripts.on_output is not None:  # the live display's last line of the agent's output
+            self.run.scripts.on_output(text)
 
     def _on_end(self, end: GatewayEnd) -> None:
         self.ended = end
@@ -169,7 +193,7 @@ class ExternalRunner:
             log_path = run.dir / "output" / AGENT_LOG
             with open(log_path, "a", encoding="utf-8", errors="replace") as log:
                 result = run_script([python, "-I", f"{inside}/relay.py", f"{inside}/gateway.sock", str(PORT), command],
-                                    policy, on_output=lambda text: (log.write(text), log.flush()))
+                                    policy, on_output=lambda text: self._output(log, text))
         finally:
             done.set()
             gateway.stop()
