@@ -137,7 +137,7 @@ def prompt_findings(task, agent_name: str | None = None) -> list[str]:
 
 def baseline_findings(run, report: AuditReport) -> list[str]:
     """Does the starter reproduce the recorded baseline (or, when timed, run correctly)?"""
-    from mlab.scoring.baseline import code_hash, recorded_entry, within_tolerance
+    from mlab.scoring.baseline import is_current, recorded_entry, within_tolerance
     from mlab.errors import MlabError
     from mlab.scoring.baseline import run_starter
 
@@ -170,7 +170,7 @@ def baseline_findings(run, report: AuditReport) -> list[str]:
         return [f"no recorded baseline for {task.name} ({variant}); measured {measured['value']:.6g}: record it "
                 f"with `mlab baseline {task.name} --data {variant} --record`"]
     problems = []
-    if entry.get("code_hash") != code_hash(task, variant):
+    if not is_current(task, variant, entry):
         problems.append("the recorded baseline was measured on other starter code or data (code hash differs); "
                         f"re-record it with `mlab baseline {task.name} --data {variant} --record`")
     tolerance = float(entry.get("tolerance", 0.02))

@@ -11,7 +11,7 @@ def _direction(task) -> str:
 
 
 def main(args) -> int:
-    from mlab.scoring.baseline import code_hash, measure_starter, record_baseline, recorded_entry
+    from mlab.scoring.baseline import is_current, measure_starter, record_baseline, recorded_entry
     from mlab.build import resolve_task
 
     task = resolve_task(args.task, Path(args.build) if args.build else None)
@@ -38,7 +38,7 @@ def main(args) -> int:
           f"({_direction(task)}) in {measured.get('wall_s', 0):.1f} s")
     entry = recorded_entry(task, args.data)
     if entry is not None:
-        same = "matches" if entry.get("code_hash") == code_hash(task, args.data) else "differs (stale record)"
+        same = "matches" if is_current(task, args.data, entry) else "differs (stale record)"
         print(f"  recorded: {entry['value']:.6g} (mlab {entry.get('mlab_version')}, {entry.get('recorded')}; "
               f"code hash {same})")
     if args.record:

@@ -9,6 +9,7 @@ them. A second run finds the folder and only copies.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -120,6 +121,58 @@ def local_source_digest(task: TaskBuild, source: dict, where: str) -> str | None
     return None
 
 
+SHARED_PREPARATION = ("mlabc.data_model.tables",)  # preparation logic mlab.data runs from the compiler's package
+
+
+@functools.lru_cache(maxsize=1)
+def preparation_code_digest() -> str:
+    """The hash of mlab's own preparation code (every module of mlab.data: sources, readers, ids,
+    answers, vocabularies; and SHARED_PREPARATION, where the splits, the ids mlab numbers and the
+    validation hold-out are made), so that a change to how data is made names new prepared data
+    and voids recorded baselines. Comments, blank lines and docstrings are left out: rewording them
+    changes no data."""
+    folder = Path(__file__).resolve().parent
+    files = {path.relative_to(folder).as_posix(): path for path in folder.rglob("*.py")}
+    for name in SHARED_PREPARATION:
+        files[name] = Path(importlib.util.find_spec(name).origin)
+    return code_digest(files)
+
+
+def code_digest(files: dict[str, Path] | Path) -> str:
+    """The hash of the Python code of the files (name -> path; a folder: every module under it), as
+    `_code_tokens` reads it."""
+    if isinstance(files, Path):
+        files = {path.relative_to(files).as_posix(): path for path in files.rglob("*.py")}
+    digest = hashlib.sha256()
+    for name, path in sorted(files.items()):
+        digest.update(name.encode() + b"\0")
+        digest.update(_code_tokens(path.read_text(encoding="utf-8")).encode() + b"\0")
+    return digest.hexdigest()
+
+
+def _code_tokens(text: str) -> str:
+    """The code of a Python module as its tokens, without comments, line breaks between statements,
+    or statements that are a bare string (docstrings)."""
+    import io
+    import tokenize
+
+    kept: list[str] = []
+    statement: list[tokenize.TokenInfo] = []
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in skip:
+            continue
+        if token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            if not (len(statement) == 1 and statement[0].type == tokenize.STRING):
+                kept.extend(t.string for t in statement)
+            statement = []
+            kept.append({tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}[token.type])
+            continue
+        statement.append(token)
+    kept.extend(t.string for t in statement)
+    return " ".join(kept)
+
+
 def preparation_key(task: TaskBuild, variant_name: str) -> str:
     """The content hash naming a prepared variant: source bytes, split, files, code versions."""
     variant = task.variant(variant_name)
@@ -137,7 +190,7 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
     if hook:
         content += " prepare " + folder_digest(source_path(task, hook["file"], where).parent, demonstration_files(task))
     seeded = kind == "generate" or kind in REMOTE_SOURCES or bool(hook)
-    fields = {"code": DATA_CODE_VERSION, "source": source, "content": content,
+    fields = {"code": DATA_CODE_VERSION, "mlab_code": preparation_code_digest(), "source": source, "content": content,
               "split": variant["split"], "id": variant["id"], "answers": variant["answers"],
               "public": variant["public"], "private": variant["private"], "checksums": variant["checksums"],
               "seed": generate_seed(variant) if seeded else None, "prepare": hook,

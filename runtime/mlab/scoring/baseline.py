@@ -3,14 +3,18 @@
 Recorded baselines live in baselines.json beside the task's .mlab file (tasks/baselines.json
 for the shipped tasks), one entry per task and data variant:
 
-    {"schema_version": 1, "baselines": {"house-price": {"lite": {"value": 17000.0, "metric": "mae",
+    {"schema_version": 2, "baselines": {"house-price": {"lite": {"value": 17000.0, "metric": "mae",
       "direction": "lower_is_better", "script": "train.py", "seed": 42, "code_hash": "...",
       "mlab_version": "0.1.0", "tolerance": 0.02, "wall_s": 1.9, "recorded": "2026-11-30"}}}}
 
 The code hash covers what decides the starter's score: the starter files, the data source
 (bundled file, generator folder, or remote source with its declared checksums and prepare
-function), the variant's declaration, the baseline script and the metric. The runtime uses a
-recorded value only while its code hash matches; otherwise it measures the starter again.
+function), the variant's declaration, mlab's own preparation code (`preparation_code_digest`:
+how sources are read, split, numbered and written), the baseline script and the metric. The
+runtime uses a recorded value only while its code hash matches; otherwise it measures the starter
+again, so a record that may no longer reproduce is never reported as measured. Schema version 1
+files are still read, but their hashes did not cover the preparation code, so none of their
+entries is used as measured: `mlab baseline TASK --record` records it again.
 Timed metrics have no recorded number (the starter is timed beside each submission), and a
 task whose starter is deliberately incomplete declares `baseline N because "..."` instead.
 """
@@ -28,6 +32,7 @@ from mlab.errors import MlabError, StorageError
 from mlab.observation import write_json
 
 BASELINES_FILE = "baselines.json"
+SCHEMA_VERSION = 2  # 2: the code hash covers mlab's preparation code; 1 (read, never trusted): it did not
 DEFAULT_TOLERANCE = 0.02  # relative: a starter re-run on another machine may differ a little
 
 
@@ -51,21 +56,22 @@ def data_digest(task, variant_name: str) -> str:
 
 def code_hash(task, variant_name: str) -> str:
     """The hash a recorded baseline is valid for (see the module docstring)."""
-    from mlab.data.prepare import folder_digest, source_path
+    from mlab.data.prepare import folder_digest, preparation_code_digest, source_path
 
     doc = task.doc
     variant = {k: v for k, v in task.variant(variant_name).items() if k != "limits"}
     starter = doc.get("starter")
     fields = {"starter": folder_digest(source_path(task, starter, f"task {task.name}")) if starter else None,
               "data": data_digest(task, variant_name), "variant": variant, "baseline": doc["baseline"],
-              "metric": doc["metric"], "submission": doc.get("submission")}
+              "metric": doc["metric"], "submission": doc.get("submission"),
+              "preparation": preparation_code_digest()}
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 def read_baselines(path: Path) -> dict:
-    """The baselines file's document ({"schema_version": 1, "baselines": {}} when there is none)."""
+    """The baselines file's document ({"schema_version": 2, "baselines": {}} when there is none)."""
     if not path.is_file():
-        return {"schema_version": 1, "baselines": {}}
+        return {"schema_version": SCHEMA_VERSION, "baselines": {}}
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -82,13 +88,21 @@ def recorded_entry(task, variant_name: str) -> dict | None:
 
 
 def recorded_baseline(task, variant_name: str) -> dict | None:
-    """The result.json baseline from the recorded value, when its code hash matches."""
+    """The result.json baseline from the recorded value, when its code hash matches (in a file of the
+    current schema: a version 1 hash never covered the preparation code)."""
     entry = recorded_entry(task, variant_name)
-    if entry is None or entry.get("code_hash") != code_hash(task, variant_name):
+    if entry is None or not is_current(task, variant_name, entry):
         return None
     return {"kind": "run", "script": entry.get("script"), "value": float(entry["value"]), "measured": True,
             "recorded": {k: entry.get(k) for k in ("seed", "code_hash", "mlab_version", "recorded", "wall_s")},
             "from": str(baselines_path(task))}
+
+
+def is_current(task, variant_name: str, entry: dict) -> bool:
+    """Does the recorded entry still vouch for the starter's score: recorded under this schema, with the
+    code hash of the task's starter, data and preparation code as they are now?"""
+    document = read_baselines(baselines_path(task))
+    return document.get("schema_version") == SCHEMA_VERSION and entry.get("code_hash") == code_hash(task, variant_name)
 
 
 def record_baseline(task, variant_name: str, measured: dict) -> Path:
@@ -107,6 +121,7 @@ def record_baseline(task, variant_name: str, measured: dict) -> Path:
         "mlab_version": __version__, "tolerance": old.get("tolerance", DEFAULT_TOLERANCE),
         "wall_s": measured.get("wall_s"), "recorded": datetime.date.today().isoformat()}
     document["baselines"] = {name: dict(sorted(v.items())) for name, v in sorted(document["baselines"].items())}
+    document["schema_version"] = SCHEMA_VERSION
     try:
         write_json(path, document)
     except OSError as error:
