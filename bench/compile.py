@@ -16,7 +16,12 @@ compiled task.yaml with ruamel.yaml and validating it with jsonschema, each in a
 with byte code compiled as installed. They run in --pairs interleaved pairs (who goes first
 alternates), the CPU time (user + system) of each child taken; printed: the median of the
 pairs' ratios with their quartiles and range, the two medians, and the load average
-(target: the median ratio <= 1.0).
+(target: the median ratio <= 1.0). That check is `mlabc check --no-data`: the language's cost.
+
+Last, the data model (mlabc.data_model): `mlabc check TASK` against `mlabc check --no-data TASK` for
+every bundled task (--quick: house-price alone), wall time of fresh processes, each with a fresh
+user cache (cold: the variants made and profiled) and again (warm: the models read from the cache);
+printed per task and at most, the seconds the data model adds (target: at most 1 s more per task).
 
     python bench/compile.py [--files 1000] [--pairs 31] [--task tasks/house-price.mlab] [--quick]
 """
@@ -132,7 +137,7 @@ def one_file_check_ms(path: Path) -> float:
     samples = []
     for _ in range(RUNS):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "mlabc", "check", str(path)], check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "mlabc", "check", "--no-data", str(path)], check=True, capture_output=True)
         samples.append((time.perf_counter() - start) * 1000)
     return statistics.median(samples)
 
@@ -178,7 +183,7 @@ def check_against_yaml(task: Path, pairs: int) -> None:
     from mlabc.shared import data_dir
 
     compiled = task_yaml(task)
-    check = [sys.executable, "-m", "mlabc", "check", str(task)]
+    check = [sys.executable, "-m", "mlabc", "check", "--no-data", str(task)]
     load = [sys.executable, "-c", YAML_LOAD, str(compiled), str(data_dir("spec") / "task.schema.json")]
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
@@ -193,11 +198,35 @@ def check_against_yaml(task: Path, pairs: int) -> None:
                 loads.append(_child_cpu(load, cwd))
     ratios = sorted(c / y for c, y in zip(checks, loads))
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
-    print(f"one-file `mlabc check {task.name}` / YAML load of its task.yaml, {pairs} interleaved pairs of fresh "
+    print(f"one-file `mlabc check --no-data {task.name}` / YAML load of its task.yaml, {pairs} interleaved pairs of fresh "
           f"processes (CPU): median {statistics.median(ratios):.2f} (quartiles {quartiles[0]:.2f} to "
           f"{quartiles[2]:.2f}, range {ratios[0]:.2f} to {ratios[-1]:.2f}; target <= 1.0)")
     print(f"  check {statistics.median(checks) * 1000:.0f} ms, YAML load {statistics.median(loads) * 1000:.0f} ms "
           f"(medians of the CPU times); load average {os.getloadavg()[0]:.1f}")
+
+
+def _wall(command: list[str], env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, env=env)
+    return time.perf_counter() - start
+
+
+def data_model_figures(tasks: list[Path]) -> None:
+    """Seconds `mlabc check` spends on the data model per task, cold and warm (see the docstring)."""
+    from startup import ENV
+
+    worst = 0.0
+    for task in tasks:
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**ENV, "MLAB_CACHE": cache}
+            without = [sys.executable, "-m", "mlabc", "check", "--no-data", str(task)]
+            with_model = [sys.executable, "-m", "mlabc", "check", str(task)]
+            _wall(without, env)  # the parse caches, which both share
+            cold = _wall(with_model, env) - _wall(without, env)
+            warm = min(_wall(with_model, env) for _ in range(RUNS)) - min(_wall(without, env) for _ in range(RUNS))
+        worst = max(worst, warm)
+        print(f"data model of {task.stem}: +{cold:.2f} s cold (variants made), +{warm:.2f} s warm (read from the cache)")
+    print(f"data model: at most +{worst:.2f} s a task warm (target: at most 1 s more per task)")
 
 
 def main() -> None:
@@ -224,6 +253,8 @@ def main() -> None:
     print(f"ratio ours/yaml: {ours / baseline:.2f} (target <= 1.0)")
     print(f"cold start of `mlabc --help`: {cold_start_ms():.0f} ms (target < 150 ms)")
     check_against_yaml(Path(args.task).resolve(), args.pairs)
+    bundled = Path(__file__).resolve().parent.parent / "tasks"
+    data_model_figures([bundled / "house-price.mlab"] if args.quick else sorted(bundled.glob("*.mlab")))
 
 
 if __name__ == "__main__":

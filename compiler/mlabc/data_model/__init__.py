@@ -9,7 +9,8 @@ runtime tells, at preparation and at scoring, a failure the task explains from t
   `PrepareError`, `DEFAULT_TEST_FRACTION`, `VALIDATION_FILE`: a variant's tables in memory;
 - `DataModel`, `profile_tables`, `read_prepared`: what each table holds;
 - `Finding`, `task_findings`: the declarations checked against a model;
-- `model_variant`: a variant made in memory from its offline source (the compiler's check).
+- `model_variant`: a variant made in memory from its offline source (the compiler's check);
+  `modelled`: whether the compiler makes a variant (else preparation checks it).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ _EXPORTS = {
     "split_frames": "tables", "split_table": "tables",
     "DataModel": "model", "profile_tables": "model", "read_prepared": "model",
     "Finding": "checks", "task_findings": "checks",
-    "model_variant": "build",
+    "model_variant": "build", "modelled": "build",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, _ = lazy_exports(__package__, _EXPORTS)

@@ -158,7 +158,7 @@ def one_to_one(left, right) -> bool:
 
 def ordered_by_id(ids, labels) -> bool:
     """Does the order of the ids give the label away? Labels of several values in one block
-    each, or numbers whose rank follows the id's (|Spearman| over 0.95), over 20 rows or more."""
+    each, or numbers in the ids' order (|Spearman| over 0.99: a trend alone does not), over 20 rows or more."""
     import pandas as pd
 
     if len(ids) < 20:
@@ -175,7 +175,7 @@ def ordered_by_id(ids, labels) -> bool:
     if numbers.isna().any() or distinct < 3:
         return False
     correlation = pd.Series(key.rank().to_numpy()).corr(pd.Series(numbers.rank().to_numpy()))
-    return bool(abs(correlation) > 0.95)
+    return bool(abs(correlation) > 0.99)
 
 
 def read_table(path: Path):
@@ -187,15 +187,16 @@ def read_table(path: Path):
     return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
 
 
-def read_prepared(public_dir: Path, private_dir: Path, variant: dict) -> DataModel:
-    """The model of a prepared variant's folders: every CSV or Parquet table on either side."""
+def read_prepared(public_dir: Path, private_dir: Path, variant: dict, only: set[str] | None = None) -> DataModel:
+    """The model of a prepared variant's folders: every CSV or Parquet table on either side (only
+    those named in `only`, as "public/NAME" or "private/NAME", when given)."""
     frames: dict[str, dict] = {"public": {}, "private": {}}
     files = []
     for side, folder in (("public", Path(public_dir)), ("private", Path(private_dir))):
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             rel = path.relative_to(folder).as_posix()
             files.append(f"{side}/{rel}")
-            if path.suffix in TABLE_SUFFIXES:
+            if path.suffix in TABLE_SUFFIXES and (only is None or f"{side}/{rel}" in only):
                 try:
                     frames[side][rel] = read_table(path)
                 except Exception:  # an unreadable table is profiled as none; the scorer says why

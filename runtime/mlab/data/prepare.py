@@ -27,7 +27,8 @@ from mlab.data.answers import check_answer_ids
 from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
 from mlab.data.vocabulary import keep_vocabularies, vocabulary_digest
-from mlabc.data_model import add_id_column, generate_seed
+from mlab.data.faults import SCORING_CODES, check_prepared
+from mlabc.data_model import add_id_column, generate_seed, modelled
 
 DATA_CODE_VERSION = 2  # bump when preparation changes what it writes
 TABULAR_SOURCES = ("csv", "parquet", "sklearn")
@@ -274,6 +275,12 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
     _check_declared_files(variant, public, private, where)
     check_answer_ids(variant, public, private, where)
     keep_vocabularies(task, variant, public, private, where)
+    # the compiler's data-model checks, on what was made: a variant `mlabc check` cannot make (a
+    # remote one) gets all of them before any script runs; any other the ones that would fail its
+    # scoring (E560-E564), so a task built without `mlabc check` is refused as the task's error,
+    # never run and charged to an agent
+    check_prepared(task, variant_name, public, private, where,
+                   None if not modelled(variant_name, variant) else SCORING_CODES)
 
 
 def _read(reader, path: Path, where: str):

@@ -89,14 +89,28 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
             text = str(problem)
             if "expected columns" not in text:
                 text += f" (expected columns: {expected})"
+            _task_fault(task, variant_name, private_dir)
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, text)
         except (AnswersError, VocabularyError) as problem:
             raise MlabError(f"task {task.name}: {problem}") from None
         except metrics.MetricError as problem:
+            _task_fault(task, variant_name, private_dir)
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(problem))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    _task_fault(task, variant_name, private_dir)  # a score the task's data makes meaningless is none
     return Score(float(value), True)
+
+
+def _task_fault(task, variant_name: str, private_dir: Path) -> None:
+    """MlabError (result.json's `task error`, never the agent's) when the task's data model
+    explains the outcome: ids that do not name the test rows, blank answers, answers the metric
+    cannot score or a probability table cannot name, constraints the answers break."""
+    from mlab.data.faults import scoring_faults
+
+    fault = scoring_faults(task, variant_name, Path(private_dir))
+    if fault:
+        raise MlabError(f"task {task.name}: its data explains the outcome: {fault}")
 
 
 def copy_submission(workspace: Path, rel: str, destination: Path, limit: int) -> None:

@@ -1,0 +1,71 @@
+"""Who is at fault: the task's data model (mlabc.data_model) read from a prepared variant.
+
+The compiler checks every variant it can make offline; a remote variant is made only here, so
+preparation checks it the same way before any script runs (`check_prepared`). At scoring,
+`scoring_faults` says whether the task's own data explains a refused or meaningless score (ids
+that do not name the test rows, blank answers, answers the metric cannot score, classes a
+probability table cannot name, constraints the answers break): then the run is a task error,
+never charged to the agent.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlab.errors import DataError
+
+# the findings that explain a failed or meaningless score (leaks and the problem text do not)
+SCORING_CODES = ("E560", "E561", "E562", "E563", "E564")
+
+
+def findings(task, variant_name: str, public: Path, private: Path, codes: tuple[str, ...] | None = None,
+             light: bool = False) -> list:
+    """The data model's findings on the prepared folders (only those of `codes`, when given);
+    `light` reads only the answers, the public test table and vocabulary files (scoring's)."""
+    from mlabc.data_model import read_prepared, task_findings
+
+    variant = task.variant(variant_name)
+    only = None
+    if light:
+        only = {f"private/{name}" for name in (variant.get("private") or [])[:1]}
+        only |= {f"public/{name}" for name in variant.get("public") or [] if Path(name).name.startswith("test")}
+        if task.doc.get("submission"):  # the constraints' vocabulary files
+            only |= {f"public/{c['vocabulary_file']}" for c in task.doc["submission"].get("constraints") or []
+                     if c.get("vocabulary_file")}
+    model = read_prepared(public, private, variant, only)
+    found = task_findings(task.doc, variant_name, model)
+    return [f for f in found if codes is None or f.code in codes]
+
+
+def describe(found: list) -> str:
+    return "; ".join(f"{f.message} ({f.code}: {f.hint})" if f.hint else f"{f.message} ({f.code})" for f in found)
+
+
+def check_prepared(task, variant_name: str, public: Path, private: Path, where: str,
+                   codes: tuple[str, ...] | None = None) -> None:
+    """DataError (a task error) when the prepared variant breaks what the task declares (the
+    findings of `codes` only, when given)."""
+    found = findings(task, variant_name, public, private, codes)
+    if found:
+        raise DataError(f"{where}: the prepared data breaks the task's declarations: {describe(found)}")
+
+
+def scoring_faults(task, variant_name: str, private: Path) -> str | None:
+    """What in the task's data explains a failed score, or None (then the submission is to blame)."""
+    public = None
+    try:
+        from mlab.data.prepare import prepare_data
+
+        public = prepare_data(task, variant_name).public  # the cached preparation (the test table)
+    except Exception:  # noqa: BLE001 - without the public side, the answers alone are checked
+        public = None
+    try:
+        if public is None:
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as empty:
+                found = findings(task, variant_name, Path(empty), private, SCORING_CODES, light=True)
+        else:
+            found = findings(task, variant_name, public, private, SCORING_CODES, light=True)
+    except (OSError, ValueError, KeyError) as problem:
+        return f"the task's data could not be read: {problem}"
+    return describe(found) if found else None

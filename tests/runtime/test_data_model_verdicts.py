@@ -1,0 +1,111 @@
+"""The run-time verdict of each mistake the compiler's data model catches (tests/compiler/errors/E56*),
+for a task built without `mlabc check`: never the agent's failure.
+
+Preparation applies the same checks (mlab.data.faults): a variant whose answers or declarations would
+fail its scoring is refused before any script runs, as the task's error. And should a prepared
+variant get past that (prepared before, or its data changed), scoring asks the model again: a score
+the task's data explains is result.json's `task error`, not a `submission format error`.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from mlab.build import compile_into_cache
+from mlab.data import prepare as preparation
+from mlab.data.prepare import prepare_data
+from mlab.errors import DataError
+from mlab.failure import FailureMode
+from mlab.scoring.evaluate import evaluate
+
+ERRORS = Path(__file__).resolve().parents[1] / "compiler" / "errors"
+HEADER = re.compile(r"^\S+?:\d+:\d+: error\[(E\d{3})\]: (.*)$", re.MULTILINE)
+
+# case → (its tasks, whether the compiler's own message is the runtime's): an id mismatch is caught
+# first by the answers' id check, a failing generator by preparation itself, in their own words
+CASES = {
+    "E560-answer-ids-differ-from-test": (["t"], False),
+    "E561-blank-targets": (["t"], True),
+    "E562-metric-cannot-score-answers": (["t", "u"], True),
+    "E563-class-table-read-by-position": (["t"], True),
+    "E564-constraint-broken-by-answers": (["t", "u"], True),
+    "E566-generator-fails": (["t"], False),
+}
+
+
+def _built(name: str, tmp_path: Path):
+    """The corpus case built as `mlab run` builds it (no data model), from a copy of its files."""
+    folder = tmp_path / "case"
+    shutil.copytree(ERRORS / "files", folder / "files", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ERRORS / f"{name}.mlab", folder / f"{name}.mlab")
+    return compile_into_cache([folder / f"{name}.mlab"])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_without_the_check_preparation_refuses_the_task(name, tmp_path, mlab_env):
+    tasks, same_words = CASES[name]
+    build = _built(name, tmp_path)
+    expected = [message for _, message in HEADER.findall((ERRORS / f"{name}.expected").read_text(encoding="utf-8"))]
+    said = []
+    for task in tasks:
+        with pytest.raises(DataError) as refused:
+            prepare_data(build.task(task), "lite")
+        said.append(str(refused.value))
+        assert str(refused.value).startswith(f"data variant lite of task {task}: ")
+    if same_words:
+        for message in expected:
+            assert any(message in text for text in said), (message, said)
+
+
+def _scored_in_spite_of_preparation(name: str, task: str, tmp_path: Path, monkeypatch, submission) -> dict:
+    """result.json's core for the submission `submission(prepared)` writes, the variant prepared
+    with preparation's check left out."""
+    build = _built(name, tmp_path)
+    with monkeypatch.context() as patch:
+        patch.setattr(preparation, "check_prepared", lambda *args, **kwargs: None)
+        prepared = prepare_data(build.task(task), "lite")
+    workspace = tmp_path / "workspace"
+    shutil.copytree(prepared.public, workspace)
+    (workspace / "submission.csv").write_text(submission(prepared), encoding="utf-8")
+    run = SimpleNamespace(task=build.task(task), meta={"data": {"variant": "lite"}},
+                          workspace=SimpleNamespace(root=workspace), private_dir=prepared.private)
+    return evaluate(run)
+
+
+def test_answers_that_break_a_constraint_make_a_perfect_submission_a_task_error(tmp_path, mlab_env, monkeypatch):
+    # the answers themselves, submitted: refused by the label constraint that the answers break
+    result = _scored_in_spite_of_preparation("E564-constraint-broken-by-answers", "t", tmp_path, monkeypatch,
+                                             lambda prepared: (prepared.private / "answers.csv").read_text())
+    assert result["failure_mode"] == FailureMode.TASK_ERROR
+    assert "the answers break the constraint of `label`: '2' is not in its vocabulary" in result["detail"]
+
+
+def test_a_class_table_read_by_position_is_a_task_error_not_a_score(tmp_path, mlab_env, monkeypatch):
+    rows = "id,cat,dog,bird\n" + "".join(f"{i},0.2,0.3,0.5\n" for i in range(1, 61))
+    result = _scored_in_spite_of_preparation("E563-class-table-read-by-position", "t", tmp_path, monkeypatch,
+                                             lambda prepared: rows)
+    assert result["failure_mode"] == FailureMode.TASK_ERROR and result["score"] is None
+    assert "no column of the probability table ['cat', 'dog', 'bird'] is named after" in result["detail"]
+
+
+def test_a_sound_task_is_scored_as_before(tmp_path, mlab_env):
+    """The same machinery on a task whose data keeps its declarations: the submission decides."""
+    folder = tmp_path / "case"
+    shutil.copytree(ERRORS / "files", folder / "files", ignore=shutil.ignore_patterns("__pycache__"))
+    text = (ERRORS / "E564-constraint-broken-by-answers.mlab").read_text(encoding="utf-8")
+    (folder / "sound.mlab").write_text(text.replace('["0", "1"]', '["0", "1", "2"]'), encoding="utf-8")
+    task = compile_into_cache([folder / "sound.mlab"]).task("t")
+    prepared = prepare_data(task, "lite")
+    workspace = tmp_path / "workspace"
+    shutil.copytree(prepared.public, workspace)
+    (workspace / "submission.csv").write_text((prepared.private / "answers.csv").read_text(), encoding="utf-8")
+    from mlab.scoring.score import score_workspace
+
+    score = score_workspace(task, "lite", workspace, prepared.private)
+    assert score.value == 1.0 and score.failure_mode is None
+    (workspace / "submission.csv").write_text("id,label\n1,7\n", encoding="utf-8")
+    assert score_workspace(task, "lite", workspace, prepared.private).failure_mode == FailureMode.SUBMISSION_FORMAT_ERROR
