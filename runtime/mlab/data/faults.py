@@ -2,9 +2,9 @@
 
 The compiler checks every variant it can make offline; a remote variant is made only here, so
 preparation checks it the same way before any script runs (`check_prepared`). At scoring,
-`scoring_faults` says whether the task's own data explains a refused or meaningless score (ids
-that do not name the test rows, blank answers, answers the metric cannot score, classes a
-probability table cannot name, constraints the answers break): then the run is a task error,
+mlab.scoring.score asks `findings` whether the task's own data explains a refused or meaningless
+score (ids that do not name the test rows, blank answers, answers the metric cannot score, classes
+a probability table cannot name, constraints the answers break): then the run is a task error,
 never charged to the agent.
 """
 from __future__ import annotations
@@ -47,25 +47,3 @@ def check_prepared(task, variant_name: str, public: Path, private: Path, where: 
     found = findings(task, variant_name, public, private, codes)
     if found:
         raise DataError(f"{where}: the prepared data breaks the task's declarations: {describe(found)}")
-
-
-def scoring_faults(task, variant_name: str, private: Path) -> str | None:
-    """What in the task's data explains a failed score, or None (then the submission is to blame)."""
-    public = None
-    try:
-        from mlab.data.prepare import prepare_data
-
-        public = prepare_data(task, variant_name).public  # the cached preparation (the test table)
-    except Exception:  # noqa: BLE001 - without the public side, the answers alone are checked
-        public = None
-    try:
-        if public is None:
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as empty:
-                found = findings(task, variant_name, Path(empty), private, SCORING_CODES, light=True)
-        else:
-            found = findings(task, variant_name, public, private, SCORING_CODES, light=True)
-    except (OSError, ValueError, KeyError) as problem:
-        return f"the task's data could not be read: {problem}"
-    return describe(found) if found else None

@@ -106,11 +106,23 @@ def _task_fault(task, variant_name: str, private_dir: Path) -> None:
     """MlabError (result.json's `task error`, never the agent's) when the task's data model
     explains the outcome: ids that do not name the test rows, blank answers, answers the metric
     cannot score or a probability table cannot name, constraints the answers break."""
-    from mlab.data.faults import scoring_faults
+    from mlab.data.faults import SCORING_CODES, describe, findings
+    from mlab.data.prepare import prepare_data
 
-    fault = scoring_faults(task, variant_name, Path(private_dir))
-    if fault:
-        raise MlabError(f"task {task.name}: its data explains the outcome: {fault}")
+    empty = None
+    try:
+        public = prepare_data(task, variant_name).public  # the cached preparation: its test table
+    except MlabError:
+        public = empty = Path(tempfile.mkdtemp(prefix="mlab-no-public-"))  # the answers alone are checked
+    try:
+        found = findings(task, variant_name, public, Path(private_dir), SCORING_CODES, light=True)
+    except (OSError, ValueError, KeyError) as problem:
+        raise MlabError(f"task {task.name}: its data could not be read: {problem}") from None
+    finally:
+        if empty is not None:
+            shutil.rmtree(empty, ignore_errors=True)
+    if found:
+        raise MlabError(f"task {task.name}: its data explains the outcome: {describe(found)}")
 
 
 def copy_submission(workspace: Path, rel: str, destination: Path, limit: int) -> None:
