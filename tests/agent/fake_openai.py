@@ -14,7 +14,10 @@ class FakeOpenAI:
     'no choices' (a 200 response whose `choices` list is empty), 'trickle' (a
     valid response sent a byte every 50 ms; 'trickle headers' from its first byte), ('huge', N) (a body of
     N bytes, sent as fast as the client reads), ('body', text) (a 200 response with that body) or
-    ('gzip', bytes) (those bytes with content-encoding gzip, whatever the request accepts).
+    ('gzip', bytes) (those bytes with content-encoding gzip, whatever the request accepts), or 'stall'
+    (a streamed reply that stops after its first piece).
+
+    A request with `stream` gets its reply as chat.completion.chunk events, `gap_s` apart.
 
     A reply is a text (the message's content) or an assistant message sent as it is (a dict with
     content and tool_calls in OpenAI form; `tool_call(...)` makes one call). With
@@ -23,7 +26,8 @@ class FakeOpenAI:
     `parallel_tool_calls` field; with `auto_only`, a `tool_choice` other than "auto"."""
 
     def __init__(self, replies: list, faults: list | None = None, usage=(11, 7), cached: int = 0,
-                 refuse_tools: bool | int = False, refuse_parallel: bool = False, auto_only: bool = False):
+                 refuse_tools: bool | int = False, refuse_parallel: bool = False, auto_only: bool = False,
+                 gap_s: float = 0.0):
         self.replies = list(replies)
         self.refuse_tools = refuse_tools
         self.refuse_parallel = refuse_parallel  # refuse the parallel_tool_calls field (tools are taken)
@@ -31,6 +35,7 @@ class FakeOpenAI:
         self.faults = list(faults or [])
         self.usage = usage
         self.cached = cached  # prompt tokens the server says it served from its prompt cache
+        self.gap_s = gap_s  # a streamed reply: the pause between its chunks
         self.requests: list[dict] = []
         self.sent = 0  # bytes of a 'huge' body written so far
         server = self
@@ -76,6 +81,8 @@ class FakeOpenAI:
                 reply = server.replies.pop(0) if server.replies else "no more replies"
                 message = dict(reply, role="assistant") if isinstance(reply, dict) else \
                     {"role": "assistant", "content": reply}
+                if body.get("stream"):
+                    return self._stream(body, message, stall=fault == "stall")
                 self._send(200, {
                     "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
                     "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
@@ -83,6 +90,50 @@ class FakeOpenAI:
                     "usage": {"prompt_tokens": server.usage[0], "completion_tokens": server.usage[1],
                               "total_tokens": sum(server.usage),
                               "prompt_tokens_details": {"cached_tokens": server.cached}}})
+
+            def _stream(self, body: dict, message: dict, stall: bool):
+                """The reply as chat.completion.chunk events, `gap_s` apart: the reasoning and the text
+                in pieces of 4 characters, each tool call's id and name, then its arguments in pieces;
+                the finish reason, the usage (when asked for) and [DONE]. With `stall`: after the
+                first piece, nothing more for 30 s."""
+                def chunk(delta, finish=None, **more):
+                    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+                            "model": body.get("model"), "choices": [{"index": 0, "delta": delta,
+                                                                     "finish_reason": finish}], **more}
+                chunks = [chunk({"role": "assistant", "content": ""})]
+                for field in ("reasoning_content", "content"):
+                    text = message.get(field) or ""
+                    chunks += [chunk({field: text[i:i + 4]}) for i in range(0, len(text), 4)]
+                for index, call in enumerate(message.get("tool_calls") or []):
+                    chunks.append(chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function",
+                                                         "function": {"name": call["function"]["name"],
+                                                                      "arguments": ""}}]}))
+                    arguments = call["function"]["arguments"]
+                    chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[i:i + 5]}}]})
+                               for i in range(0, len(arguments), 5)]
+                chunks.append(chunk({}, "tool_calls" if message.get("tool_calls") else "stop"))
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    chunks.append({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+                                   "model": body.get("model"), "choices": [],
+                                   "usage": {"prompt_tokens": server.usage[0], "completion_tokens": server.usage[1],
+                                             "total_tokens": sum(server.usage),
+                                             "prompt_tokens_details": {"cached_tokens": server.cached}}})
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                try:
+                    for number, data in enumerate(chunks):
+                        self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
+                        self.wfile.flush()
+                        if stall and number == 1:
+                            time.sleep(30)
+                            return
+                        time.sleep(server.gap_s)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except OSError:  # the client gave up
+                    pass
+                self.close_connection = True
 
             def _trickle(self, in_headers: bool):
                 body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "x" * 4000}}]})

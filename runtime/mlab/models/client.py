@@ -23,10 +23,11 @@ from typing import Callable
 
 from mlab.models import prices, tokens
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused, lookup_errors
+from mlab.models.failures import connection_failed, describe, model_error_inside, retryable, tools_refused  # noqa: F401
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
 from mlab.models.prices import is_offline
 from mlab.models.usage import Budget, Usage  # noqa: F401  (Usage: the client's public name)
-from mlab.models.response import MalformedResponse, reply_message, reply_text, usage_counts
+from mlab.models.response import MalformedResponse, finish_reason, reply_message, reply_text, stream_pieces, usage_counts
 from mlab.observation import utf8_safe
 
 TIERS = ("main", "fast", "edit")
@@ -54,11 +55,16 @@ class ModelCall:
     usage_reported: bool = True
     response: str = ""
     message: dict | None = None  # chat calls: the assistant message verbatim (OpenAI form)
+    cache_write_tokens: int = 0  # prompt tokens the provider wrote to its prompt cache (recorded when any)
+    finish_reason: str | None = None  # why the reply ended (stop, length, tool_calls): not recorded
 
     def to_json(self) -> dict:
         document = asdict(self)
         if document["message"] is None:  # a completion call's record stays as it was
             del document["message"]
+        if not document["cache_write_tokens"]:
+            del document["cache_write_tokens"]
+        del document["finish_reason"]
         return document
 
 
@@ -137,76 +143,8 @@ def _listed(words: list[str], conjunction: str) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
 
 
-def _retryable(litellm, error: Exception) -> bool:
-    kinds = (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
-             litellm.Timeout, litellm.APIConnectionError, getattr(litellm, "BadGatewayError", ()))
-    return isinstance(error, tuple(k for k in kinds if isinstance(k, type)))
-
-
-def _model_error_inside(error: BaseException) -> ModelError | None:
-    """An offline model's own error, which litellm wraps in its exception types."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, ModelError):
-            return error
-        error = getattr(error, "original_exception", None) or error.__cause__ or error.__context__
-    return None
-
-
 def _say_on_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
-
-
-def _describe(error: Exception, api_base: str | None) -> str:
-    """One line for a failed call: the error's kind and first line, and for a connection that
-    failed at --api-base, that the URL could not be reached."""
-    kind = type(error).__name__
-    text = str(error).splitlines()[0][:300] if str(error).strip() else kind
-    litellm = import_litellm()
-    if isinstance(error, litellm.Timeout):
-        return f"{kind}: no answer within the time-out ({text})"
-    if api_base and _connection_failed(error):  # plainly first (what the retry line shows), then litellm's text
-        return f"cannot reach {api_base}: {_deepest_reason(error)} ({kind}: {text})"
-    return f"{kind}: {text}"
-
-
-def _deepest_reason(error: BaseException) -> str:
-    """The innermost cause's text, e.g. 'connection refused' from '[Errno 111] Connection refused'."""
-    seen, reason = set(), ""
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else reason
-        error = getattr(error, "original_exception", None) or error.__cause__ or error.__context__
-    reason = re.sub(r"^\[Errno -?\d+\]\s*", "", reason)[:200] or "no connection"
-    return reason[0].lower() + reason[1:]
-
-
-def _connection_failed(error: BaseException) -> bool:
-    """Whether a call failed because no connection could be made (litellm reports a refused
-    connection as an InternalServerError whose cause is the client library's connection error)."""
-    import httpx
-
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, (ConnectionError, httpx.ConnectError)) or "Connection error" in str(error):
-            return True
-        error = getattr(error, "original_exception", None) or error.__cause__ or error.__context__
-    return False
-
-
-# How servers word a refusal of the `tools` field (vLLM without a tool-call parser, Ollama models
-# without tool support, llama.cpp without --jinja, OpenAI-compatible servers that reject the field).
-_TOOLS_WORDS = re.compile(r"tool|function", re.I)
-
-
-def tools_refused(litellm, error: Exception) -> bool:
-    """Whether a failed call with tools failed because the server does not take tools: a request
-    error (or litellm's unsupported-parameter error) that names tools or function calling."""
-    kinds = tuple(k for k in (getattr(litellm, "BadRequestError", None), getattr(litellm, "UnsupportedParamsError", None),
-                              getattr(litellm, "UnprocessableEntityError", None)) if isinstance(k, type))
-    return isinstance(error, kinds) and bool(_TOOLS_WORDS.search(str(error)))
 
 
 def split_prefix(messages: list[dict], prefix: str | None, model: str) -> list[dict]:
@@ -308,15 +246,7 @@ class ModelClient:
         litellm = import_litellm()
         messages = [_safe_message(m) for m in messages]
         sent, sent_tools = mark_cache(messages, tools, config.model)
-        extra: dict = {}
-        if sent_tools:
-            extra["tools"] = sent_tools
-            if tool_choice is not None:
-                extra["tool_choice"] = tool_choice
-            if parallel_tool_calls is not None and "parallel_tool_calls" not in self.refused.get(tier, ()):
-                extra["parallel_tool_calls"] = parallel_tool_calls
-            if tool_choice is not None and "tool_choice" in self.refused.get(tier, ()):
-                extra["tool_choice"] = "auto"
+        extra = self._tool_settings(tier, sent_tools, tool_choice, parallel_tool_calls)
         while True:
             try:
                 response, message, attempts, latency = self._send(litellm, tier, purpose, sent, extra, reply_message,
@@ -335,15 +265,90 @@ class ModelClient:
                     self.refused.setdefault(tier, set()).add("tool_choice")
                 else:
                     raise
+        return self._chat_call(litellm, tier, purpose, response, message, messages, tools, attempts, latency)
+
+    def chat_stream(self, tier: str, messages: list[dict], *, tools: list[dict] | None = None, tool_choice=None,
+                    parallel_tool_calls: bool | None = None, purpose: str = "step",
+                    on_delta: Callable[[tuple], None]) -> ModelCall:
+        """`chat`, with the reply streamed from the provider: `on_delta` gets each piece as it arrives
+        (("text", piece), ("reasoning", piece), ("signature", text), ("tool", index, id, name, piece)),
+        and the call is returned at the end as `chat` returns it. An offline model does not stream:
+        its reply comes whole, with no delta. A failure before the first piece is retried as `chat`
+        retries; after it, it is the call's failure."""
+        config = self.tiers[tier]
+        if is_offline(config.model):
+            return self.chat(tier, messages, tools=tools, tool_choice=tool_choice,
+                             parallel_tool_calls=parallel_tool_calls, purpose=purpose)
+        self._check_budget()
+        litellm = import_litellm()
+        messages = [_safe_message(m) for m in messages]
+        sent, sent_tools = mark_cache(messages, tools, config.model)
+        extra = self._tool_settings(tier, sent_tools, tool_choice, parallel_tool_calls)
+        extra.update(stream=True, stream_options={"include_usage": True})
+        from mlab.models.transport import MAX_RESPONSE_BYTES, ResponseRefused, bounded
+
+        kwargs = self._settings(tier, purpose, extra)
+        start = time.monotonic()
+        for attempt in range(1, self.max_attempts + 1):
+            chunks: list = []
+            try:
+                with bounded(self.timeout_s, self.max_response_bytes or MAX_RESPONSE_BYTES):
+                    for chunk in litellm.completion(model=config.model, messages=sent, num_retries=0, **kwargs):
+                        chunks.append(chunk)
+                        for delta in stream_pieces(chunk):
+                            on_delta(delta)
+                response = litellm.stream_chunk_builder(chunks, messages=sent)
+                message = reply_message(response)
+                if message.get("tool_calls"):  # the bounds the transport puts on a whole reply's calls
+                    from mlab.models.transport import screen_body
+
+                    screened = screen_body(json.dumps({"choices": [{"message": message}]}).encode())
+                    message = json.loads(screened)["choices"][0]["message"]
+                break
+            except ModelError:
+                raise
+            except Exception as error:  # litellm maps provider errors to its own exception types
+                inner = model_error_inside(error)
+                if isinstance(inner, ResponseRefused):
+                    raise ModelError(f"{config.model} sent a response that was refused: {inner}") from None
+                what = describe(litellm, error, self.api_base)
+                retry = not chunks and (isinstance(error, MalformedResponse) or retryable(litellm, error))
+                if attempt == self.max_attempts or not retry:
+                    raise ModelError(f"{config.model} failed after {attempt} attempt(s): {what}") from None
+                delay = min(self.backoff_s * 2 ** (attempt - 1), 60.0)
+                self.on_retry(f"mlab: {config.model}: {what}; retrying in {delay:g}s "
+                              f"(attempt {attempt + 1} of {self.max_attempts})")
+                self.sleep(delay)
+        return self._chat_call(litellm, tier, purpose, response, message, messages, tools, attempt,
+                               time.monotonic() - start)
+
+    def _tool_settings(self, tier: str, sent_tools, tool_choice, parallel_tool_calls) -> dict:
+        extra: dict = {}
+        if sent_tools:
+            extra["tools"] = sent_tools
+            if tool_choice is not None:
+                extra["tool_choice"] = tool_choice
+            if parallel_tool_calls is not None and "parallel_tool_calls" not in self.refused.get(tier, ()):
+                extra["parallel_tool_calls"] = parallel_tool_calls
+            if tool_choice is not None and "tool_choice" in self.refused.get(tier, ()):
+                extra["tool_choice"] = "auto"
+        return extra
+
+    def _chat_call(self, litellm, tier, purpose, response, message, messages, tools, attempts, latency) -> ModelCall:
+        """The ModelCall of a chat reply: tokens as reported (counted where none were), cost, charged."""
+        config = self.tiers[tier]
         text = message.get("content") or ""
         call = ModelCall(tier=tier, model=config.model, purpose=purpose, latency_s=round(latency, 4),
                          attempts=attempts, response=text, message=message)
-        counts = usage_counts(getattr(response, "usage", None)) if not is_offline(config.model) else None
+        call.finish_reason = finish_reason(response)
+        usage = getattr(response, "usage", None)
+        counts = usage_counts(usage) if not is_offline(config.model) else None
         if counts is not None:
             call.prompt_tokens, call.completion_tokens, call.cached_tokens = counts
+            call.cache_write_tokens = prices.cache_write_tokens(usage)
         else:
             call.usage_reported = False
-            call.prompt_tokens = _count_messages(litellm, messages, tools, config.model)
+            call.prompt_tokens = count_messages(litellm, messages, tools, config.model)
             written = text + "".join((c["function"].get("name") or "") + (c["function"].get("arguments") or "")
                                      for c in message.get("tool_calls", []))
             call.completion_tokens = _count_text(litellm, written, config.model)
@@ -366,8 +371,8 @@ class ModelClient:
             self.budget.spent.add(call.to_json())
         return call
 
-    def _send(self, litellm, tier: str, purpose: str, messages: list[dict], extra: dict, read, tools: bool = False):
-        """Call the tier's model, retrying as configured; (response, read(response), attempts, seconds)."""
+    def _settings(self, tier: str, purpose: str, extra: dict) -> dict:
+        """The keyword arguments of the tier's litellm call."""
         config = self.tiers[tier]
         kwargs = dict(config.params)
         kwargs.update(extra)
@@ -379,6 +384,12 @@ class ModelClient:
             kwargs["drop_params"] = True  # providers without a seed parameter ignore it
         if is_offline(config.model):
             kwargs["metadata"] = {"mlab_tier": tier, "mlab_purpose": purpose, OFFLINE_METADATA: self.offline}
+        return kwargs
+
+    def _send(self, litellm, tier: str, purpose: str, messages: list[dict], extra: dict, read, tools: bool = False):
+        """Call the tier's model, retrying as configured; (response, read(response), attempts, seconds)."""
+        config = self.tiers[tier]
+        kwargs = self._settings(tier, purpose, extra)
         from mlab.models.transport import MAX_RESPONSE_BYTES, ResponseRefused, bounded  # httpx: loaded by litellm
 
         start = time.monotonic()
@@ -393,19 +404,19 @@ class ModelClient:
             except ModelError:
                 raise
             except Exception as error:  # litellm maps provider errors to its own exception types
-                inner = _model_error_inside(error)
+                inner = model_error_inside(error)
                 served = self.api_base if not is_offline(config.model) else None
                 if isinstance(inner, ResponseRefused):
                     raise ModelError(f"{config.model}{f' at {served}' if served else ''} sent a response "
                                      f"that was refused: {inner}") from None
                 if inner is not None:
                     raise inner from None
-                what = _describe(error, served)
+                what = describe(litellm, error, served)
                 at_url = served and not what.startswith("cannot reach")  # the URL said once
                 where = f"{config.model} at {served}" if at_url else config.model
                 if tools and tools_refused(litellm, error):
                     raise ToolsRefused(f"{where} refused the tools of the request: {what}") from None
-                retry = isinstance(error, MalformedResponse) or _retryable(litellm, error)
+                retry = isinstance(error, MalformedResponse) or retryable(litellm, error)
                 if attempt == self.max_attempts or is_offline(config.model) or not retry:
                     raise ModelError(f"{where} failed after {attempt} attempt(s): {what}") from None
                 delay = min(self.backoff_s * 2 ** (attempt - 1), 60.0)
@@ -440,7 +451,7 @@ def _count_text(litellm, text: str, model: str) -> int:
     return litellm.token_counter(model="gpt-3.5-turbo", text=text) if text else 0
 
 
-def _count_messages(litellm, messages: list[dict], tools: list[dict] | None, model: str) -> int:
+def count_messages(litellm, messages: list[dict], tools: list[dict] | None, model: str) -> int:
     """Prompt tokens of a conversation and its tools, counted locally (the tools array is part
     of the prompt a provider bills); estimated for an offline model."""
     if is_offline(model):

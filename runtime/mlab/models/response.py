@@ -115,3 +115,42 @@ def usage_counts(usage) -> tuple[int, int, int] | None:
     details = getattr(usage, "prompt_tokens_details", None)
     return (prompt, count(getattr(usage, "completion_tokens", 0) or 0) or 0,
             count(getattr(details, "cached_tokens", 0) or 0) or 0 if details else 0)
+
+
+def finish_reason(response) -> str | None:
+    """Why the first choice of a response ended (stop, length, tool_calls), None when it does not say."""
+    choices = getattr(response, "choices", None) or []
+    reason = getattr(choices[0], "finish_reason", None) if choices else None
+    return reason if isinstance(reason, str) else None
+
+
+def _field(value, name: str):
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def stream_pieces(chunk) -> list[tuple]:
+    """The pieces of one streamed chunk, in order: ("reasoning", text), ("signature", text), ("text",
+    text), ("tool", index, id, name, arguments piece) (see ModelClient.chat_stream)."""
+    choices = getattr(chunk, "choices", None) or []
+    delta = _field(choices[0], "delta") if choices else None
+    if delta is None:
+        return []
+    found: list[tuple] = []
+    reasoning = _field(delta, "reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        found.append(("reasoning", reasoning))
+    for block in _field(delta, "thinking_blocks") or []:
+        signature = _field(block, "signature")
+        if isinstance(signature, str) and signature:
+            found.append(("signature", signature))
+    content = _field(delta, "content")
+    if isinstance(content, str) and content:
+        found.append(("text", content))
+    for position, call in enumerate(_field(delta, "tool_calls") or []):
+        index = _field(call, "index")
+        function = _field(call, "function")
+        arguments = _field(function, "arguments") if function is not None else None
+        found.append(("tool", index if isinstance(index, int) else position, _field(call, "id"),
+                      _field(function, "name") if function is not None else None,
+                      arguments if isinstance(arguments, str) else ""))
+    return found

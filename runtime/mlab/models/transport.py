@@ -9,7 +9,9 @@ until the attempt's deadline, and the transport reads at most MAX_RESPONSE_BYTES
 MAX_JSON_DEPTH (deep reasoning blocks) is refused, and tool-call arguments past the bounds of
 mlab.models.decode are replaced by a short refusal (`refusal_text`) that the tool loop turns into
 a format error for the model (mlab.models.decode.refusal). What is refused whole is
-`ResponseRefused`, a provider error (the run ends as `model API failure`).
+`ResponseRefused`, a provider error (the run ends as `model API failure`). A streamed reply
+(`text/event-stream`) is passed on as it arrives, each read under the same deadline, its bytes
+counted against the same bound; its tool calls are bounded once assembled (ModelClient.chat_stream).
 
 litellm takes the transport through `client_session` (the OpenAI SDK, used by `openai/` and
 OpenAI-compatible servers) and `sync_transport` (its own HTTP handlers, made after start-up).
@@ -140,6 +142,13 @@ class BoundedTransport(httpx.BaseTransport):
         response = self._route(request.url).handle_request(request)
         bounds = getattr(_local, "bounds", None)
         limit = bounds.max_bytes if bounds is not None else MAX_RESPONSE_BYTES
+        if response.status_code == 200 and \
+                response.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream":
+            # a streamed reply goes on as it arrives (each read under the call's deadline), its bytes counted
+            headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _DROPPED - {b"content-encoding"}]
+            extensions = {k: v for k, v in response.extensions.items() if k in ("http_version", "reason_phrase")}
+            return httpx.Response(200, headers=headers, stream=_CountedStream(response, limit),
+                                  extensions=extensions)
         try:
             body = _read(response.stream, limit)
         finally:
@@ -153,6 +162,25 @@ class BoundedTransport(httpx.BaseTransport):
     def close(self) -> None:
         for transport in [self.direct, *self.proxied.values()]:
             transport.close()
+
+
+class _CountedStream(httpx.SyncByteStream):
+    """A streamed response's body as it arrives, refused once it passes `limit` bytes."""
+
+    def __init__(self, response: httpx.Response, limit: int):
+        self.response, self.limit = response, limit
+
+    def __iter__(self):
+        size = 0
+        for chunk in self.response.stream:
+            size += len(chunk)
+            if size > self.limit:
+                raise ResponseRefused(f"the streamed response is more than {self.limit:,} bytes long; the rest "
+                                      "was not read")
+            yield chunk
+
+    def close(self) -> None:
+        self.response.close()
 
 
 def _read(stream, limit: int) -> bytes:
