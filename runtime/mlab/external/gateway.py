@@ -1,21 +1,33 @@
-"""The model gateway of an external run: an OpenAI-compatible chat-completions endpoint on a Unix socket.
+"""The model gateway of an external run: the run's model, served on a Unix socket in the dialects
+(wire protocols) of the field's agents.
 
 The agent inside the sandbox reaches it through the relay (external/relay.py) at
-http://127.0.0.1:PORT/v1; the gateway forwards each call to the run's tier model through the run's
-ModelClient (so every litellm provider, --api-base and the offline `mlab/` models work), counts
-tokens and cost, and enforces the step, token and cost limits: a call past a limit gets an error
-response, and the run ends with the limit's failure mode. Each exchange is one trace step (the
-request's messages and tools, the reply, tokens, cost) with a workspace snapshot.
+http://127.0.0.1:PORT; each dialect has its own paths (`route`) and its own module under
+external/dialects/, which turns a request into one conversation in OpenAI chat form (an Ask) and
+the reply back into its body, its stream of events and its errors. Whatever the dialect, the
+gateway forwards the call to the run's tier model through the run's ModelClient (so every litellm
+provider, --api-base and the offline `mlab/` models work), forces the model under test (any other
+model name is the main tier; the name asked for is recorded), meters tokens, cache reads and writes
+and cost from the upstream's usage, and enforces the step, token and cost limits: a call past a
+limit gets the dialect's error, and the run ends with the limit's failure mode. Each exchange is
+one trace step (the request in OpenAI form, the reply, tokens, cost, the dialect) with a workspace
+snapshot.
+
+A streamed request is answered as the upstream's pieces arrive (ModelClient.chat_stream, on a
+thread of its own, hands them over a queue); an upstream that does not stream has its whole reply
+made into the same events. No piece for `stall_s` (STALL_S) ends the stream with the dialect's
+error event, a record of what came, and the run.
 
 The agent authenticates with the run's dummy key; provider keys stay in the harness.
 
-What the agent sends is bounded before it is decoded, on every route (`_Handler._read_json`): a
-body must declare its length, at most MAX_REQUEST_BYTES (past it: 413, the body left unread); it
-is decoded by the one bounded decoder (mlab.models.decode: nesting past MAX_JSON_DEPTH is a 400);
-and at most MAX_READING requests are read and held at once, from their first byte of body to
-their reply, the others waiting with their bodies unread in their sockets (exchanges run one at
-a time anyway). API keys are compared as bytes, whatever the header holds. Validate Submission
-runs one call at a time per run (`Gateway.validating`), the others waiting their turn.
+What the agent sends is bounded before it is decoded, on every route of every dialect
+(`_Handler._read_json`): a body must declare its length, at most MAX_REQUEST_BYTES (past it: 413,
+the body left unread); it is decoded by the one bounded decoder (mlab.models.decode: nesting past
+MAX_JSON_DEPTH is a 400); and at most MAX_READING requests are read and held at once, from their
+first byte of body to their reply, the others waiting with their bodies unread in their sockets
+(exchanges run one at a time anyway). API keys are compared as bytes, whatever the header holds.
+Validate Submission runs one call at a time per run (`Gateway.validating`), the others waiting
+their turn.
 
 On the call's path, besides the model call: one JSON decode of the request, the limits, the
 trace record (the workspace snapshot and one write() of the record) and one JSON encode of the
@@ -27,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import secrets
 import socketserver
 import threading
@@ -34,13 +47,18 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Callable
+from urllib.parse import parse_qs, urlsplit
 
+from mlab.external.dialects import STATUS, Ask, BadRequest
+from mlab.external.dialects import anthropic, chat
 from mlab.failure import FailureMode
 from mlab.models import decode
 from mlab.models.client import TIERS, ModelError, Usage
 
 MAX_REQUEST_BYTES = 16 << 20  # a request body larger than this is refused, not read
 MAX_READING = 2  # request bodies read and held at once: one being answered, one waiting for it
+STALL_S = 300.0  # a streamed reply with no event for this long ends with the dialect's error event
+_DONE, _FAILED = "done", "failed"  # the last item of a stream's events (after its deltas)
 
 
 @dataclass
@@ -57,7 +75,7 @@ class Gateway:
 
     def __init__(self, socket_path: str, client, limits: dict, record: Callable, usage: Usage, calls_before: int,
                  on_end: Callable[[GatewayEnd], None], validate: Callable[[], str] | None = None,
-                 after_reply: Callable[[], None] | None = None):
+                 after_reply: Callable[[], None] | None = None, stall_s: float = STALL_S):
         self.socket_path = socket_path
         self.client = client
         self.limits = limits          # steps (model calls), tokens, cost: None where none
@@ -68,6 +86,7 @@ class Gateway:
         self.validate = validate      # the task's Validate Submission, for the sandbox's `validate` command
         self.after_reply = after_reply  # after a recorded exchange's reply is sent: the trace's fsync
         self.recorded = False         # an exchange was recorded and its reply not yet sent
+        self.stall_s = stall_s        # a stream with no event for this long ends (the dialect's error event)
         self.key = "mlab-run-" + secrets.token_hex(16)
         self.ended: GatewayEnd | None = None
         self.lock = threading.Lock()  # one exchange at a time: the trace is a sequence
@@ -113,35 +132,122 @@ class Gateway:
             self.ended = end
             self.on_end(end)
 
-    def exchange(self, request: dict) -> tuple[int, dict]:
-        """(HTTP status, JSON body) for one chat-completions request."""
-        problem = _bad_request(request)
-        if problem:
-            return 400, _error(problem, "invalid_request_error")
+    def _refused(self, dialect) -> tuple[int, dict] | None:
+        """The error of a call the run no longer takes (it ended, or a limit is used up); under the lock."""
+        if self.ended is not None:
+            kind = "ended" if self.ended.end_reason.endswith("_limit") else "model_failure"
+            return STATUS[kind], dialect.error_body(f"the run has ended: {self.ended.detail}", kind)
+        limit = self.limit_reached()
+        if limit:
+            detail = f"the run's {limit} limit ({self.limits[limit]:g}) is used up"
+            self._end(GatewayEnd(f"{limit}_limit", FailureMode.LIMIT_REACHED, detail))
+            return STATUS["limit"], dialect.error_body(detail, "limit")
+        return None
+
+    def _charge(self, dialect, ask: Ask, call, started: float, stalled: bool = False) -> None:
+        """Meter and record one exchange: its call counts against the limits at once."""
+        self.calls += 1
+        self.usage.add(call.to_json())
+        exchange = {"messages": ask.messages, "tools": ask.tools, "model": ask.model, "dialect": dialect.NAME,
+                    "stream": ask.stream}
+        if stalled:
+            exchange["stalled"] = True
+        self.record(exchange, call, started)
+        self.recorded = True
+
+    def exchange(self, dialect, ask: Ask) -> tuple[int, dict]:
+        """(HTTP status, body) for one request answered whole."""
         with self.lock:
-            if self.ended is not None:
-                return 429 if self.ended.end_reason.endswith("_limit") else 502, \
-                    _error(f"the run has ended: {self.ended.detail}", "mlab_run_ended")
-            limit = self.limit_reached()
-            if limit:
-                detail = f"the run's {limit} limit ({self.limits[limit]:g}) is used up"
-                self._end(GatewayEnd(f"{limit}_limit", FailureMode.LIMIT_REACHED, detail))
-                return 429, _error(detail, "mlab_limit_reached")
-            tier = tier_of(request.get("model"))
-            tools = request.get("tools") or None
+            refused = self._refused(dialect)
+            if refused:
+                return refused
+            tier = tier_of(ask.model)
             started = time.time()
             try:
-                call = self.client.chat(tier, request["messages"], tools=tools, tool_choice=request.get("tool_choice"),
-                                        parallel_tool_calls=request.get("parallel_tool_calls"),
-                                        purpose="external")
+                call = self.client.chat(tier, ask.messages, tools=ask.tools, tool_choice=ask.tool_choice,
+                                        parallel_tool_calls=ask.parallel_tool_calls, purpose="external")
             except ModelError as failure:
                 self._end(GatewayEnd("failed", failure.failure_mode, str(failure)))
-                return 502, _error(str(failure), "mlab_model_failure")
-            self.calls += 1
-            self.usage.add(call.to_json())
-            self.record(request, call, started)
-            self.recorded = True
-            return 200, completion_body(call, request.get("model") or tier)
+                return STATUS["model_failure"], dialect.error_body(str(failure), "model_failure")
+            self._charge(dialect, ask, call, started)
+            return 200, dialect.reply(call, ask)
+
+    def stream(self, dialect, ask: Ask, sink) -> int:
+        """One request answered as the dialect's stream of events, written to `sink` as the upstream's
+        deltas arrive (`sink.begin()` sends the headers, `sink.write(bytes)` an event; an error before
+        the first event is `sink.fail(status, body)`). A stream with no event for `stall_s` ends with
+        the dialect's error event, a record of what came, and the run (model API failure). The HTTP
+        status is returned."""
+        with self.lock:
+            refused = self._refused(dialect)
+            if refused:
+                sink.fail(*refused)
+                return refused[0]
+            tier = tier_of(ask.model)
+            started = time.time()
+            events: queue.SimpleQueue = queue.SimpleQueue()
+            threading.Thread(target=self._upstream, args=(tier, ask, events), name="mlab-gateway-upstream",
+                             daemon=True).start()
+            encoder = dialect.Stream(ask)
+            text: list[str] = []
+            item = self._next(events)
+            if item is not None and item[0] == _FAILED:
+                failure = item[1]
+                self._end(GatewayEnd("failed", failure.failure_mode, str(failure)))
+                sink.fail(STATUS["model_failure"], dialect.error_body(str(failure), "model_failure"))
+                return STATUS["model_failure"]
+            sink.begin()
+            sink.write(encoder.start())
+            while True:
+                if item is None:
+                    detail = f"the model's reply stalled: nothing came for {self.stall_s:g} s"
+                    self._charge(dialect, ask, self._partial(tier, "".join(text)), started, stalled=True)
+                    self._end(GatewayEnd("failed", FailureMode.MODEL_API_FAILURE, detail))
+                    sink.write(encoder.error(detail, "stalled"))
+                    return 200
+                if item[0] == _DONE:
+                    self._charge(dialect, ask, item[1], started)
+                    sink.write(encoder.finish(item[1]))
+                    return 200
+                if item[0] == _FAILED:
+                    failure = item[1]
+                    self._end(GatewayEnd("failed", failure.failure_mode, str(failure)))
+                    sink.write(encoder.error(str(failure), "model_failure"))
+                    return 200
+                if item[0] == "text":
+                    text.append(item[1])
+                sink.write(encoder.delta(item))
+                item = self._next(events)
+
+    def _next(self, events: queue.SimpleQueue):
+        try:
+            return events.get(timeout=self.stall_s)
+        except queue.Empty:
+            return None
+
+    def _upstream(self, tier: str, ask: Ask, events: queue.SimpleQueue) -> None:
+        """The model call of a stream, on a thread of its own: its deltas, then the call, into `events`."""
+        settings = dict(tools=ask.tools, tool_choice=ask.tool_choice, parallel_tool_calls=ask.parallel_tool_calls,
+                        purpose="external")
+        try:
+            streaming = getattr(self.client, "chat_stream", None)
+            if streaming is not None:
+                call = streaming(tier, ask.messages, on_delta=events.put, **settings)
+            else:
+                call = self.client.chat(tier, ask.messages, **settings)
+            events.put((_DONE, call))
+        except ModelError as failure:
+            events.put((_FAILED, failure))
+        except Exception as error:  # noqa: BLE001 - a fault of the upstream's library is the model's failure
+            events.put((_FAILED, ModelError(f"the model call failed: {type(error).__name__}: {error}")))
+
+    def _partial(self, tier: str, text: str):
+        """What a stalled stream had sent, as a call of unknown usage."""
+        from mlab.models.client import ModelCall
+
+        model = getattr(getattr(self.client, "tiers", {}).get(tier), "model", tier)
+        return ModelCall(tier=tier, model=model, purpose="external", response=text, usage_reported=False, cost=0.0,
+                         message={"role": "assistant", "content": text or None})
 
     def replied(self) -> None:
         """The reply of an exchange is sent: sync what it recorded (off the agent's call path)."""
@@ -160,61 +266,51 @@ def tier_of(model) -> str:
     return name if name in TIERS else "main"
 
 
-def _bad_request(request) -> str | None:
-    if not isinstance(request, dict):
-        return "the request body must be a JSON object"
-    messages = request.get("messages")
-    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-        return "`messages` must be a non-empty list of message objects"
-    tools = request.get("tools")
-    if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
-        return "`tools` must be a list of tool objects"
-    return None
-
-
-def _error(message: str, kind: str) -> dict:
-    return {"error": {"message": message, "type": kind, "code": kind}}
-
-
-def completion_body(call, model: str) -> dict:
-    """The OpenAI chat.completion object for one call."""
-    message = dict(call.message or {"role": "assistant", "content": call.response})
-    message.setdefault("role", "assistant")
-    calls = message.get("tool_calls") or []
-    if calls:
-        message["tool_calls"] = [{"id": c.get("id") or f"call_{i}", "type": "function",
-                                  "function": {"name": c["function"]["name"] if "function" in c else c.get("name"),
-                                               "arguments": _arguments(c)}} for i, c in enumerate(calls)]
-    else:
-        message.pop("tool_calls", None)
-    return {"id": "chatcmpl-" + secrets.token_hex(8), "object": "chat.completion", "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop",
-                         "logprobs": None}],
-            "usage": {"prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
-                      "total_tokens": call.prompt_tokens + call.completion_tokens}}
-
-
-def _arguments(tool_call: dict) -> str:
-    arguments = (tool_call.get("function") or {}).get("arguments", tool_call.get("arguments", "{}"))
-    return arguments if isinstance(arguments, str) else json.dumps(arguments)
-
-
-def stream_chunks(body: dict) -> list[dict]:
-    """A completion as the two chunks of a stream (the whole message, then the finish reason)."""
-    choice = body["choices"][0]
-    delta = {k: v for k, v in choice["message"].items() if v is not None}
-    if "tool_calls" in delta:
-        delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(delta["tool_calls"])]
-    base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
-    return [dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
-            dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
-                 usage=body["usage"])]
-
-
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     gateway: Gateway
+
+
+def route(method: str, path: str, headers) -> tuple[object, str] | None:
+    """(dialect module, operation) of a request path; None when the gateway serves no such path."""
+    path = path.rstrip("/")
+    if method == "POST":
+        if path in ("/v1/chat/completions", "/chat/completions"):
+            return chat, "reply"
+        if path in ("/v1/messages", "/messages"):
+            return anthropic, "reply"
+        if path in ("/v1/messages/count_tokens", "/messages/count_tokens"):
+            return anthropic, "count"
+    elif path in ("/v1/models", "/models"):
+        return (anthropic if headers.get("anthropic-version") else chat), "models"
+    return None
+
+
+def _dialect_of(path: str, headers):
+    """The dialect whose errors a request on this path gets (for a path the gateway does not serve)."""
+    if "/messages" in path or headers.get("anthropic-version"):
+        return anthropic
+    return chat
+
+
+def count_tokens(client, tier: str, ask: Ask) -> int:
+    """The prompt tokens of a request, counted as the model client counts a reply without usage."""
+    from mlab.models import tokens
+    from mlab.models.prices import is_offline
+
+    model = getattr(getattr(client, "tiers", {}).get(tier), "model", "mlab/")
+    if is_offline(model):
+        return tokens.count_messages(ask.messages, ask.tools)
+    from mlab.models.client import count_messages, import_litellm
+
+    return count_messages(import_litellm(), ask.messages, ask.tools, model)
+
+
+def models_body(dialect) -> dict:
+    if dialect is anthropic:
+        data = [{"type": "model", "id": t, "display_name": t, "created_at": "2026-01-01T00:00:00Z"} for t in TIERS]
+        return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+    return {"object": "list", "data": [{"id": t, "object": "model", "owned_by": "mlab"} for t in TIERS]}
 
 
 class _BadBody(Exception):
@@ -223,6 +319,43 @@ class _BadBody(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
+
+
+class _Sink:
+    """A streamed reply's way out: the headers once, then each event flushed as it is written. A
+    client that has gone loses the rest; the exchange is still recorded."""
+
+    def __init__(self, handler: "_Handler"):
+        self.handler, self.gone, self.begun = handler, False, False
+
+    def begin(self) -> None:
+        handler = self.handler
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+        self.begun = True
+        self._flush()
+
+    def write(self, data: bytes) -> None:
+        if data and not self.gone:
+            try:
+                self.handler.wfile.write(data)
+            except OSError:
+                self.gone = True
+                return
+            self._flush()
+
+    def fail(self, status: int, body: dict) -> None:
+        self.handler._send(status, body)
+
+    def _flush(self) -> None:
+        try:
+            self.handler.wfile.flush()
+        except OSError:
+            self.gone = True
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -246,26 +379,39 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _authorised(self) -> bool:
+    def _key(self) -> str:
+        headers = self.headers
+        given = headers.get("Authorization", "").removeprefix("Bearer ").strip() or \
+            headers.get("api-key", "").strip() or headers.get("x-api-key", "").strip() or \
+            headers.get("x-goog-api-key", "").strip()
+        if not given:
+            given = (parse_qs(urlsplit(self.path).query).get("key") or [""])[0].strip()
+        return given
+
+    def _authorised(self, dialect) -> bool:
         gateway = self.server.gateway
-        given = self.headers.get("Authorization", "").removeprefix("Bearer ").strip() or \
-            self.headers.get("api-key", "").strip() or self.headers.get("x-api-key", "").strip()
         # as bytes: headers arrive as Latin-1 text, and compare_digest refuses non-ASCII text
-        if secrets.compare_digest(given.encode("utf-8", "surrogateescape"), gateway.key.encode()):
+        if secrets.compare_digest(self._key().encode("utf-8", "surrogateescape"), gateway.key.encode()):
             return True
-        self._send(401, _error("unknown API key: use the key mlab gave this run (OPENAI_API_KEY)",
-                               "invalid_api_key"))
+        self._send(401, dialect.error_body("unknown API key: use the key mlab gave this run (OPENAI_API_KEY, "
+                                           "MLAB_API_KEY)", "auth"))
         return False
 
+    def _not_served(self, dialect) -> None:
+        self._send(404, dialect.error_body(f"no such endpoint {self.command} {urlsplit(self.path).path}; the "
+                                           "gateway serves /v1/chat/completions, /v1/messages, "
+                                           "/v1/messages/count_tokens and /v1/models", "not_found"))
+
     def do_GET(self):  # noqa: N802 - http.server's name
-        if not self._authorised():
+        path = urlsplit(self.path).path
+        found = route("GET", path, self.headers)
+        dialect = found[0] if found else _dialect_of(path, self.headers)
+        if not self._authorised(dialect):
             return
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send(200, {"object": "list", "data": [{"id": t, "object": "model", "owned_by": "mlab"}
-                                                        for t in TIERS]})
+        if found is None:
+            self._not_served(dialect)
         else:
-            self._send(404, _error(f"no such endpoint {self.path}; the gateway serves /v1/chat/completions",
-                                   "not_found"))
+            self._send(200, models_body(dialect))
 
     def _read_json(self):
         """The request's body decoded within the bounds, or _BadBody. The caller holds one of the
@@ -287,20 +433,46 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as problem:   # not UTF-8, not JSON, too large or too deep
             raise _BadBody(400, f"the request body is not JSON within the bounds: {problem}") from None
 
-    def _refuse(self, bad: _BadBody) -> None:
-        self._send(bad.status, _error(str(bad), "invalid_request_error"))
+    def _refuse(self, dialect, bad: _BadBody) -> None:
+        self._send(bad.status, dialect.error_body(str(bad), "too_large" if bad.status == 413 else "invalid"))
         self.close_connection = True   # what is left of the body is not read as a next request
 
+    def _answer(self, gateway: Gateway, dialect, operation: str, request) -> int:
+        """Answer one decoded request in its dialect; the HTTP status sent (0: nothing recorded)."""
+        status, sink, ask = 0, _Sink(self), None
+        try:
+            ask = dialect.parse(request)
+            if operation == "count":
+                self._send(200, dialect.count_reply(count_tokens(gateway.client, tier_of(ask.model), ask)))
+                return 0
+            if ask.stream:
+                return gateway.stream(dialect, ask, sink)
+            status, body = gateway.exchange(dialect, ask)
+            self._send(status, body)
+            return status
+        except BadRequest as problem:
+            self._send(400, dialect.error_body(str(problem), "invalid"))
+        except Exception as error:  # nothing an agent sends may take the harness down
+            text = f"the gateway could not answer: {type(error).__name__}: {error}"
+            if sink.begun:
+                sink.write(dialect.Stream(ask).error(text, "internal"))
+            else:
+                self._send(500, dialect.error_body(text, "internal"))
+        return 0
+
     def do_POST(self):  # noqa: N802 - http.server's name
-        if not self._authorised():
+        path = urlsplit(self.path).path
+        found = route("POST", path, self.headers)
+        dialect = found[0] if found else _dialect_of(path, self.headers)
+        if not self._authorised(dialect):
             return
         gateway = self.server.gateway
-        if self.path.rstrip("/") == "/mlab/validate" and gateway.validate is not None:
+        if path.rstrip("/") == "/mlab/validate" and gateway.validate is not None:
             with gateway.reading:
                 try:
                     self._read_json()
                 except _BadBody as bad:
-                    self._refuse(bad)
+                    self._refuse(dialect, bad)
                     return
             with gateway.validating:   # one scoring child at a time: the others wait their turn
                 try:
@@ -309,40 +481,22 @@ class _Handler(BaseHTTPRequestHandler):
                     text = f"the submission could not be validated: {type(error).__name__}: {error}"
             self._send(200, {"text": text})
             return
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._send(404, _error(f"no such endpoint {self.path}; the gateway serves /v1/chat/completions",
-                                   "not_found"))
+        if found is None:
+            self._not_served(dialect)
             self.close_connection = True   # its body, if any, is not read
             return
         with gateway.reading:   # held until the reply is sent: the decoded request lives that long
             try:
                 request = self._read_json()
             except _BadBody as bad:
-                self._refuse(bad)
+                self._refuse(dialect, bad)
                 return
-            try:
-                status, body = gateway.exchange(request)
-            except Exception as error:  # nothing an agent sends may take the harness down
-                status, body = 500, _error(f"the gateway could not answer: {type(error).__name__}: {error}",
-                                           "mlab_gateway_error")
-            if status == 200 and isinstance(request, dict) and request.get("stream"):
-                self._stream(body)
-            else:
-                self._send(status, body)
-            del request, body
+            status = self._answer(gateway, dialect, found[1], request)
+            del request
         if status == 200:
             try:
                 self.wfile.flush()  # the reply is on its way before the trace is synced
+            except OSError:
+                pass
             finally:
                 gateway.replied()
-
-    def _stream(self, body: dict) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        for chunk in stream_chunks(body):
-            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.close_connection = True

@@ -114,16 +114,24 @@ class ExternalRunner:
                                            "metric": metric.get("name"), "direction": metric.get("direction")},
                 "validate": f"{python} {inside}/validate.py"}
 
-    def _record(self, request: dict, call, started: float) -> None:
-        messages = request.get("messages") or []
+    def _record(self, exchange: dict, call, started: float) -> None:
+        """One exchange as a trace step: the conversation and tools in OpenAI form (whatever the
+        dialect), the reply, its calls' tokens and cost, the dialect and the model name asked for."""
+        messages = exchange.get("messages") or []
         last = messages[-1].get("content") if messages else ""
         prompt = last if isinstance(last, str) else str(last)
         model = {"prompt": prompt, "response": call.response, "calls": [call.to_json()], "message": call.message,
-                 "request": {"messages": messages, "tools": request.get("tools")}, "external": True}
+                 "request": {"messages": messages, "tools": exchange.get("tools")}, "external": True}
+        for key, field in (("dialect", "dialect"), ("model", "asked_model"), ("stream", "stream"),
+                           ("stalled", "stalled")):
+            if exchange.get(key) is not None:
+                model[field] = exchange[key]
         text = call.response or ""
         if call.message and call.message.get("tool_calls"):
             text += "".join(f"\n[tool call {c['function'].get('name')}] {c['function'].get('arguments')}"
                             for c in call.message["tool_calls"])
+        if exchange.get("stalled"):
+            text += "\n[the reply stalled and was cut off]"
         record = self.run.record_exchange(text or "(an empty reply)", model, started)
         if self.on_exchange is not None:
             self.on_exchange(record["step"], asked_for(call.response or "", call.message))
