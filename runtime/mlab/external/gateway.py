@@ -50,7 +50,7 @@ from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from mlab.external.dialects import STATUS, Ask, BadRequest
-from mlab.external.dialects import anthropic, chat
+from mlab.external.dialects.routes import count_tokens, dialect_of, models_body, route
 from mlab.failure import FailureMode
 from mlab.models import decode
 from mlab.models.client import TIERS, ModelError, Usage
@@ -271,48 +271,6 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     gateway: Gateway
 
 
-def route(method: str, path: str, headers) -> tuple[object, str] | None:
-    """(dialect module, operation) of a request path; None when the gateway serves no such path."""
-    path = path.rstrip("/")
-    if method == "POST":
-        if path in ("/v1/chat/completions", "/chat/completions"):
-            return chat, "reply"
-        if path in ("/v1/messages", "/messages"):
-            return anthropic, "reply"
-        if path in ("/v1/messages/count_tokens", "/messages/count_tokens"):
-            return anthropic, "count"
-    elif path in ("/v1/models", "/models"):
-        return (anthropic if headers.get("anthropic-version") else chat), "models"
-    return None
-
-
-def _dialect_of(path: str, headers):
-    """The dialect whose errors a request on this path gets (for a path the gateway does not serve)."""
-    if "/messages" in path or headers.get("anthropic-version"):
-        return anthropic
-    return chat
-
-
-def count_tokens(client, tier: str, ask: Ask) -> int:
-    """The prompt tokens of a request, counted as the model client counts a reply without usage."""
-    from mlab.models import tokens
-    from mlab.models.prices import is_offline
-
-    model = getattr(getattr(client, "tiers", {}).get(tier), "model", "mlab/")
-    if is_offline(model):
-        return tokens.count_messages(ask.messages, ask.tools)
-    from mlab.models.client import count_messages, import_litellm
-
-    return count_messages(import_litellm(), ask.messages, ask.tools, model)
-
-
-def models_body(dialect) -> dict:
-    if dialect is anthropic:
-        data = [{"type": "model", "id": t, "display_name": t, "created_at": "2026-01-01T00:00:00Z"} for t in TIERS]
-        return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
-    return {"object": "list", "data": [{"id": t, "object": "model", "owned_by": "mlab"} for t in TIERS]}
-
-
 class _BadBody(Exception):
     """A request body refused before or while it was decoded: (status, message)."""
 
@@ -405,7 +363,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - http.server's name
         path = urlsplit(self.path).path
         found = route("GET", path, self.headers)
-        dialect = found[0] if found else _dialect_of(path, self.headers)
+        dialect = found[0] if found else dialect_of(path, self.headers)
         if not self._authorised(dialect):
             return
         if found is None:
@@ -463,7 +421,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 - http.server's name
         path = urlsplit(self.path).path
         found = route("POST", path, self.headers)
-        dialect = found[0] if found else _dialect_of(path, self.headers)
+        dialect = found[0] if found else dialect_of(path, self.headers)
         if not self._authorised(dialect):
             return
         gateway = self.server.gateway
