@@ -111,11 +111,19 @@ def test_a_failing_provider_ends_in_a_model_error_not_a_hang(monkeypatch):
 
 def test_time_outs_are_retried_then_reported(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    retries = []
+    with FakeOpenAI(["in time"], faults=["hang"]) as server:  # the first call times out, the second is answered
+        client = ModelClient({"main": TierConfig("openai/gpt-4-turbo")}, api_base=server.base,
+                             sleep=lambda s: None, timeout_s=0.5, max_attempts=2, on_retry=retries.append)
+        call = client.complete("main", "hi", purpose="step")
+    assert call.response == "in time" and call.attempts == 2 and len(server.requests) == 2
+    assert len(retries) == 1 and "no answer within the time-out" in retries[0] and "attempt 2 of 2" in retries[0]
     with FakeOpenAI(["late"], faults=["hang", "hang"]) as server:
         client = ModelClient({"main": TierConfig("openai/gpt-4-turbo")}, api_base=server.base,
-                             sleep=lambda s: None, timeout_s=0.5, max_attempts=2)
-        with pytest.raises(ModelError, match="Timeout"):
+                             sleep=lambda s: None, timeout_s=0.5, max_attempts=2, on_retry=retries.append)
+        with pytest.raises(ModelError, match=r"failed after 2 attempt\(s\): Timeout"):
             client.complete("main", "hi", purpose="step")
+    assert len(server.requests) == 2
 
 
 def test_a_missing_key_names_the_variable_and_the_keyless_model(monkeypatch):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import threading
-import time
 from types import SimpleNamespace
 
 from mlab.external.gateway import Gateway
@@ -32,38 +32,62 @@ class OneReply:
                                                                      "cost": 0.0})
 
 
+def _post(key: str, content: str = "hi") -> bytes:
+    """The bytes of one chat-completions request to the gateway."""
+    body = json.dumps({"messages": [{"role": "user", "content": content}]}).encode()
+    return (f"POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer {key}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
 def test_the_reply_leaves_before_the_trace_is_synced(tmp_path):
+    """The order, not the time: when the sync starts, the whole reply already waits in the client's
+    socket, and the exchange was recorded before either."""
     events: list[str] = []
-    answered = threading.Event()
+    synced = threading.Event()
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 
     def after_reply():
-        events.append("sync starts")
-        # the client has its reply while the sync is still to come: it was not waiting for it
-        events.append("client had the reply" if answered.wait(5) else "client was still waiting")
+        arrived = select.select([client], [], [], 0)[0]  # looked at without waiting
+        waiting = client.recv(1 << 16, socket.MSG_PEEK) if arrived else b""
+        events.append("sync: the reply was at the client" if b'"content": "ok"' in waiting
+                      else "sync: the client had no reply yet")
+        synced.set()
 
     gateway = Gateway(str(tmp_path / "gw.sock"), OneReply(), {}, lambda *a: events.append("recorded"), Usage(), 0,
                       lambda end: None, after_reply=after_reply)
     gateway.start()
     try:
-        connection = UnixConnection(str(tmp_path / "gw.sock"))
-        started = time.monotonic()
-        connection.request("POST", "/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": "hi"}]}),
-                           {"Authorization": f"Bearer {gateway.key}", "Content-Type": "application/json"})
-        response = connection.getresponse()
-        body = json.loads(response.read())
-        answered.set()
-        assert time.monotonic() - started < 4, "the reply waited for the trace's sync"
-        assert body["choices"][0]["message"]["content"] == "ok"
-        for _ in range(100):
-            if len(events) == 3:
-                break
-            time.sleep(0.02)
-        assert events == ["recorded", "sync starts", "client had the reply"]
-        connection.request("GET", "/v1/models", headers={"Authorization": f"Bearer {gateway.key}"})
-        assert connection.getresponse().status == 200  # the same connection serves on: nothing recorded, no sync
-        assert len(events) == 3
+        client.settimeout(10)
+        client.connect(str(tmp_path / "gw.sock"))
+        client.sendall(_post(gateway.key))
+        # the client reads only once the sync has looked: the reply is then read, not taken from under it
+        assert synced.wait(10), "the recorded exchange was never synced"
+        response = http.client.HTTPResponse(client)
+        response.begin()
+        assert response.status == 200 and json.loads(response.read())["choices"][0]["message"]["content"] == "ok"
+        assert events == ["recorded", "sync: the reply was at the client"]
+        client.sendall(b"GET /v1/models HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer " + gateway.key.encode()
+                       + b"\r\n\r\n")
+        response = http.client.HTTPResponse(client)
+        response.begin()
+        assert response.status == 200 and response.read()  # the same connection serves on
+        assert len(events) == 2  # a GET records nothing and syncs nothing
     finally:
+        client.close()
         gateway.stop()
+
+
+def test_the_gateway_counts_each_exchanges_tokens_and_refuses_calls_past_the_token_limit(tmp_path):
+    ends = []
+    usage = Usage()
+    gateway = Gateway(str(tmp_path / "gw.sock"), OneReply(), {"tokens": 5}, lambda *a: None, usage, 0, ends.append)
+    first, second = gateway.exchange({"messages": [{"role": "user", "content": "hi"}]}), \
+        gateway.exchange({"messages": [{"role": "user", "content": "again"}]})
+    assert first[0] == second[0] == 200
+    assert usage.total_tokens == 8 and usage.tokens["main"] == {"prompt": 6, "completion": 2, "cached": 0}
+    status, body = gateway.exchange({"messages": [{"role": "user", "content": "once more"}]})
+    assert status == 429 and body["error"]["message"] == "the run's tokens limit (5) is used up"
+    assert [(end.end_reason, end.failure_mode) for end in ends] == [("tokens_limit", "limit reached")]
 
 
 def test_a_deferred_record_is_written_at_once_and_synced_by_the_caller(tmp_path, monkeypatch):
