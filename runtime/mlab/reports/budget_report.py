@@ -58,11 +58,14 @@ def _order(frame: pd.DataFrame) -> list[str]:
 ALL_TASKS = "all tasks"
 
 
-def success_at_budgets(frame: pd.DataFrame, seed: int = 0) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+def success_at_budgets(frame: pd.DataFrame, seed: int = 0,
+                       shared: set[str] | None = None) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
     """Per variant × task × agent × model, the success rate at each budget with its 95% interval
     and how many runs it is over; where an agent × model ran several tasks, a row "all tasks":
     the mean of its per-task rates, its interval resampling runs within each task (as the
-    report's average over tasks). With the (budget name, header) of each budget, in order."""
+    report's average over tasks), over the runs whose ids are in `shared` (the tasks every agent ·
+    model ran, stats.shared_tasks; None: every run). With the (budget name, header) of each budget,
+    in order."""
     order = _order(frame)
     headers = {row.budget: f"{row.kind} {row.label}" for row in frame.drop_duplicates("budget").itertuples()}
     out = []
@@ -70,6 +73,10 @@ def success_at_budgets(frame: pd.DataFrame, seed: int = 0) -> tuple[pd.DataFrame
         tasks = sorted(group["task"].unique())
         for task in tasks + ([ALL_TASKS] if len(tasks) > 1 else []):
             part = group if task == ALL_TASKS else group[group["task"] == task]
+            if task == ALL_TASKS and shared is not None:
+                part = part[part["run_id"].isin(shared)]
+                if part.empty:
+                    continue
             row = {"data_variant": key[0], "task": task, "agent": key[1], "model": key[2],
                    "runs": part["run_id"].nunique()}
             for name in order:
@@ -98,9 +105,9 @@ def _rate(at: pd.DataFrame, name: str, seed: int, pooled: bool) -> dict:
             f"{name}_runs": counted}
 
 
-def budget_table(frame: pd.DataFrame, seed: int = 0) -> Table:
+def budget_table(frame: pd.DataFrame, seed: int = 0, shared: set[str] | None = None) -> Table:
     """The report's table of success rate at each budget (raw numbers in budget_success.csv)."""
-    rates, budgets = success_at_budgets(frame, seed)
+    rates, budgets = success_at_budgets(frame, seed, shared)
     columns = [("variant", text("data_variant")), ("task", text("task")), ("agent", text("agent")),
                ("model", text("model")), ("runs", text("runs"))]
     columns += [(f"{header} [95% CI]", lambda r, n=name: with_interval(r, f"{n}_success")) for name, header in budgets]

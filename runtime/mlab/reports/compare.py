@@ -63,6 +63,15 @@ def _matches(column: pd.Series, value: str) -> pd.Series:
     return (column == value) | (column.str.removesuffix(DEMO_SUFFIX) == value)
 
 
+def _unpaired(mine: pd.DataFrame, theirs: pd.DataFrame) -> list[str]:
+    """The tasks (with their seeds) of one side that the other side has no partner for: 'c seeds 0, 1'."""
+    left = mine.index.difference(theirs.index)
+    seeds: dict[str, list[str]] = {}
+    for variant, task, seed, _ in left:
+        seeds.setdefault(task, []).append(str(seed))
+    return [f"{task} seed{'s' if len(s) > 1 else ''} {', '.join(sorted(set(s), key=int))}" for task, s in sorted(seeds.items())]
+
+
 def compare(frame: pd.DataFrame, comparison: Comparison, seed: int = 0) -> tuple[pd.DataFrame, dict]:
     """The paired differences per task and over all tasks, and counts for the report's text."""
     column = comparison.factor
@@ -78,7 +87,8 @@ def compare(frame: pd.DataFrame, comparison: Comparison, seed: int = 0) -> tuple
     means = [side.groupby(key, sort=True)[list(MEASURES)].mean() for side in sides]
     paired = means[0].merge(means[1], left_index=True, right_index=True, suffixes=("_a", "_b")).reset_index()
     info = {"pairs": len(paired), "runs_a": len(sides[0]), "runs_b": len(sides[1]),
-            "unpaired_a": int(len(means[0]) - len(paired)), "unpaired_b": int(len(means[1]) - len(paired))}
+            "unpaired_a": int(len(means[0]) - len(paired)), "unpaired_b": int(len(means[1]) - len(paired)),
+            "unpaired_a_named": _unpaired(means[0], means[1]), "unpaired_b_named": _unpaired(means[1], means[0])}
     rows = []
     scopes = [((variant, task), group) for (variant, task), group in paired.groupby(["data_variant", "task"])]
     scopes += [((variant, "all tasks"), group) for variant, group in paired.groupby("data_variant")]

@@ -122,7 +122,8 @@ def _points(name: str, unit: str = ""):
 _gap = _points("gap_closed", "%")
 
 
-def normalised_tables(scored: pd.DataFrame, seed: int) -> list[Table]:
+def normalised_tables(scored: pd.DataFrame, together: pd.DataFrame, seed: int) -> list[Table]:
+    """Per task from every run; over tasks from `together`, the runs of the tasks every pair ran."""
     if not scored["normalised"].notna().any():
         return []
     note = ("Normalised score (RE-Bench): 0 at the run's baseline, 1 at the task's reference solution; "
@@ -130,16 +131,20 @@ def normalised_tables(scored: pd.DataFrame, seed: int) -> list[Table]:
             "submission scores 0. Intervals: 95% bootstrap over seeds (within tasks when pooled).")
     figures = [("runs", text("runs")), ("normalised score [95% CI]", _plain("normalised")),
                ("gap closed [95% CI]", _gap)]
-    return [Table("normalised_per_task", "Normalised score and gap closed per task", normalised.per_task(scored, seed),
-                  _columns(True) + figures, note),
-            Table("normalised_pooled", "Normalised score and gap closed over tasks", normalised.pooled(scored, seed),
-                  _columns(False) + [("tasks", text("tasks"))] + figures, note)]
+    tables = [Table("normalised_per_task", "Normalised score and gap closed per task", normalised.per_task(scored, seed),
+                    _columns(True) + figures, note)]
+    if together["normalised"].notna().any():
+        tables.append(Table("normalised_pooled", "Normalised score and gap closed over tasks",
+                            normalised.pooled(together, seed), _columns(False) + [("tasks", text("tasks"))] + figures,
+                            note))
+    return tables
 
 
 _percentile = _points("percentile")
 
 
-def medal_tables(frame: pd.DataFrame, references: dict, seed: int) -> list[Table]:
+def medal_tables(frame: pd.DataFrame, together: pd.DataFrame, references: dict, seed: int) -> list[Table]:
+    """Per task from every run; over tasks from `together`, the runs of the tasks every pair ran."""
     rows = medals.medal_frame(frame, references)
     if rows.empty:
         return []
@@ -155,9 +160,12 @@ def medal_tables(frame: pd.DataFrame, references: dict, seed: int) -> list[Table
                  "of teams (Kaggle's progression rule, as MLE-bench applies it).")
     if rows["percentile"].notna().any():
         note += " Percentile: the share of the leaderboard's entries the final score beats (a tie counts half)."
-    return [Table("medals_per_task", "Medals per task", medals.per_task(rows, seed), _columns(True) + counts, note),
-            Table("medals_pooled", "Medals over tasks", medals.pooled(rows, seed),
-                  _columns(False) + [("tasks", text("tasks"))] + counts, note)]
+    tables = [Table("medals_per_task", "Medals per task", medals.per_task(rows, seed), _columns(True) + counts, note)]
+    pooled = rows[rows.index.isin(together.index)]
+    if not pooled.empty:
+        tables.append(Table("medals_pooled", "Medals over tasks", medals.pooled(pooled, seed),
+                            _columns(False) + [("tasks", text("tasks"))] + counts, note))
+    return tables
 
 
 def aup_tables(frame: pd.DataFrame, seed: int) -> list[Table]:
@@ -166,8 +174,9 @@ def aup_tables(frame: pd.DataFrame, seed: int) -> list[Table]:
         return []  # AUP ranks methods against each other: one method alone has nothing to compare with
     return [Table("aup", "AUP: area under the performance profiles over tasks", table, _columns(False) + [
         ("tasks", text("tasks")), ("AUP [95% CI]", _plain("aup")), ("tasks left out", text("tasks_left_out"))],
-        "MLGym's summary over tasks: each task's mean final score as a ratio to the best method's; "
-        "a method without a valid score on a task fails it. Tasks with a score at or below 0 are left out.")]
+        "MLGym's summary over the tasks every method ran: each task's mean final score as a ratio to the best "
+        "method's; a method that ran a task without a valid score fails it. Tasks with a score at or below 0 are "
+        "left out.")]
 
 
 def _difference(unit: str):
@@ -227,10 +236,17 @@ def frontier_tables(frontier: pd.DataFrame) -> list[Table]:
                   f"\"{cost.UNKNOWN}\" and is not placed on the frontier.")]
 
 
-def field_tables(frame: pd.DataFrame, references: dict, seed: int) -> tuple[list[Table], pd.DataFrame, pd.DataFrame]:
-    """The report's tables of the field's figures, the scored rows and the frontier frame."""
+def field_tables(frame: pd.DataFrame, references: dict, seed: int,
+                 shared: pd.DataFrame | None = None) -> tuple[list[Table], pd.DataFrame, pd.DataFrame]:
+    """The report's tables of the field's figures, the scored rows and the frontier frame. Per-task
+    tables are of every run; those over tasks, which rank or pair agent × model pairs (pooled
+    figures, AUP, paired differences, the frontier), of `shared` (stats.shared_tasks: the runs of the
+    tasks every pair ran; default: every run)."""
+    shared = frame if shared is None else shared
     scored = normalised.normalised_frame(frame, references)
-    frontier = cost.frontier_table(scored, seed)
-    tables = (normalised_tables(scored, seed) + medal_tables(frame, references, seed) + aup_tables(frame, seed)
-              + paired_tables(scored, medals.medal_frame(frame, references), seed) + frontier_tables(frontier))
+    together = scored[scored.index.isin(shared.index)]  # shared is a selection of frame's rows
+    frontier = cost.frontier_table(together, seed)
+    tables = (normalised_tables(scored, together, seed) + medal_tables(frame, shared, references, seed)
+              + aup_tables(shared, seed) + paired_tables(together, medals.medal_frame(shared, references), seed)
+              + frontier_tables(frontier))
     return tables, scored, frontier

@@ -12,6 +12,8 @@ import pandas as pd
 
 GRID_POINTS = 60
 NO_VALID_SUBMISSION = "no valid submission"
+NO_RUNS = "no runs"
+NOT_SHARED = "no task run by all"
 
 
 def _pyplot():
@@ -77,6 +79,8 @@ def improvement_bars(per_task: pd.DataFrame, over_tasks: pd.DataFrame, path: Pat
         tasks = sorted(t for t in part["task"].unique() if t != "all tasks") + ["all tasks"]
         for index, group in enumerate(groups):
             rows = part[part["group"] == group].set_index("task").reindex(tasks)
+            ran = rows["runs"].notna().to_numpy()  # no row: the group never ran the task (or, for "all tasks",
+            # ran no task that every group ran), which is not the same as no valid submission
             values = 100 * rows["avg_improvement"].to_numpy(float)
             low = values - 100 * rows["avg_improvement_low"].to_numpy(float)
             high = 100 * rows["avg_improvement_high"].to_numpy(float) - values
@@ -84,16 +88,17 @@ def improvement_bars(per_task: pd.DataFrame, over_tasks: pd.DataFrame, path: Pat
             bars = axis.bar(positions, np.nan_to_num(values), width, label=group,
                             yerr=np.nan_to_num(np.vstack([low, high])), capsize=3)
             # No bar and a 0% bar look alike: say which is which on the axis.
-            for position, value, bar in zip(positions, values, bars):
+            for position, value, bar, task, has_runs in zip(positions, values, bars, tasks, ran):
                 if np.isnan(value):
-                    axis.text(position, 0, NO_VALID_SUBMISSION, rotation=90, ha="center", va="bottom",
-                              fontsize=7, color="dimgrey")
+                    why = NO_VALID_SUBMISSION if has_runs else NOT_SHARED if task == "all tasks" else NO_RUNS
+                    axis.text(position, 0, why, rotation=90, ha="center", va="bottom", fontsize=7, color="dimgrey")
                 elif value == 0:
                     axis.text(position, 0, "0%", ha="center", va="bottom", fontsize=7, color=bar.get_facecolor())
         axis.axhline(0, color="black", linewidth=0.8)
         axis.set_xticks(range(len(tasks)), tasks, fontsize=9)
         axis.set_ylabel("average improvement (%)")
-        axis.set_title("average improvement over valid submissions, 95% bootstrap intervals"
+        axis.set_title("average improvement over valid submissions, 95% bootstrap intervals; "
+                       "all tasks: those every agent · model ran"
                        + _variant_title(variant, len(variants) > 1), fontsize=10)
         axis.legend(fontsize=8)
     figure.tight_layout()

@@ -22,7 +22,7 @@ from mlab.reports.eval import evaluate_runs
 from mlab.reports.figures import field_tables, task_references
 from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
 from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
-                           per_task, runs_frame)
+                           per_task, runs_frame, shared_tasks)
 from mlab.reports.tables import Table, number, percent, signed_percent, text, to_markdown, with_interval, write_table
 from mlab.reports.plots import NO_VALID_SUBMISSION
 from mlab.reports.search import curve_rows, reply_formats, search_summary
@@ -46,8 +46,10 @@ def _group_columns(task: bool = False) -> list:
 
 
 def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None,
-            extra: dict | None = None) -> tuple[list[Table], dict]:
-    tasks, overall = per_task(frame, seed), over_tasks(frame, seed)
+            extra: dict | None = None, shared: pd.DataFrame | None = None) -> tuple[list[Table], dict]:
+    """The report's tables; the averages over tasks are of `shared` (stats.shared_tasks), so that
+    every agent · model is averaged over the same tasks."""
+    tasks, overall = per_task(frame, seed), over_tasks(frame if shared is None else shared, seed)
     tables = [
         Table("per_task", "Success rate and average improvement per task", tasks, _group_columns(True) + [
             ("runs", text("runs")), ("task errors", text("task_errors")),
@@ -58,8 +60,9 @@ def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None
             ("tasks", text("tasks")), ("runs", text("runs")), ("task errors", text("task_errors")),
             ("success rate [95% CI]", lambda r: with_interval(r, "success_rate")),
             ("avg improvement [95% CI]", lambda r: with_interval(r, "avg_improvement"))],
-              "The mean over tasks of each task's rate; intervals resample runs within each task. "
-              "Task errors (the task found broken at run time) count in no success rate."),
+              "The mean over tasks of each task's rate, over the tasks every agent · model ran; intervals "
+              "resample runs within each task. Task errors (the task found broken at run time) count in no "
+              "success rate."),
         Table("efficiency", "Efficiency per run (mean [95% CI])", efficiency(frame, seed), _group_columns() + [
             ("runs", text("runs"))] + [
             (title, efficiency_cost_cell if column == "cost" else
@@ -92,7 +95,8 @@ def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None
             f"{info['pairs']} pairs (same data variant, task, seed and "
             f"{'model' if comparison.factor == 'agent' else 'agent'}); differences are first minus second; "
             f"task and seed combinations without a partner, left out: {info['unpaired_a']} of "
-            f"{comparison.first}, {info['unpaired_b']} of {comparison.second}. pp: percentage points."))
+            f"{comparison.first}{_named(info['unpaired_a_named'])}, {info['unpaired_b']} of "
+            f"{comparison.second}{_named(info['unpaired_b_named'])}. pp: percentage points."))
     tables += _search_tables(extra)
     best = best_versus_last(frame, seed)
     extra["best_versus_last"] = best
@@ -104,6 +108,10 @@ def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None
             ("difference [95% CI]", lambda r: signed_percent(r, "difference"))],
             "Best step: the best-scoring snapshot of the run (scores from `mlab eval --intermediate`)."))
     return tables, extra
+
+
+def _named(left_out: list[str]) -> str:
+    return f" ({'; '.join(left_out)})" if left_out else ""
 
 
 def _number(column: str, digits: int = 4):
@@ -216,10 +224,11 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     tree_curves = curve_rows(finished)
     if isinstance(comparisons, Comparison):
         comparisons = [comparisons]
+    shared, shared_notes = shared_tasks(frame)  # what ranks or pairs agents and models: the same work
     tables, extra = _tables(frame, seed, list(comparisons or []), {"search_summary": search_summary(finished),
-                                                      "reply_formats": reply_formats(finished)})
+                                                      "reply_formats": reply_formats(finished)}, shared)
     tables.insert(3, compute_table(frame))
-    field, _, frontier = field_tables(frame, task_references(finished, labels), seed)
+    field, _, frontier = field_tables(frame, task_references(finished, labels), seed, shared)
     tables += field
     compared = [t for t in tables if t.name == "comparison" or t.name.startswith("comparison_")]
     for table, comparison in zip(compared, comparisons or []):  # across hardware classes: a footnote says so
@@ -228,6 +237,8 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
             table.note = f"{table.note} {footnote}"
             report.notes.append(footnote.lstrip("† "))
     lines = ["# mlab report", "", *_summary(frame, len(runs) - len(finished), runs_dir, seed), ""]
+    for note in shared_notes:
+        lines += [f"**Compared on the same tasks.** {note}", ""]
     issues = known_issues(finished)
     if issues:
         lines += ["## Known issues of the reported tasks", "", *issues, ""]
@@ -246,7 +257,7 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     if not budget_points.empty:  # points that `mlab eval --at` kept in the runs' budgets.json
         budget_points.to_csv(out_dir / "budget_points.csv", index=False)
         report.files.append(out_dir / "budget_points.csv")
-        tables.append(budget_table(budget_points, seed))
+        tables.append(budget_table(budget_points, seed, set(shared["run_id"])))
         plots_made["budget_scores"] = budget_plot(budget_points, out_dir / "budget_scores.png", seed)
     if not frontier.empty and frontier["cost_known"].any():
         plots_made["cost_frontier"] = frontier_plot(frontier, out_dir / "cost_frontier.png")

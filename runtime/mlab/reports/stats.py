@@ -64,6 +64,30 @@ def runs_frame(rows: list[dict]) -> pd.DataFrame:
     return frame
 
 
+def shared_tasks(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The runs of the tasks that every agent · model of their data variant ran, and a sentence per
+    variant naming the tasks left out and who ran them. The figures that rank or pair agents and
+    models over tasks are computed on these runs, so that they compare the same work and a task an
+    agent never ran is never counted as its failure."""
+    keep, notes = [], []
+    several = frame["data_variant"].nunique() > 1
+    for variant, part in frame.groupby("data_variant", sort=True):
+        ran = {key: set(group["task"]) for key, group in part.groupby(GROUP[1:], sort=True)}
+        common = set.intersection(*ran.values())
+        keep.append(part[part["task"].isin(common)])
+        left = sorted(set(part["task"]) - common)
+        if not left:
+            continue
+        who = "; ".join(f"{task} (run only by {', '.join(f'{a} · {m}' for (a, m), tasks in ran.items() if task in tasks)})"
+                        for task in left)
+        shown = ", ".join(sorted(common)) if common else "none, so no figure over tasks is given"
+        notes.append(f"{f'Data {variant}: t' if several else 'T'}he figures over tasks (averages over tasks, the "
+                     f"\"all tasks\" bars, AUP, normalised scores and medals over tasks, the cost frontier) are "
+                     f"computed on the {len(common)} task(s) every agent · model ran ({shown}); left out, as not "
+                     f"run by all: {who}.")
+    return (pd.concat(keep) if keep else frame.iloc[:0]), notes
+
+
 def per_task(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Success rate and average improvement (over valid submissions) per task × agent × model."""
     out = []
