@@ -398,10 +398,24 @@ def run_bpf(program: bytes, nr: int, arch: int) -> int:
     ("aarch64", 0x40000028, 26, 3),            # 32-bit arm
 ])
 def test_the_seccomp_filter_refuses_ptrace_and_allows_the_rest(machine, arch, ptrace, other):
-    from mlab.sandbox.seccomp import RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS, ptrace_filter
+    from mlab.sandbox.seccomp import RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS, script_filter
 
-    program = ptrace_filter(machine)
+    program = script_filter(machine)
     assert run_bpf(program, ptrace, arch) == RET_ERRNO | 1     # EPERM
     assert run_bpf(program, other, arch) == RET_ALLOW
     assert run_bpf(program, 101, 0xDEADBEEF) == RET_KILL_PROCESS   # an ABI it does not know
-    assert ptrace_filter("riscv64") is None
+    assert script_filter("riscv64") is None
+
+
+@pytest.mark.parametrize("machine, arch, calls", [
+    ("x86_64", 0xC000003E, (248, 249, 250)),                              # add_key, request_key, keyctl
+    ("x86_64", 0xC000003E, (0x40000000 | 248, 0x40000000 | 249, 0x40000000 | 250)),   # x32
+    ("x86_64", 0x40000003, (286, 287, 288)),                              # i386
+    ("aarch64", 0xC00000B7, (217, 218, 219)),
+    ("aarch64", 0x40000028, (309, 310, 311)),                             # 32-bit arm
+])
+def test_the_seccomp_filter_refuses_the_keyring_calls(machine, arch, calls):
+    from mlab.sandbox.seccomp import RET_ERRNO, script_filter
+
+    program = script_filter(machine)
+    assert [run_bpf(program, call, arch) for call in calls] == [RET_ERRNO | 1] * 3

@@ -57,16 +57,15 @@ class ScriptSettings:
     on_output: Callable[[str], None] | None = None  # also receives a script's output as it streams (the live display)
 
     def policy(self, workspace: Path, *, read_only: tuple[Path, ...] = (), timeout_s: float | None = None,
-               max_output_chars: int = 10000, resident: bool = False):
-        """The sandbox policy of one script run in `workspace` under these settings (resident: in
-        the calling thread's resident sandbox of the workspace, mlab.sandbox.resident)."""
+               max_output_chars: int = 10000):
+        """The sandbox policy of one script run in `workspace` under these settings."""
         sandbox_policy = script_runner().SandboxPolicy
         return sandbox_policy(workspace=Path(workspace),
                               timeout_s=float(self.timeout_s if timeout_s is None else timeout_s),
                               memory_bytes=self.memory_bytes, disk_bytes=self.disk_bytes,
                               max_output_chars=max_output_chars, python=self.python,
                               device=self.device, hidden=tuple(self.hidden), network=False, env=dict(self.env),
-                              read_only=tuple(read_only), resident=resident)
+                              read_only=tuple(read_only))
 
     def run(self, workspace: Path, argv: list[str], read_only: tuple[Path, ...] = ()):
         """Run `python argv...` in workspace; the sandbox's ScriptResult."""

@@ -233,8 +233,6 @@ def supervise(config: dict) -> None:
     me = os.getpid()
     signal.signal(signal.SIGTERM, lambda *_: sandbox_proc.kill_descendants(me))
     child_pid = _start_child(config, me)
-    for fd in config.get("handed_fds") or ():
-        os.close(fd)   # the child's alone (a resident sandbox's control socket): its end shows as its own
     if config["mode"] == "direct":
         _report(config["status_fd"], {"child-pid": child_pid})
     exit_code = 1

@@ -38,11 +38,9 @@ from mlab.sandbox.cgroup import ScriptCgroup
 from mlab.sandbox.disk import DiskWatch, workspace_bytes
 from mlab.sandbox.output import OutputCollector
 from mlab.sandbox.owner import WorkspaceLoan
-from mlab.sandbox.seccomp import ptrace_filter
+from mlab.sandbox.seccomp import script_filter
 from mlab.sandbox.supervise import Limits, supervise
-from mlab.sandbox.warm import COLD_VARIABLE
 from mlab.sandbox.uids import FALLBACK_GID, FALLBACK_UID, UidLease
-from mlab.tree import file_identity
 
 log = logging.getLogger("mlab.sandbox")
 
@@ -104,7 +102,6 @@ class SandboxPolicy:
     disk_bytes: int | None = None   # most the workspace may hold while the script runs (None: no limit)
     binds: tuple[tuple[str, str, bool], ...] = ()   # (host path, path inside, writable): an external agent's gateway
     stop: threading.Event | None = None   # set: end the script now (an external agent past a limit)
-    resident: bool = False   # run it in this thread's resident sandbox of the workspace (mlab.sandbox.resident)
 
 
 @dataclass(frozen=True)
@@ -313,10 +310,6 @@ def _run(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None) -
     if policy.timeout_s <= 0:
         return ScriptResult(None, True, False, _killed_reason("timeout", policy), "", 0, 0.0, 0.0, 0,
                             bwrap is not None)
-    if policy.resident and bwrap is not None and not policy.binds and not os.environ.get(COLD_VARIABLE):
-        result = _run_resident(argv, policy, on_output, bwrap)
-        if result is not None:
-            return result
     drop = os.geteuid() == 0
     lease = UidLease.take() if drop else UidLease(SANDBOX_UID, SANDBOX_GID, None)
     try:
@@ -335,80 +328,10 @@ def _bwrap_config(policy: SandboxPolicy, workspace: str, python: str, bwrap: str
         read_only=sorted(read_only), network=policy.network, gpu=gpu,
         tmpfs_bytes=policy.memory_bytes or DEFAULT_SCRATCH_BYTES, features=features,
         extra_binds=policy.binds)
-    seccomp = ptrace_filter()
+    seccomp = script_filter()
     return dict(mode="bwrap", bwrap=bwrap, bwrap_flags=command.flags, bwrap_ops=command.ops, stage=stage,
                 json_status=features.json_status, start_reported=features.json_status,
                 seccomp=seccomp.hex() if seccomp else None)
-
-
-def _start_resident(key: tuple, policy: SandboxPolicy, workspace: str, python: str, bwrap: str, gpu: bool,
-                    read_only: set[str], lease: UidLease):
-    """A new resident sandbox for the workspace (None when it does not come up; the lease is then
-    given back)."""
-    from mlab.sandbox import resident as residents
-
-    drop = os.geteuid() == 0
-    uid = lease.uid if drop else os.getuid()
-    limits = _limits(policy, uid, gpu, residents.RESIDENT_TASKS, drop, None)
-    config = {"argv": [python], "limits": limits, "uid": uid if drop else None, "gid": lease.gid if drop else None,
-              "own_uid": drop, "cwd": workspace, "env": _script_env(policy, "/tmp", uid),
-              **_bwrap_config(policy, workspace, python, bwrap, gpu, read_only, drop)}
-    cgroup = ScriptCgroup.create(policy.memory_bytes, policy.max_processes + residents.RESIDENT_TASKS)
-    resident = residents.start(key, config, lease, cgroup, ("/tmp", "/dev/shm"))
-    if resident is None:
-        if cgroup:
-            cgroup.remove()
-        lease.release()
-    return resident
-
-
-def _run_resident(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str) -> ScriptResult | None:
-    """The script run by a fork in this thread's resident sandbox of the workspace (one is started
-    when it has none with the same key); None when none can be used (run it in a fresh one)."""
-    from mlab.sandbox import resident as residents
-
-    workspace = os.path.realpath(policy.workspace)
-    python = os.path.abspath(policy.python)
-    drop = os.geteuid() == 0
-    gpu = policy.device != "" and bool(gpu_device_nodes())
-    read_only = {os.path.realpath(p if os.path.isabs(p) else os.path.join(workspace, p))
-                 for p in policy.read_only}
-    # the workspace folder itself (its contents change from script to script), each read-only file's version
-    key = (workspace, (file_identity(workspace) or ())[:2], python,
-           tuple(sorted((str(k), str(v)) for k, v in policy.env.items())),
-           policy.device, policy.memory_bytes, policy.max_processes, policy.network, gpu, policy.disk_bytes,
-           tuple(sorted(map(str, policy.hidden))), tuple((p, file_identity(p)) for p in sorted(read_only)))
-    resident = residents.take(key, workspace)
-    lease = None
-    if resident is None:
-        lease = UidLease.take() if drop else UidLease(SANDBOX_UID, SANDBOX_GID, None)
-        if drop and not lease.pooled:
-            lease.release()
-            return None   # a shared uid's process count moves: such scripts start fresh
-    uid, gid = (resident.uid, resident.gid) if resident else (lease.uid, lease.gid) if drop else (None, None)
-    disk = _disk_watch(policy, workspace)
-    collector = OutputCollector(policy.max_output_chars, on_output, policy.max_streamed_chars)
-    loan = WorkspaceLoan(Path(workspace), uid, gid, keep=read_only) if drop else None
-    try:
-        if loan:
-            loan.lend()   # before a new sandbox starts: its uid must be able to enter the workspace
-        if resident is None:
-            resident = _start_resident(key, policy, workspace, python, bwrap, gpu, read_only, lease)
-            if resident is None:
-                return None
-            residents.keep(resident, workspace)
-        go = {"argv": argv, "cwd": workspace,
-              "fsize": disk.allowed_bytes - disk.used_bytes if disk else None}
-        watched = resident.run(go, Limits(policy.timeout_s, policy.memory_bytes, policy.max_processes,
-                                          resident.scratch_mounts, disk, policy.stop), collector)
-    finally:
-        if loan:
-            loan.restore()
-    if watched is None or resident.closed:
-        residents.forget(resident)
-    if watched is None:
-        return None
-    return _script_result(watched, collector, policy, _address_space(policy, gpu), disk, sandboxed=True)
 
 
 def _run_as(argv: list[str], policy: SandboxPolicy, on_output, bwrap: str | None,

@@ -1,8 +1,12 @@
-"""The seccomp filter bubblewrap installs on the script (`--seccomp FD`): ptrace fails with EPERM.
+"""The seccomp filter bubblewrap installs on the script (`--seccomp FD`): ptrace and the
+keyring calls fail with EPERM.
 
 A script that could ptrace its sandbox's init (pid 1 inside) could stop it, and
 a stopped init never reaps the script, so the sandbox would hang until the
-time limit. Nothing else is refused: the filter allows every other call.
+time limit. The kernel's keyrings (add_key, request_key, keyctl) are shared beyond
+the sandbox: the session keyring is the harness's, which every script inherits,
+so one script (a tree-search node) could leave a key that a later one reads.
+Nothing else is refused: the filter allows every other call.
 
 It is a classic BPF program over struct seccomp_data (nr at offset 0, arch at
 offset 4), assembled here in a few lines rather than with libseccomp: the C
@@ -29,10 +33,12 @@ RET_KILL_PROCESS = 0x80000000
 NR_OFFSET, ARCH_OFFSET = 0, 4
 X32_BIT = 0x40000000
 
-# The ptrace syscall per audit arch (linux/audit.h), for each machine this filter serves.
-PTRACE_BY_MACHINE = {
-    "x86_64": {0xC000003E: (101, X32_BIT | 521), 0x40000003: (26,)},   # x86_64 + x32, i386
-    "aarch64": {0xC00000B7: (117,), 0x40000028: (26,)},                # aarch64, arm
+# The refused syscalls per audit arch (linux/audit.h), for each machine this filter serves:
+# ptrace, then add_key, request_key and keyctl.
+REFUSED_BY_MACHINE = {
+    "x86_64": {0xC000003E: (101, X32_BIT | 521, 248, 249, 250, X32_BIT | 248, X32_BIT | 249, X32_BIT | 250),
+               0x40000003: (26, 286, 287, 288)},          # x86_64 + x32, i386
+    "aarch64": {0xC00000B7: (117, 217, 218, 219), 0x40000028: (26, 309, 310, 311)},   # aarch64, arm
 }
 MACHINE_ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 
@@ -41,10 +47,10 @@ def _instruction(code: int, k: int = 0, jump_true: int = 0, jump_false: int = 0)
     return struct.pack("=HBBI", code, jump_true, jump_false, k)
 
 
-def ptrace_filter(machine: str | None = None) -> bytes | None:
+def script_filter(machine: str | None = None) -> bytes | None:
     """The filter for this machine (or `machine`), or None where no table exists for it."""
     machine = (machine or platform.machine()).lower()
-    table = PTRACE_BY_MACHINE.get(MACHINE_ALIASES.get(machine, machine))
+    table = REFUSED_BY_MACHINE.get(MACHINE_ALIASES.get(machine, machine))
     if table is None:
         return None
     # Layout: load arch; per arch a block [arch?, load nr, nr? ..., allow]; kill; deny.

@@ -37,7 +37,6 @@ class Launched:
     status_read: int   # the launcher's and bubblewrap's JSON status documents
     status_fd: int     # the status pipe's number in the launcher
     config_write: int | None   # where its configuration goes; None once sent
-    extra_fds: tuple[int, ...] = ()   # further descriptors it holds, at the same numbers as here
 
     def send(self, config: dict) -> None:
         """Hand the launcher its configuration; it starts the script at once."""
@@ -66,9 +65,8 @@ class Launched:
             self.discard()
 
 
-def start_launcher(extra_fds: tuple[int, ...] = ()) -> Launched:
-    """Start a launcher that waits for its configuration on stdin (holding extra_fds as well, which
-    what it starts inherits: a resident sandbox's control socket)."""
+def start_launcher() -> Launched:
+    """Start a launcher that waits for its configuration on stdin."""
     out_read, out_write = os.pipe()
     status_read, status_write = os.pipe()
     config_read, config_write = os.pipe()
@@ -79,7 +77,7 @@ def start_launcher(extra_fds: tuple[int, ...] = ()) -> Launched:
     try:
         process = subprocess.Popen(
             [sys.executable, "-I", "-S", LAUNCHER], stdin=config_read, stdout=out_write, stderr=out_write,
-            pass_fds=(status_write, *extra_fds), start_new_session=True, cwd="/", env={})
+            pass_fds=(status_write,), start_new_session=True, cwd="/", env={})
     except BaseException:
         for fd in (out_read, status_read, config_write):
             os.close(fd)
@@ -87,7 +85,7 @@ def start_launcher(extra_fds: tuple[int, ...] = ()) -> Launched:
     finally:
         for fd in (out_write, status_write, config_read):
             os.close(fd)
-    return Launched(process, out_read, status_read, status_write, config_write, tuple(extra_fds))
+    return Launched(process, out_read, status_read, status_write, config_write)
 
 
 

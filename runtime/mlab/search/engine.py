@@ -235,10 +235,7 @@ class SearchEngine:
             raise
         finally:
             if not stopped:
-                # the threads' resident sandboxes and slots, before the pool's threads end: a resident
-                # sandbox ends with the thread that started it, killed, where closed it ends by itself and
-                # its CPU time is counted (after a stop, close() ends them)
-                self.evaluator.close()
+                self.evaluator.close()   # the threads' slots (after a stop, close() removes them)
             pool.shutdown(wait=not stopped, cancel_futures=True)
         if reason == "interrupted":
             return SearchOutcome("interrupted")

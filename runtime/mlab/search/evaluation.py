@@ -1,14 +1,17 @@
 """Evaluating a node: its code written into its own copy of its parent's workspace, run there in the
 sandbox under the run's limits, its validation score read, its submission checked.
 
-Each thread that evaluates nodes has a folder of its own (nodes/slot-N in the run folder), and
-each node's workspace is made there from the object store before its script runs: emptied, then
-filled with the parent's files, so nodes evaluated at once never see each other's files and a node
-never sees what the one before it left. Read-only files that the sandbox kept unchanged stay in
-place (they are the same file, which lets the thread's resident sandbox, mlab.sandbox.resident,
-serve the next node). What the script changed is stored as a delta from the parent's workspace;
-the slots are removed when the search ends. The parent's submission files are left out of the
-copy, so a child that writes none is not credited with its parent's.
+Each node's workspace is a fresh folder (nodes/slot-N in the run folder), made from the object
+store before its script runs, and each script runs in a sandbox of its own: so nodes evaluated
+at once never see each other's files, and a node sees nothing a node before it left — not its
+files, nor the folder's extended attributes, mode or times, nor an IPC object (each sandbox has
+its own IPC namespace), nor a key (the sandbox's seccomp filter refuses the keyring calls). The
+only thing carried from one node's folder to the next node's of the same thread is read-only
+files the sandbox held read-only, unchanged (the same file, moved rather than copied again: a
+script cannot change, link or relabel a file bound read-only). What the script changed is
+stored as a delta from the parent's workspace; the folders are removed when the search ends.
+The parent's submission files are left out of the copy, so a child that writes none is not
+credited with its parent's.
 
 A node is valid only when its script ran to the end (exit 0, not stopped), a validation score was
 read (by the declared pattern, or by the fast model's review that also calls the run buggy or not),
@@ -22,7 +25,6 @@ import math
 import os
 import re
 import shutil
-import stat
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from mlab.actions.workspace import Workspace
 from mlab.confined import Refused
 from mlab.errors import MlabError
 from mlab.snapshots import Delta, Snapshotter, restore_files
-from mlab.tree import file_identity, remove_tree, walk_tree
+from mlab.tree import file_identity, remove_tree
 
 NODES_DIR = "nodes"
 VALIDATION_SUBMISSION = "validation_submission.csv"  # as mlab.scoring.validation names it
@@ -97,38 +99,40 @@ class NodeEvaluator:
                                 dict(snapshotter.manifest), self.check_submission(folder), notes=notes)
         if self.holdout:
             evaluation.holdout, evaluation.holdout_problem = self.holdout_score(folder)
-        # read-only files a sandbox held read-only are the same files now: they stay for the next node
+        # read-only files a sandbox held read-only are the same files now: the thread's next node may take them
         self._local.kept = {rel: (digest, file_identity(folder / rel)) for rel, digest in scanned.items()
                             if getattr(result, "sandboxed", False) and workspace.is_read_only(rel)}
         return evaluation
 
     # -- this thread's slot -------------------------------------------------------------------
     def _prepare_slot(self, base: dict[str, str]) -> tuple[Path, dict[str, str]]:
-        """This thread's slot emptied but for the kept read-only files that the node's workspace
-        holds as they are; (the folder, those files with their digests)."""
-        folder = getattr(self._local, "folder", None)
-        left = getattr(self._local, "kept", {}) if folder is not None else {}
-        kept = {rel: digest for rel, (digest, identity) in left.items()
-                if base.get(rel) == digest and file_identity(folder / rel) == identity}
+        """A fresh folder for the node, holding this thread's kept read-only files that the node's
+        workspace holds as they are (moved from the thread's previous folder, which is removed);
+        (the folder, those files with their digests)."""
+        previous = getattr(self._local, "folder", None)
+        left = getattr(self._local, "kept", {}) if previous is not None else {}
         self._local.kept = {}
-        if folder is not None:
-            try:
-                _empty_except(folder, set(kept))
-                return folder, kept
-            except OSError:   # something the script left cannot be removed: the thread takes a new slot
-                _set_aside(folder)
         folder = self.root / f"slot-{next(self._slot_numbers)}"
         if os.path.lexists(folder):
             _set_aside(folder)   # left by a run killed while evaluating a node
         folder.mkdir(parents=True)
         self._local.folder = folder
-        return folder, {}
+        kept = {}
+        for rel, (digest, identity) in left.items():
+            if base.get(rel) != digest or file_identity(previous / rel) != identity:
+                continue
+            try:
+                (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.rename(previous / rel, folder / rel)
+            except OSError:
+                continue   # written afresh from the store
+            kept[rel] = digest
+        if previous is not None:
+            _set_aside(previous)
+        return folder, kept
 
     def close(self) -> None:
-        """End the resident sandboxes of the slots and remove the slots."""
-        from mlab.sandbox import resident
-
-        resident.release(under=self.root)
+        """Remove the slots."""
         if self.root.is_dir():
             for slot in self.root.iterdir():
                 if slot.name.startswith(("slot-", "set-aside-")):
@@ -140,7 +144,7 @@ class NodeEvaluator:
     def _run_script(self, number: int, workspace: Workspace, timeout_s: float):
         try:
             return run_logged(self.run.scripts, workspace, self.code_file, f"node-{number:04d}.log",
-                              timeout_s=max(timeout_s, 1.0), resident=True)
+                              timeout_s=max(timeout_s, 1.0))
         except ValueError as problem:  # e.g. the configured interpreter does not exist
             raise MlabError(f"node {number}'s script could not be started: {problem}") from None
 
@@ -219,17 +223,6 @@ class NodeEvaluator:
             return (value, None) if math.isfinite(value) else (None, "the holdout score is not a finite number")
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _empty_except(folder: Path, keep: set[str]) -> None:
-    """Remove everything in folder but the files in keep (and the folders holding them)."""
-    holding = {str(parent) for rel in keep for parent in Path(rel).parents}
-    for rel, full, info in reversed(list(walk_tree(folder))):
-        if stat.S_ISDIR(info.st_mode):
-            if rel not in holding:
-                os.rmdir(full)
-        elif rel not in keep:
-            os.unlink(full)
 
 
 def _set_aside(folder: Path) -> None:
