@@ -20,6 +20,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 EXPECTED = {
     "compile.py": "ratio ours/yaml",
     "gateway.py": "overhead per call",
+    "inputs.py": "operator reply, unclosed fences",
     "memory.py": "harness process of one run",
     "prompt.py": "harness peak memory",
     "report.py": "mlab eval:",

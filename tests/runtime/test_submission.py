@@ -302,19 +302,14 @@ def test_a_line_longer_than_the_field_bound_is_refused(tmp_path, answers, monkey
                                        "submission; expected a CSV file whose header line is `Id,SalePrice`")
 
 
-def test_the_id_check_is_linear_in_the_rows(tmp_path):
-    import time
-
-    # 50,000 distinct ids, every one of them wrong: a quadratic check would take minutes
+def test_a_submission_with_every_id_wrong_is_told_how_many_and_which(tmp_path):
+    # 50,000 distinct ids, every one of them wrong (how the check's time grows: bench/inputs.py)
     ids = [str(i) for i in range(50_000)]
     answers = write(tmp_path, "Id,y\n" + "".join(f"{i},1\n" for i in ids), "answers.csv")
     path = write(tmp_path, "Id,y\n" + "".join(f"x{i},1\n" for i in ids))
-    started = time.perf_counter()
     message = rejected(path, answers, ["y"])
-    took = time.perf_counter() - started
     assert "50000 of the 50000 test ids are missing" in message
     assert "50000 id(s) are not test ids (e.g. x0, x1, x2, x3, x4, ...)" in message
-    assert took < 5
 
 
 def test_rows_ended_by_carriage_returns_are_counted_too(tmp_path, monkeypatch):
