@@ -84,6 +84,9 @@ CODES: dict[str, Code] = {
     "E565": Code("answers leak", "A public column of the test table equals, or recodes one to one, an answer column; or the test rows' ids, sorted, put the answers in order: a submission could score without learning anything."),
     "E566": Code("data cannot be made", "The compiler made the variant's data as preparation would (a bundled table read and split, a generator run) and it failed, or it lacks a declared file."),
     "E567": Code("problem text disagrees with the declarations", "The problem text states the metric's direction against the declared one (\"lower is better\" for a higher-is-better metric), or names a column that no table of the data holds while one of a close spelling is there."),
+    "E568": Code("evaluator signature", "The runtime calls a task's evaluator with two positional arguments, the submission's folder and the private folder: `def score(submission_dir, private_dir) -> float`, a plain (not async) function that requires no keyword argument."),
+    "E569": Code("evaluator never rejects", "An evaluator rejects a malformed submission by raising an exception class named `SubmissionInvalid`; a file that never raises one can only score every submission (however malformed) or crash, which is the task's error."),
+    "E570": Code("demonstration runs a missing script", "A step of the demonstration executes a script that neither the starter folder, a public data file nor an earlier step of the demonstration (Write File, Copy File, an edit's save_name) provides: the demonstration would fail at that step."),
     # templates
     "E601": Code("template syntax error", "A prompt is not valid Jinja."),
     "E602": Code("variable outside the template context", "A prompt uses a variable that the runtime does not provide to that template (spec/template-context.json)."),

@@ -168,6 +168,8 @@ def _metric_findings(task: dict, variant: dict, answers: TableProfile) -> list[F
             continue
         values = [canonical(v) for v in profile.values] if profile.values is not None else None
         problem = None
+        if profile.type == "empty":
+            continue
         if kind in ("number", "nonnegative", "whole") and profile.type != "number":
             problem = f"holds values that are not numbers ({_quoted(_non_numbers(profile.values or []))})" \
                 if profile.values else "holds values that are not numbers"
@@ -265,6 +267,8 @@ def _constraint_findings(task: dict, variant: dict, test: TableProfile | None, a
 def _rule_problem(rule: dict, profile, model: DataModel) -> str | None:
     kind = rule["kind"]
     values = profile.values
+    if profile.type == "empty":
+        return None
     if kind in ("integer", "number", "probability"):
         if profile.type != "number":
             return f"it holds values that are not numbers ({_quoted(_non_numbers(values or []))})" if values \

@@ -54,7 +54,12 @@ def span_of(decl: A.Task, subject: tuple):
 
 
 def check_task_data(decl: A.Task, ir: dict, root: Path, report: Reporter) -> None:
-    """Model each offline variant of the task and report what its declarations get wrong."""
+    """Model each offline variant of the task and report what its declarations get wrong; the
+    task's Python the runtime would run is checked beside (scripts.py)."""
+    from .scripts import check_demo_scripts, check_evaluator
+
+    check_demo_scripts(decl, ir, root, report)
+    check_evaluator(decl, ir, root, report)
     models = []
     for name, variant in (ir.get("data") or {}).items():
         if not modelled(name, variant):

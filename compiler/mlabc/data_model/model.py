@@ -20,7 +20,7 @@ TABLE_SUFFIXES = (".csv", ".parquet")
 
 @dataclass
 class ColumnProfile:
-    """One column: `type` is "number" (every non-blank value numeric), "bool" or "text";
+    """One column: `type` is "number" (every non-blank value numeric), "bool", "text" or "empty";
     `blanks` counts empty cells; `values` the distinct non-blank values as text (None past
     VALUE_SET_LIMIT); `low`/`high` the range of a number column."""
 
@@ -86,7 +86,9 @@ def profile_column(series) -> ColumnProfile:
 
     blank = series.isna() | (series.astype(str).str.strip() == "")
     present = series[~blank]
-    if pd.api.types.is_bool_dtype(series) or (len(present) and set(present.astype(str).str.strip())
+    if not len(present):
+        kind, numbers = "empty", None  # no value to judge (a test table of no rows)
+    elif pd.api.types.is_bool_dtype(series) or (len(present) and set(present.astype(str).str.strip())
                                                <= {"True", "False", "true", "false"}):
         kind, numbers = "bool", None
     else:

@@ -15,6 +15,8 @@ def _table(file: str, *changes: tuple[str, str]) -> str:
 _LABELS = (('    answers ["y"]', '    answers ["label"]'), ('  metric   mae on "y"', '  metric   accuracy on "label"'),
            ('columns id and y', 'columns id and label'))
 
+_CUSTOM = ('  metric   mae on "y"', '  metric   custom lower_is_better')
+
 EXPLANATIONS: dict[str, Explanation] = {
     "E560": Explanation(
         "Scoring matches each submission row to an answer by its id. The prepared answers must give "
@@ -78,6 +80,26 @@ EXPLANATIONS: dict[str, Explanation] = {
                       "  problem  \"Fit y from x, then write submission.csv with the columns id and y. Higher is better.\"")),
         example_task(("  problem  \"Fit y from x, then write submission.csv with the columns id and y.\"",
                       "  problem  \"Fit y from x, then write submission.csv with the columns id and y. Lower is better.\""))),
+    "E568": Explanation(
+        "The runtime calls an evaluator as `score(submission_dir, private_dir)`: two positional "
+        "arguments, the folder of the submission's files and the folder of the private files; it "
+        "returns one finite number. Read with `ast` (the file is never imported by mlabc), a "
+        "function that takes other arguments would end every run in a traceback.",
+        example_task(_CUSTOM, extra='  evaluator "seeded.py:score" because "scored by our own rule"\n'),
+        example_task(_CUSTOM, extra='  evaluator "evaluate.py:score" because "scored by our own rule"\n')),
+    "E569": Explanation(
+        "An evaluator rejects a malformed submission by raising an exception class named "
+        "`SubmissionInvalid` (the run ends as a submission format error, with its message). A file "
+        "that never raises one scores whatever the agent wrote, or crashes on it, which is a task "
+        "error: check the files, headers, ids and values, and raise SubmissionInvalid on each fault.",
+        example_task(_CUSTOM, extra='  evaluator "count.py:score" because "scored by our own rule"\n'),
+        example_task(_CUSTOM, extra='  evaluator "evaluate.py:score" because "scored by our own rule"\n')),
+    "E570": Explanation(
+        "A demonstration is played step by step at run time; a step that executes a script no "
+        "starter file, public file or earlier step (Write File, Copy File, an edit's `save_name`) "
+        "provides fails there. The check follows the steps in order, as the run would.",
+        'use std "agents"\n\n' + example_task(extra='  demo     "run-demo.json"\n'),
+        'use std "agents"\n\n' + example_task(extra='  demo     "ran-demo.json"\n')),
 }
 
 

@@ -21,7 +21,15 @@ SUPPORT_FILES = {
                        '"input": {"file_name": "train.csv"}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
     "list-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "List Files", '
                        '"input": {"dir_path": "."}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
-    "evaluate.py": "def score(submission_dir, answers_dir):\n    return 0.0\n",
+    "evaluate.py": ("class SubmissionInvalid(ValueError):\n    pass\n\n\ndef score(submission_dir, answers_dir):\n"
+                    "    if not submission_dir:\n        raise SubmissionInvalid('no submission')\n    return 0.0\n"),
+    "count.py": "def score(submission_dir, answers_dir):\n    return 0.0\n",
+    "seeded.py": ("class SubmissionInvalid(ValueError):\n    pass\n\n\ndef score(submission_dir, answers_dir, seed):\n"
+                  "    raise SubmissionInvalid('never')\n"),
+    "run-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "Execute Script", '
+                      '"input": {"script_name": "trian.py"}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
+    "ran-demo.json": ('{"format": "mlab-demonstration", "version": 2, "steps": [{"action": "Execute Script", '
+                      '"input": {"script_name": "train.py"}}, {"action": "Final Answer", "input": {"final_answer": "done"}}]}\n'),
     "broken.py": "def score(submission_dir, answers_dir)\n    return 0.0\n",
     "header-only.csv": "id,x,y\n",
     "big-env/train.py": "import pandas as pd\n\nprint(len(pd.read_csv('train.csv')))\n",
