@@ -90,6 +90,9 @@ class ToAst(Transformer):
     def name(self, meta, tok):
         return A.Name(self._tok_span(tok), str(tok))
 
+    def npm(self, meta, tok, package):
+        return A.Npm(self._span(meta), package.value)
+
     def list(self, meta, *items):
         return A.List(self._span(meta), tuple(items))
 
@@ -148,6 +151,7 @@ class ToAst(Transformer):
     command = _one(A.Command)
     submits = _one(A.Submits)
     no_deps = _one(A.NoDeps)
+    dialect = _one(A.Dialect)
     baseline_run = _one(A.BaselineRun)
     success = _one(A.Success)
     demo = _one(A.Demo)

@@ -7,7 +7,8 @@ from . import ast as A
 from .diagnostics import Diagnostic, Span
 
 _ARTICLES = {"integer": "an integer", "number": "a number", "string": "a string", "duration": "a duration",
-             "size": "a size", "percentage": "a percentage", "name": "a name", "list": "a list"}
+             "size": "a size", "percentage": "a percentage", "name": "a name", "list": "a list",
+             "npm package": "an npm package"}
 
 
 def describe(value: A.Value) -> str:

@@ -11,7 +11,7 @@ __all__ = [
     'Describe', 'Input', 'Returns', 'Does', 'Tier', 'Tool', 'Action', 'DropAction',
     'UsesActions', 'Show', 'Hide', 'Model', 'History', 'Summarize', 'Retries', 'Prompt',
     'FormatError', 'Section', 'RespondSetting', 'Respond', 'DropSection', 'NamedPrompt', 'Prompts',
-    'Hook', 'Search', 'Command', 'Env', 'NoDeps', 'Submits',
+    'Hook', 'Search', 'Command', 'Env', 'NoDeps', 'Dialect', 'Submits',
 ]
 
 
@@ -215,6 +215,13 @@ class Env(Entry):
 class NoDeps(Entry):
     value: Value
     keyword: ClassVar[str] = "no_deps"
+
+
+@node
+class Dialect(Entry):
+    """`dialect NAME`: the wire protocol the agent's model client speaks to the gateway."""
+    value: Value
+    keyword: ClassVar[str] = "dialect"
 
 
 @node

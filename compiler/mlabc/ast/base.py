@@ -7,7 +7,7 @@ from typing import ClassVar
 from ..diagnostics import Span
 
 __all__ = [
-    'Value', 'Str', 'Int', 'Float', 'Duration', 'Size', 'Percent', 'Name', 'List', 'Ident', 'Param', 'Entry',
+    'Value', 'Str', 'Int', 'Float', 'Duration', 'Size', 'Percent', 'Name', 'Npm', 'List', 'Ident', 'Param', 'Entry',
 ]
 
 
@@ -73,6 +73,14 @@ class Percent(Value):
 class Name(Value):
     value: str
     kind: ClassVar[str] = "name"
+
+
+@node
+class Npm(Value):
+    """`npm "PACKAGE@VERSION"`: a package from the npm registry (an external agent's requirement)."""
+
+    value: str
+    kind: ClassVar[str] = "npm package"
 
 
 @node

@@ -49,6 +49,8 @@ def _scalar(value: A.Value) -> str:
         return repr(value.value)
     if isinstance(value, A.Name):
         return value.value
+    if isinstance(value, A.Npm):
+        return "npm " + quote(value.value)
     raise TypeError(type(value).__name__)
 
 
@@ -413,7 +415,7 @@ ENTRY_LAYOUT = {
     A.DropAction: lambda e: ("drop", ["action", e.name], None, False),
     A.Prompts: lambda e: ("prompts", [], list(e.items), True),
     A.Hook: lambda e: (e.time.value, [e.name.value], None, False),
-    A.Command: _one("command"), A.Submits: _one("submits"), A.NoDeps: _one("no_deps"),
+    A.Command: _one("command"), A.Submits: _one("submits"), A.NoDeps: _one("no_deps"), A.Dialect: _one("dialect"),
     A.Env: lambda e: ("env", [], list(e.items), False),
     A.ExpTasks: _one("tasks"),
     A.ExpTasksCategory: lambda e: ("tasks", ["category", e.name.value], None, False),

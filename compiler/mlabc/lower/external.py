@@ -4,7 +4,9 @@ and the command template.
 An external agent is a command run inside the sandbox; its model calls go through mlab's
 gateway. The compiler checks what can be known before a run: the command and the environment
 values are Jinja over the external context of spec/template-context.json, the requirements are
-PEP 508, every declared tier is used, and the limits are ones a gateway can enforce.
+PEP 508 and the npm packages pinned to exact versions, every declared tier is used, the limits are
+ones a gateway can enforce, and the dialect is one the gateway serves (spec/dialects.json), its base
+URL named by the command or the environment.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import re
 from .. import ast as A
 from ..values import Reporter, describe, did_you_mean, duplicate_entries
 from .actions import TIERS
-from .templates import check_template
+from ..resources import spec_json
+from .templates import check_template, template_variables
 
 # What the gateway can enforce on an outside agent: its model calls (steps, tokens, cost) and its
 # wall-clock time. Every other limit of a task (script timeouts, memory, disk) belongs to the task.
@@ -21,11 +24,15 @@ ENFORCEABLE = {"steps": "int", "time": "duration", "tokens": "int", "cost": "num
 TASK_ONLY_LIMITS = ("script_timeout", "memory", "disk")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PROBLEM_FILE = "problem.md"  # where the runner writes the problem statement, in the workspace
+DEFAULT_DIALECT = "chat"
+# An npm package at an exact version: an optional @scope/, a name, @, a semantic version.
+NPM_PACKAGE = re.compile(r"^(?P<name>(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*)@"
+                         r"(?P<version>\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
 
 
 def empty_external() -> dict:
-    return {"command": None, "requires": None, "no_deps": None, "env": {}, "models": {}, "submits": None,
-            "limits": {}}
+    return {"command": None, "requires": None, "npm": None, "no_deps": None, "env": {}, "models": {},
+            "submits": None, "limits": {}, "dialect": None}
 
 
 def kind_of(decl: A.Agent) -> str:
@@ -90,8 +97,11 @@ class ExternalResolver:
                 s["command"] = entry.value
             elif isinstance(entry, A.Requires):
                 s["requires"] = _requirements(entry.value, report)
+                s["npm"] = _npm_packages(entry.value, report)
             elif isinstance(entry, A.NoDeps):
-                s["no_deps"] = _requirements(entry.value, report)
+                s["no_deps"] = _requirements(entry.value, report, npm=False)
+            elif isinstance(entry, A.Dialect):
+                s["dialect"] = entry.value
             elif isinstance(entry, A.Env):
                 for item in entry.items:
                     key = item.key.value
@@ -112,13 +122,16 @@ class ExternalResolver:
         return s
 
 
-def _requirements(value: A.Value, report: Reporter) -> list[str]:
-    """PEP 508 requirements, each checked with `packaging` (E902 at the item that does not parse)."""
+def _requirements(value: A.Value, report: Reporter, npm: bool = True) -> list[str]:
+    """PEP 508 requirements, each checked with `packaging` (E902 at the item that does not parse);
+    npm packages (`npm "..."`, where `npm`) are left to _npm_packages."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     items = value.items if isinstance(value, A.List) else (value,)
     out = []
     for item in items:
+        if npm and isinstance(item, A.Npm):
+            continue
         text = report.string(item, "a requirement")
         if text is None:
             continue
@@ -129,6 +142,68 @@ def _requirements(value: A.Value, report: Reporter) -> list[str]:
             report.error("E902", f"requirement {text!r} is not a PEP 508 requirement: {first}", item.span,
                          hint='write e.g. "mini-swe-agent==1.17.4" or "numpy>=1.26,<2"')
     return out
+
+
+def _npm_packages(value: A.Value, report: Reporter) -> list[str]:
+    """The npm packages of a `requires`, each NAME@VERSION at an exact version (E913 otherwise): the
+    agent cache is keyed by the exact versions, so what a run installs is what the file says."""
+    items = value.items if isinstance(value, A.List) else (value,)
+    out = []
+    for item in items:
+        if not isinstance(item, A.Npm):
+            continue
+        text = item.value.strip()
+        if NPM_PACKAGE.match(text):
+            out.append(text)
+            continue
+        bare = text.rsplit("@", 1)[0] if text.count("@") > (1 if text.startswith("@") else 0) else text
+        report.error("E913", f"npm package {text!r} is not NAME@VERSION at an exact version", item.span,
+                     hint=f'pin it, e.g. npm "{bare or "@openai/codex"}@1.2.3" (`npm view {bare or "PACKAGE"} version` '
+                          "prints the newest); ranges and tags (^1.2, latest) are refused")
+    return out
+
+
+def _dialect(s: dict, report: Reporter, where: str) -> str | None:
+    """The agent's dialect, checked against those the gateway serves (E914)."""
+    value = s["dialect"]
+    if value is None:
+        return DEFAULT_DIALECT
+    known = spec_json("dialects.json")["dialects"]
+    if not isinstance(value, (A.Name, A.Str)):
+        report.error("E401", f"`dialect` takes a name, not {describe(value)}", value.span,
+                     hint=f"one of {', '.join(sorted(known))}")
+        return None
+    name = value.value
+    if name not in known:
+        report.error("E914", f"{where} speaks `{name}`, which is no dialect the gateway knows", value.span,
+                     did_you_mean(name, known, "dialects"))
+        return None
+    if not known[name]["served"]:
+        served = sorted(d for d, spec in known.items() if spec["served"])
+        report.error("E914", f"{where} speaks `{name}` ({known[name]['title']}), which the gateway does not serve yet",
+                     value.span, hint=f"the gateway serves {', '.join(served)} (spec/dialects.json)")
+        return None
+    return name
+
+
+def _names_base_url(dialect: str, s: dict, text: str, command: A.Value | None, report: Reporter,
+                    where: str) -> None:
+    """E915 when neither the command nor the environment names the dialect's base URL."""
+    spec = spec_json("dialects.json")["dialects"][dialect]
+    wanted = {"base_url", spec["base_url"]}
+    used: set[str] = set()
+    for template in [text] + [v.value for v in s["env"].values()]:
+        used |= template_variables(template) or set()
+    if used & wanted:
+        return
+    others = sorted(used & {"api_base", "api_root"})
+    wrong = (f"; it names `{{{{ {others[0]} }}}}`, which is not the form {spec['title']} clients take"
+             if others else "")
+    at = command.span if command is not None else s["dialect"].span if s["dialect"] is not None else None
+    report.error("E915", f"{where} speaks `{dialect}` but neither its command nor its environment names the gateway's "
+                 f"base URL for it{wrong}", at,
+                 hint=f"pass `{{{{ base_url }}}}` (or `{{{{ {spec['base_url']} }}}}`) to the agent's base-URL setting, "
+                      "else it calls its provider, which the sandbox cannot reach")
 
 
 def _limits(entry: A.Limits, report: Reporter) -> dict:
@@ -187,6 +262,11 @@ def lower_external(decl: A.Agent, s: dict, report: Reporter) -> tuple[dict, dict
         if submits is not None and (not submits.strip() or submits.startswith("/") or ".." in submits.split("/")):
             report.error("E405", f"`submits` names {submits!r}, not a file inside the workspace",
                          s["submits"].span, hint='name a workspace-relative file, e.g. "submission.csv"')
+    dialect = _dialect(s, report, where)
+    # An agent that declares its dialect names the gateway's base URL itself; one that does not speaks
+    # chat, which the runner's OPENAI_BASE_URL and OPENAI_API_BASE point at the gateway anyway.
+    if dialect is not None and s["dialect"] is not None and text:
+        _names_base_url(dialect, s, text, command, report, where)
     used_texts = [(text, command)] + [(v.value, v) for v in s["env"].values()]
     for tier, model in sorted(s["models"].items()):
         if not any(re.search(_tier_pattern(tier), t) for t, _ in used_texts):
@@ -198,7 +278,8 @@ def lower_external(decl: A.Agent, s: dict, report: Reporter) -> tuple[dict, dict
         return None
     models = {tier: {k: v for k, v in s["models"][tier].items() if not k.startswith("_")}
               if tier in s["models"] else {"default": None, "params": {}} for tier in TIERS}
-    external = {"requires": s["requires"] or [], "no_deps": s["no_deps"] or [], "env": env_texts,
+    external = {"requires": s["requires"] or [], "npm": s["npm"] or [], "no_deps": s["no_deps"] or [],
+                "dialect": dialect, "env": env_texts,
                 "submits": submits, "limits": s["limits"],
                 "problem_file": PROBLEM_FILE}
     ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": "", "shown": [],

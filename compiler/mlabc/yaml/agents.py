@@ -41,6 +41,7 @@ def external_handlers(r: YamlReader) -> dict:
         "external": lambda n, k, v, out: None,
         "command": one_value(r, A.Command), "requires": one_value(r, A.Requires),
         "no_deps": one_value(r, A.NoDeps), "submits": one_value(r, A.Submits),
+        "dialect": one_value(r, A.Dialect, mode="name"),
         "env": lambda n, k, v, out: out.append(A.Env(r.entry_span(k, v), tuple(key_values(r, v, "`env`")))),
         "model": lambda n, k, v, out: _models(r, v, out),
         "limits": limits_entry(r),

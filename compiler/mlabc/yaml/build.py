@@ -199,7 +199,7 @@ class YamlBuilder(Commented):
                   A.History: "auto", A.Summarize: "auto", A.Retries: "auto", A.Prompt: "str",
                   A.FormatError: "str", A.ExpTasks: "name", A.ExpAgents: "name", A.ExpRuns: "auto",
                   A.ExpData: "name", A.ExpRetries: "auto", A.ExpModels: "str",
-                  A.Command: "str", A.Submits: "str", A.NoDeps: "str"}
+                  A.Command: "str", A.Submits: "str", A.NoDeps: "str", A.Dialect: "name"}
         if type(e) in simple:
             return v(e.value, simple[type(e)])
         if isinstance(e, (A.DefaultAgent, A.UsesActions, A.Tier)):

@@ -143,6 +143,10 @@ class YamlReader:
             items = [self.value(item, mode) for item in node.value]
             self._open.discard(id(node))
             return A.List(span, tuple(i for i in items if i is not None))
+        if isinstance(node, MappingNode) and len(node.value) == 1 and isinstance(node.value[0][0], ScalarNode) \
+                and node.value[0][0].value == "npm" and isinstance(node.value[0][1], ScalarNode) \
+                and node_tag(node.value[0][1]) == "str":
+            return A.Npm(span, node.value[0][1].value)  # {npm: "@openai/codex@0.171.0"}: an npm package
         if isinstance(node, MappingNode):
             what = f"{where} takes a single value or a list" if where else "expected a single value or a list here"
             self.error("E401", f"{what}, not a mapping", node)

@@ -227,9 +227,16 @@ def _agent_def(primitives: dict) -> dict:
            for time in ("before_step", "after_step")},
         # an agent from outside mlab (`agent NAME external { ... }`)
         "external": {"const": True, "description": "an agent from outside mlab: a command run in the sandbox "
-                                                   "(it takes command, requires, no_deps, env, model, submits, "
-                                                   "limits)"},
-        "command": _ref("text"), "requires": _ref("strings"), "no_deps": _ref("strings"),
+                                                   "(it takes command, requires, no_deps, dialect, env, model, "
+                                                   "submits, limits)"},
+        "command": _ref("text"), "no_deps": _ref("strings"),
+        "requires": {"type": "array", "items": {"anyOf": [
+            {"type": "string"},
+            {"type": "object", "additionalProperties": False, "required": ["npm"],
+             "properties": {"npm": {"type": "string", "description": "an npm package at an exact version"}}}]},
+            "description": "PyPI requirements (PEP 508) and npm packages ({npm: \"NAME@VERSION\"})"},
+        "dialect": {"enum": ["chat", "responses", "anthropic", "gemini"],
+                    "description": "the wire protocol the agent's model client speaks to the gateway"},
         "env": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
                 "additionalProperties": {"type": "string"}},
         "submits": {"type": "string"}, "limits": _ref("limits"),

@@ -139,6 +139,8 @@ def value_node(value: A.Value, mode: str, flow: bool = False):
         if value.value in ("true", "false") or (mode == "name" and _plain_ok(value.value, flow)):
             return Scalar(value.value)
         raise ConvertError(f"line {value.span.line}: the name `{value.value}` cannot stand here in the YAML form")
+    if isinstance(value, A.Npm):  # `npm "x@1"` is the mapping {npm: "x@1"} in the YAML form
+        return Map([Item("npm", string_scalar(value.value, "str", True))])
     raise ConvertError(f"unexpected value {type(value).__name__}")
 
 

@@ -1,12 +1,19 @@
-"""An external agent's Python environment: a virtual environment with its requirements, made once.
+"""An external agent's environment: a virtual environment with its requirements, made once.
 
 It lives in the cache (agents/<digest>/), keyed by the digest of the requirements and the base
 interpreter's version, never in the workspace, and is made with the run's interpreter (the one
 the scripts use), so the agent runs on the same Python with none of mlab's packages. A half-made
 environment is never used: it is built in a temporary folder and renamed when complete.
+
+npm packages (`requires [npm "@openai/codex@0.171.0"]`) go into node/ of the same folder, installed
+with the host's node and npm (found by find_node: $MLAB_NODE, else `node` on PATH), the digest then
+also covering the packages and node's major version. What the registry sent is recorded in the
+ready marker and in environment.json beside it: each package's version, resolved address and
+integrity hash (npm's lock), and node's version.
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import importlib.util
@@ -22,6 +29,9 @@ from typing import Callable
 from mlab.errors import MlabError
 
 READY = ".mlab-ready"
+MANIFEST = "environment.json"   # what the environment holds: python, pip's packages, npm's with their hashes
+NODE_DIR = "node"               # the npm prefix under the environment (node_modules/, its .bin/)
+MIN_NODE = (18, 0)              # the oldest node the standard agents' packages install and run on
 INSTALL_TIMEOUT_S = 1800.0
 _NOT_FOUND = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the "
                         r"requirement) (\S+)")
@@ -37,6 +47,68 @@ class AgentEnvironmentError(MlabError):
         self.output = output
 
 
+class NodeMissing(MlabError):
+    """The agent has npm packages and no usable node/npm is on this machine."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """The host's node and npm, as an agent with npm packages uses them."""
+
+    path: str
+    version: str          # as `node --version` prints it: v20.20.2
+    npm: str              # npm's path
+    npm_version: str
+
+    @property
+    def major(self) -> int:
+        return int(self.version.lstrip("v").split(".")[0])
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "version": self.version, "npm_version": self.npm_version}
+
+
+def _install_hint(packages: list[str]) -> str:
+    return (f"install Node.js {MIN_NODE[0]} or newer with npm (e.g. `apt-get install nodejs npm`, or from "
+            f"nodejs.org), or set MLAB_NODE to the node binary; it installs {', '.join(packages)}")
+
+
+def find_node(packages: list[str], agent: str = "") -> Node:
+    """The node (and the npm beside it) that installs and runs `packages`; NodeMissing with what to
+    install when there is none, or it is too old, or npm is not beside it."""
+    who = f"agent {agent}" if agent else "this agent"
+    named = os.environ.get("MLAB_NODE", "").strip()
+    path = named or shutil.which("node")
+    if not path or not os.access(path, os.X_OK):
+        where = f"MLAB_NODE ({named}) is not an executable" if named else "no `node` on PATH"
+        raise NodeMissing(f"{who} needs Node.js for its npm packages, and {where}: {_install_hint(packages)}")
+    path = os.path.realpath(path)
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+        version = done.stdout.strip()
+        major, minor = (int(part) for part in version.lstrip("v").split(".")[:2])
+    except (OSError, subprocess.SubprocessError, ValueError):
+        raise NodeMissing(f"{who} needs Node.js for its npm packages, and {path} does not run as node: "
+                          f"{_install_hint(packages)}") from None
+    if (major, minor) < MIN_NODE:
+        raise NodeMissing(f"{who} needs Node.js {MIN_NODE[0]} or newer for its npm packages; {path} is {version}: "
+                          f"{_install_hint(packages)}")
+    npm = os.path.join(os.path.dirname(path), "npm")
+    if not os.access(npm, os.X_OK):
+        npm = shutil.which("npm") or ""
+    if not npm:
+        raise NodeMissing(f"{who} needs npm beside node ({path}) to install its npm packages: "
+                          f"{_install_hint(packages)}")
+    try:
+        done = subprocess.run([npm, "--version"], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, PATH=os.path.dirname(path) + os.pathsep + os.environ.get("PATH", "")))
+        npm_version = done.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        raise NodeMissing(f"{who} needs npm to install its npm packages, and {npm} does not run: "
+                          f"{_install_hint(packages)}") from None
+    return Node(path, version, npm, npm_version)
+
+
 def python_version(python: str) -> str:
     done = subprocess.run([python, "-I", "-c", "import sys, platform; print(sys.version.split()[0], "
                            "platform.machine())"], capture_output=True, text=True, timeout=60)
@@ -45,10 +117,13 @@ def python_version(python: str) -> str:
     return done.stdout.strip()
 
 
-def environment_key(requires: list[str], version: str, no_deps: list[str] = ()) -> str:
-    """The digest that names the environment: the requirements (as declared, in order) and the Python."""
+def environment_key(requires: list[str], version: str, no_deps: list[str] = (), npm: list[str] = (),
+                    node_major: int | None = None) -> str:
+    """The digest that names the environment: the requirements (as declared, in order), the Python, and
+    the npm packages with node's major version (a native module is built for one)."""
     text = json.dumps({"requires": list(requires), "python": version, **({"no_deps": list(no_deps)} if no_deps
-                                                                         else {})}, sort_keys=True)
+                                                                         else {}),
+                       **({"npm": list(npm), "node": node_major} if npm else {})}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -66,11 +141,15 @@ def environment_python(folder: Path) -> Path:
 
 def prepare_environment(agent_name: str, requires: list[str], base_python: str,
                         say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
-                        cache: Path | None = None, no_deps: list[str] = ()) -> Path:
+                        cache: Path | None = None, no_deps: list[str] = (), npm: list[str] = (),
+                        node: Node | None = None) -> Path:
     """The folder of the agent's environment, made first when the cache has none for these requirements
-    (`no_deps`: installed after them, without their own dependencies)."""
+    (`no_deps`: installed after them, without their own dependencies; `npm`: packages installed with
+    `node`, found here when not given)."""
     version = python_version(base_python)
-    key = environment_key(requires, version, no_deps)
+    if npm and node is None:
+        node = find_node(list(npm), agent_name)
+    key = environment_key(requires, version, no_deps, npm, node.major if node else None)
     root = Path(cache) if cache is not None else agents_cache()
     folder = root / key[:20]
     if (folder / READY).is_file():
@@ -80,19 +159,22 @@ def prepare_environment(agent_name: str, requires: list[str], base_python: str,
         fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same environment: wait for it
         if (folder / READY).is_file():
             return folder
-        count = len(requires) + len(no_deps)
+        count = len(requires) + len(no_deps) + len(npm)
         what = f"{count} requirement{'s' if count != 1 else ''}" if count else "no requirements"
         say(f"preparing the environment of agent {agent_name} ({what}) in {folder} ...")
         temp = root / f"{key[:20]}.partial"
         shutil.rmtree(temp, ignore_errors=True)
         try:
             _make(temp, requires, base_python, list(no_deps))
+            packages = _install_npm(temp / NODE_DIR, list(npm), node) if npm else {}
             shutil.rmtree(folder, ignore_errors=True)
             # the venv's scripts name its folder in their first line: make it at its final path
             os.replace(temp, folder)
             _fix_paths(folder, temp)
-            (folder / READY).write_text(json.dumps({"requires": requires, "no_deps": list(no_deps),
-                                                    "python": version}) + "\n")
+            manifest = {"requires": requires, "no_deps": list(no_deps), "python": version,
+                        **({"npm": list(npm), "node": node.to_json(), "npm_packages": packages} if npm else {})}
+            (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+            (folder / READY).write_text(json.dumps(manifest, sort_keys=True) + "\n")
         except BaseException:
             shutil.rmtree(temp, ignore_errors=True)
             raise
@@ -127,6 +209,72 @@ def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str
         if done.returncode != 0:
             output = done.stdout + "\n" + done.stderr
             raise AgentEnvironmentError(install_failure(items, output), output)
+
+
+def node_bin(folder: Path) -> Path:
+    """The folder of the npm packages' commands in an environment (on the agent's PATH)."""
+    return folder / NODE_DIR / "node_modules" / ".bin"
+
+
+def environment_manifest(folder: Path) -> dict:
+    """What a made environment holds (environment.json; {} for one made before it was written)."""
+    try:
+        return json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _install_npm(prefix: Path, packages: list[str], node: Node) -> dict:
+    """npm install of the exact packages into `prefix`; their versions, addresses and integrity hashes."""
+    prefix.mkdir(parents=True)
+    # a package.json of its own, so npm installs here and never climbs to a parent folder's
+    (prefix / "package.json").write_text(json.dumps({"name": "mlab-agent", "private": True}) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.lower().startswith("npm_config_")}
+    env.update({"PATH": os.path.dirname(node.path) + os.pathsep + env.get("PATH", ""),
+                "npm_config_update_notifier": "false", "npm_config_fund": "false", "npm_config_audit": "false"})
+    args = [node.npm, "install", "--prefix", str(prefix), "--save-exact", "--no-audit", "--no-fund",
+            "--omit=dev", "--loglevel=error", *packages]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=env,
+                              cwd=str(prefix))
+    except subprocess.TimeoutExpired as late:
+        output = _text(late.stdout) + _text(late.stderr)
+        raise AgentEnvironmentError(f"installing {', '.join(packages)} with npm took longer than "
+                                    f"{INSTALL_TIMEOUT_S:g} s", output) from None
+    except OSError as problem:
+        raise AgentEnvironmentError(f"cannot run npm ({node.npm}): {problem}") from None
+    if done.returncode != 0:
+        output = done.stdout + "\n" + done.stderr
+        raise AgentEnvironmentError(npm_failure(packages, output), output)
+    try:
+        lock = json.loads((prefix / "package-lock.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        lock = {}
+    recorded = {}
+    for where, entry in sorted((lock.get("packages") or {}).items()):
+        if not where or not isinstance(entry, dict) or not entry.get("version"):
+            continue
+        name = entry.get("name") or where.rsplit("node_modules/", 1)[-1]
+        recorded[where.removeprefix("node_modules/")] = {
+            "name": name, "version": entry["version"], "resolved": entry.get("resolved"),
+            "integrity": entry.get("integrity")}
+    for package in packages:
+        name = package.rsplit("@", 1)[0]
+        if name not in recorded:
+            raise AgentEnvironmentError(f"npm package {package!r} is not in what npm installed "
+                                        "(package-lock.json)", done.stdout + done.stderr)
+    return recorded
+
+
+def npm_failure(packages: list[str], output: str) -> str:
+    """One message naming the npm package that did not install, from npm's output."""
+    if re.search(r"\bE404\b|\bETARGET\b|notarget|No matching version", output):
+        named = next((p for p in packages if p in output or p.rsplit("@", 1)[0] in output), None)
+        if named:
+            return f"npm package {named!r} could not be installed: the registry has no such package or version"
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("npm error") or line.startswith("npm ERR!")] or lines[-3:]
+    return f"the npm packages {', '.join(packages)} could not be installed: {' | '.join(errors)[-600:]}"
 
 
 def _pip_takes_python() -> bool:

@@ -24,7 +24,8 @@ from pathlib import Path
 import jinja2
 
 from mlab.agent.outcome import LoopOutcome
-from mlab.external.environment import AgentEnvironmentError, environment_python, prepare_environment
+from mlab.external.environment import (MANIFEST, AgentEnvironmentError, Node, NodeMissing, environment_python, find_node,
+                                       node_bin, prepare_environment)
 from mlab.external.gateway import Gateway, GatewayEnd
 from mlab.failure import FailureMode
 from mlab.models.client import Usage
@@ -34,6 +35,7 @@ INSIDE = "/mlab-gateway"         # where the gateway's folder is bound inside th
 GRACE_S = 5.0                    # after a limit's error response, the agent's time to end by itself
 AGENT_LOG = "agent.log"          # under output/
 INSTALL_LOG = "agent-install.log"  # under output/: the installer's output when the environment failed
+ENVIRONMENT = "agent-environment.json"  # under output/: what the agent's environment held (versions, npm hashes)
 _RELAY = Path(__file__).with_name("relay.py")
 _VALIDATE = Path(__file__).with_name("validate_client.py")
 
@@ -71,6 +73,16 @@ def asked_for(response: str, message: dict | None) -> str:
     return next((line.strip() for line in response.splitlines() if line.strip()), "(an empty reply)")
 
 
+def _node_binds(node: Node | None) -> tuple:
+    """The host's node, bound read-only where the sandbox does not show it already (/usr is shown)."""
+    if node is None:
+        return ()
+    folder = str(Path(node.path).parent.parent)  # the installation: bin/node and lib/node_modules/npm
+    if folder in ("/usr", "/usr/local", "/") or folder.startswith(("/usr/", "/bin", "/lib")):
+        return ()
+    return ((folder, folder, False),)
+
+
 class ExternalRunner:
     """Runs one session of an external agent on a Run; `run_until_done()` → a LoopOutcome."""
 
@@ -105,14 +117,20 @@ class ExternalRunner:
     def context(self, gateway: Gateway, python: str, inside: str, problem_file: str) -> dict:
         task = self.run.task.doc
         metric = task.get("metric") or {}
+        root = f"http://127.0.0.1:{PORT}"
+        dialect = self.dialect()
         return {"problem_file": problem_file, "workspace": str(self.run.workspace.root),
-                "submission": self.submission_file(), "api_base": f"http://127.0.0.1:{PORT}/v1",
+                "submission": self.submission_file(), "api_base": f"{root}/v1", "api_root": root,
+                "base_url": root if dialect in ("anthropic", "gemini") else f"{root}/v1", "dialect": dialect,
                 "api_key": gateway.key, "model": "main", "models": {t: t for t in ("main", "fast", "edit")},
                 "limits": {"steps": self.limits["steps"], "time_s": self.limits["time"],
                            "tokens": self.limits["tokens"], "cost": self.limits["cost"]},
                 "python": python, "task": {"name": task["name"], "title": task.get("title"),
                                            "metric": metric.get("name"), "direction": metric.get("direction")},
                 "validate": f"{python} {inside}/validate.py"}
+
+    def dialect(self) -> str:
+        return self.spec.get("dialect") or "chat"
 
     def _record(self, exchange: dict, call, started: float) -> None:
         """One exchange as a trace step: the conversation and tools in OpenAI form (whatever the
@@ -157,11 +175,17 @@ class ExternalRunner:
         from mlab.sandbox.runner import run_script, sandbox_available
 
         run = self.run
+        npm = list(self.spec.get("npm") or [])
         try:
+            node = find_node(npm, run.agent.name) if npm else None
             folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []), run.scripts.python,
-                                         say=self.say, no_deps=list(self.spec.get("no_deps") or []))
+                                         say=self.say, no_deps=list(self.spec.get("no_deps") or []), npm=npm,
+                                         node=node)
+        except NodeMissing as problem:
+            return self._not_installed(AgentEnvironmentError(str(problem)))
         except AgentEnvironmentError as problem:
             return self._not_installed(problem)
+        self._keep_manifest(folder)
         python = str(environment_python(folder))
         problem_file = self.write_problem()
         gateway_dir = Path(tempfile.mkdtemp(prefix="mlab-gw-"))
@@ -193,8 +217,12 @@ class ExternalRunner:
             # agent's environment is bound read-only beside it, its bin/ after the task's on PATH, so the
             # agent's own commands find the task's `python` and the agent's entry points alike.
             env["PATH"] = ":".join([str(Path(run.scripts.python).parent), str(folder / "bin"),
+                                    *([str(node_bin(folder)), str(Path(node.path).parent)] if node else []),
                                     "/usr/local/bin", "/usr/bin", "/bin"])
-            binds = ((str(folder), str(folder), False), (str(gateway_dir), INSIDE, True))
+            if node is not None:  # `require` finds the agent's packages from anywhere (node -e, its plugins)
+                env["NODE_PATH"] = str(node_bin(folder).parent)
+            binds = ((str(folder), str(folder), False), (str(gateway_dir), INSIDE, True),
+                     *_node_binds(node))
             policy = dataclasses.replace(policy, env=env, stop=self.stop, max_output_chars=20000,
                                          binds=binds if sandboxed else ())
             threading.Thread(target=self._watch_interrupt, args=(done,), daemon=True).start()
@@ -208,6 +236,14 @@ class ExternalRunner:
             shutil.rmtree(gateway_dir, ignore_errors=True)
         return self._finish(result)
 
+    def _keep_manifest(self, folder: Path) -> None:
+        """output/agent-environment.json: what the agent ran on (its packages, npm's integrity hashes)."""
+        from mlab.observation import write_text_atomic
+
+        source = folder / MANIFEST
+        if source.is_file():
+            write_text_atomic(self.run.dir / "output" / ENVIRONMENT, source.read_text(encoding="utf-8"))
+
     def _not_installed(self, problem: AgentEnvironmentError) -> LoopOutcome:
         """The run ends before the command starts: the installer's output under output/, one step
         that says why, and the failure mode `agent install failed` (the run is scored as any other)."""
@@ -216,7 +252,7 @@ class ExternalRunner:
         run = self.run
         write_text_atomic(run.dir / "output" / INSTALL_LOG, problem.output or str(problem))
         detail = f"{problem}; the installer's output: output/{INSTALL_LOG}"
-        self.say(f"mlab: agent {run.agent.name} not installed: {problem} (pip's output: "
+        self.say(f"mlab: agent {run.agent.name} not installed: {problem} (the installer's output: "
                  f"{run.dir / 'output' / INSTALL_LOG})")
         run.finish("agent_install_failed", detail=detail)
         return LoopOutcome("agent_install_failed", FailureMode.AGENT_INSTALL_FAILED, detail)

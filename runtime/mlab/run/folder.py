@@ -47,6 +47,17 @@ ABANDONED_AFTER_S = 60   # a .partial folder this old whose lock no process hold
 RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"
 
 
+def _agent_node(agent: AgentBuild):
+    """The node an external agent with npm packages runs on (recorded in run.json), else None; a run
+    whose agent needs node on a machine without it is refused before anything is made."""
+    npm = ((agent.doc.get("external") or {}).get("npm")) or []
+    if not npm:
+        return None
+    from mlab.external.environment import find_node
+
+    return find_node(list(npm), agent.name)
+
+
 class RunEnded(MlabError):
     """step() was called on a run that has ended."""
 
@@ -212,6 +223,7 @@ class Run:
         variant = task.variant(data)
         resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
         check_requirements(task.name, task.doc.get("requires"), python)  # before any data or script
+        node = _agent_node(agent)  # an agent with npm packages: the host's node, or why there is none
         prepared = prepare_data(task, data, cache_dir=cache_dir)
         runs_dir = Path(runs_dir).resolve()
         try:
@@ -244,7 +256,7 @@ class Run:
             snapshotter = Snapshotter(staging / "workspace", store)
             snapshotter.scan()
             meta = {
-                "schema": RUN_SCHEMA_ID, "schema_version": 4, "id": run_id, "created": timestamp(),
+                "schema": RUN_SCHEMA_ID, "schema_version": 5, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),
                 "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
                 "seed": int(seed), "limits": resolved.to_json(),
@@ -254,6 +266,7 @@ class Run:
                 "initial_snapshot": store.put_json(snapshotter.manifest),
                 "task_version": int(task.doc.get("version", 1)),
                 "hardware": measure_hardware(task.view.cpus, resolved.memory, task.doc.get("requires"), python, device),
+                **({"node": node.to_json()} if node is not None else {}),
             }
             _write_json_atomic(staging / RUN_JSON, meta)
             for name, document in (extra or {}).items():

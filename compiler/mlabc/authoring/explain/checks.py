@@ -384,6 +384,23 @@ EXPLANATIONS: dict[str, Explanation] = {
         "does not parse as a requirement.",
         _external('    command  "{{ python }} -m my_agent"\n    requires ["my-agent = 1.0"]\n'),
         _external('    command  "{{ python }} -m my_agent"\n    requires ["my-agent==1.0"]\n')),
+    "E913": Explanation(
+        "An npm package in `requires` is installed once into the agent cache, keyed by its exact "
+        "version, with the registry's integrity hashes recorded; a range or a tag would install whatever "
+        "the registry holds on the day, so two runs of the same file could run different agents.",
+        _external('    command  "codex exec --model {{ model }}"\n    requires [npm "@openai/codex@latest"]\n'),
+        _external('    command  "codex exec --model {{ model }}"\n    requires [npm "@openai/codex@0.171.0"]\n')),
+    "E914": Explanation(
+        "`dialect` names the wire protocol the agent's model client speaks; the gateway answers it on the "
+        "dialect's own paths. It must be one the gateway serves (spec/dialects.json lists them).",
+        _external('    dialect chat-completions\n    command "my-agent --base-url {{ base_url }}"\n'),
+        _external('    dialect chat\n    command "my-agent --base-url {{ base_url }}"\n')),
+    "E915": Explanation(
+        "An agent that declares its dialect must be pointed at the gateway by its command or its "
+        "environment, in the form its client takes (`{{ base_url }}`); otherwise it calls its provider, "
+        "which the sandbox cannot reach, and the run fails at its first call.",
+        _external('    dialect chat\n    command "my-agent --model {{ model }}"\n'),
+        _external('    dialect chat\n    command "my-agent --model {{ model }} --base-url {{ base_url }}"\n')),
     "E903": Explanation(
         "A declared model tier is only called when the agent is told its name at the gateway; neither "
         "the command nor an environment variable passes this tier, so its default could never be used. "
