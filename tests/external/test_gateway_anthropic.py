@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import time
 
-import anthropic
 import pytest
 from fake_openai import FakeOpenAI
-from gateway_helpers import scripted_client, served, server_client
+from gateway_helpers import scripted_client, sdk_module, served, server_client
+
+anthropic = sdk_module("anthropic")
 
 TOOLS = [{"name": "bash", "description": "Run a shell command.",
           "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]

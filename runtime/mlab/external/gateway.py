@@ -357,8 +357,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _not_served(self, dialect) -> None:
         self._send(404, dialect.error_body(f"no such endpoint {self.command} {urlsplit(self.path).path}; the "
-                                           "gateway serves /v1/chat/completions, /v1/messages, "
-                                           "/v1/messages/count_tokens and /v1/models", "not_found"))
+                                           "gateway serves /v1/chat/completions, /v1/responses, "
+                                           "/v1/messages, /v1/messages/count_tokens and /v1/models", "not_found"))
 
     def do_GET(self):  # noqa: N802 - http.server's name
         path = urlsplit(self.path).path

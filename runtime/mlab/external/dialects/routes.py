@@ -2,7 +2,7 @@
 lists, token counts)."""
 from __future__ import annotations
 
-from mlab.external.dialects import Ask, anthropic, chat
+from mlab.external.dialects import Ask, anthropic, chat, responses
 from mlab.models.client import TIERS
 
 
@@ -12,6 +12,8 @@ def route(method: str, path: str, headers) -> tuple[object, str] | None:
     if method == "POST":
         if path in ("/v1/chat/completions", "/chat/completions"):
             return chat, "reply"
+        if path in ("/v1/responses", "/responses"):
+            return responses, "reply"
         if path in ("/v1/messages", "/messages"):
             return anthropic, "reply"
         if path in ("/v1/messages/count_tokens", "/messages/count_tokens"):
@@ -25,6 +27,8 @@ def dialect_of(path: str, headers):
     """The dialect whose errors a request on this path gets (for a path the gateway does not serve)."""
     if "/messages" in path or headers.get("anthropic-version"):
         return anthropic
+    if "/responses" in path:
+        return responses
     return chat
 
 

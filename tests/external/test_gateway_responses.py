@@ -1,0 +1,118 @@
+"""The gateway's OpenAI Responses dialect (Codex CLI's), checked by OpenAI's own SDK: text, function
+and custom (freeform) tool calls and their outputs, reasoning summaries, usage, errors and a
+stalled stream, with a scripted model and a streaming upstream."""
+from __future__ import annotations
+
+import json
+import time
+
+import openai
+import pytest
+from fake_openai import FakeOpenAI
+from gateway_helpers import scripted_client, served, server_client
+
+TOOLS = [{"type": "function", "name": "shell", "description": "Run a command.", "strict": False,
+          "parameters": {"type": "object", "properties": {"command": {"type": "array", "items": {"type": "string"}}},
+                         "required": ["command"]}}]
+
+
+def sdk(served_gateway) -> openai.OpenAI:
+    return openai.OpenAI(base_url=served_gateway.base + "/v1", api_key=served_gateway.key, max_retries=0)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_function_call_goes_out_and_its_output_comes_back(tmp_path, stream):
+    replies = [{"content": "Listing.", "tool_calls": [{"name": "shell", "arguments": {"command": ["ls", "-l"]}}]},
+               "Done."]
+    with served(tmp_path, scripted_client(tmp_path, replies)) as gateway:
+        client = sdk(gateway)
+        asked = dict(model="gpt-5-codex", instructions="You are Codex.", tools=TOOLS, parallel_tool_calls=False,
+                     input=[{"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be careful."}]},
+                            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Look."}]}])
+        if stream:
+            with client.responses.stream(**asked) as events:
+                kinds = [event.type for event in events]
+                response = events.get_final_response()
+            assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+            assert kinds.count("response.output_item.added") == kinds.count("response.output_item.done") == 2
+            assert "response.function_call_arguments.delta" in kinds
+        else:
+            response = client.responses.create(**asked)
+        message, call = response.output
+        assert response.status == "completed" and response.output_text == "Listing."
+        assert (call.type, call.name, json.loads(call.arguments)) == ("function_call", "shell", {"command": ["ls", "-l"]})
+        assert response.model == "gpt-5-codex" and response.usage.input_tokens > 0
+        first = gateway.exchange
+        assert first["dialect"] == "responses" and first["model"] == "gpt-5-codex"
+        assert [m["role"] for m in first["messages"]] == ["system", "system", "user"]
+
+        history = asked["input"] + [item.model_dump(exclude_none=True) for item in response.output] + [
+            {"type": "function_call_output", "call_id": call.call_id, "output": "total 0"}]
+        done = client.responses.create(**dict(asked, input=history))
+        assert done.output_text == "Done."
+        sent = gateway.exchange["messages"]
+        assert sent[3]["content"] == "Listing." and sent[3]["tool_calls"][0]["id"] == call.call_id
+        assert sent[4] == {"role": "tool", "tool_call_id": call.call_id, "content": "total 0"}
+
+
+def test_a_custom_tool_takes_and_gives_freeform_text(tmp_path):
+    patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch"
+    replies = [{"content": None, "tool_calls": [{"name": "apply_patch", "arguments": {"input": patch}}]}, "ok"]
+    custom = [{"type": "custom", "name": "apply_patch", "description": "Edit files.",
+               "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"}}]
+    with served(tmp_path, scripted_client(tmp_path, replies)) as gateway:
+        client = sdk(gateway)
+        with client.responses.stream(model="m", tools=custom, input="add a.txt") as events:
+            for _ in events:
+                pass
+            (call,) = events.get_final_response().output
+        assert (call.type, call.name, call.input) == ("custom_tool_call", "apply_patch", patch)
+        assert gateway.exchange["tools"][0]["function"]["parameters"]["required"] == ["input"]
+        client.responses.create(model="m", tools=custom, input=[
+            {"role": "user", "content": "add a.txt"}, call.model_dump(exclude_none=True),
+            {"type": "custom_tool_call_output", "call_id": call.call_id, "output": "Done!"}])
+        assistant, result = gateway.exchange["messages"][1:]
+        assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"input": patch}
+        assert result == {"role": "tool", "tool_call_id": call.call_id, "content": "Done!"}
+
+
+def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
+    reply = {"content": "Use gradient boosting.", "reasoning_content": "Tabular data, small."}
+    with FakeOpenAI([reply], gap_s=0.15, usage=(64, 10), cached=48) as upstream, \
+            served(tmp_path, server_client(upstream.base)) as gateway:
+        seen = []
+        with sdk(gateway).responses.stream(model="gpt-5", input="Which model?") as events:
+            for event in events:
+                seen.append((time.monotonic(), event.type))
+            response = events.get_final_response()
+        texts = [t for t, kind in seen if kind == "response.output_text.delta"]
+        assert len(texts) == 6 and texts[-1] - texts[0] > 0.5, "the pieces came as the upstream sent them"
+        reasoning, message = response.output
+        assert reasoning.type == "reasoning" and reasoning.summary[0].text == "Tabular data, small."
+        assert response.output_text == "Use gradient boosting."
+        usage = response.usage
+        assert (usage.input_tokens, usage.input_tokens_details.cached_tokens, usage.output_tokens) == (64, 48, 10)
+        assert gateway.call["cached_tokens"] == 48
+
+
+def test_errors_are_openai_errors(tmp_path):
+    with served(tmp_path, scripted_client(tmp_path, ["one"]), limits={"steps": 1}) as gateway:
+        client = sdk(gateway)
+        with pytest.raises(openai.BadRequestError, match="previous_response_id"):
+            client.responses.create(model="m", input="hi", previous_response_id="resp_1")
+        with pytest.raises(openai.BadRequestError, match="web_search"):
+            client.responses.create(model="m", input="hi", tools=[{"type": "web_search", "name": "web_search"}])
+        client.responses.create(model="m", input="hi")
+        with pytest.raises(openai.RateLimitError, match="steps limit"):
+            with client.responses.stream(model="m", input="again") as events:
+                events.get_final_response()
+        assert [end.end_reason for end in gateway.ends] == ["steps_limit"]
+
+
+def test_a_stalled_stream_ends_with_response_failed_and_a_record(tmp_path):
+    with FakeOpenAI(["Never finished, this reply."], faults=["stall"]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=0.6) as gateway:
+        events = list(sdk(gateway).responses.create(model="m", input="go", stream=True))
+        assert events[-1].type == "response.failed" and "stalled" in events[-1].response.error.message
+        assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
+        assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]
