@@ -150,3 +150,19 @@ def test_accelerators_are_read_from_nvidia_smi_and_name_the_hardware_class(monke
     assert hardware.accelerator_note({**record, "accelerator_tool": "nvidia-smi"}) == "not measured: no script ran"
     failing = hardware.accelerators(run=lambda argv, **kwargs: subprocess.CompletedProcess(argv, 9, "", "no driver"))
     assert failing == {"vendor_tool": "nvidia-smi", "devices": []}
+
+
+def test_a_reproduction_without_the_models_key_points_at_replay(scripted_run, tmp_path, monkeypatch):
+    # the lock fixes the models, so --model is no way out here: the hint is --replay, an option of mlab run
+    _, run_dir = scripted_run
+    copy = tmp_path / "keyed"
+    shutil.copytree(run_dir, copy)
+    lock = json.loads((copy / "lock.json").read_text())
+    for tier in lock["models"].values():
+        tier["model"] = "anthropic/claude-sonnet-4-5"
+    (copy / "lock.json").write_text(json.dumps(lock))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    code, _, err = mlab("run", "--reproduce", copy, "--runs-dir", tmp_path / "runs")
+    assert code == 2, err
+    assert "needs ANTHROPIC_API_KEY in the environment; set it, or add --replay" in err
+    assert "--model" not in err
