@@ -9,6 +9,7 @@ import socket
 import threading
 from types import SimpleNamespace
 
+from mlab.external.dialects import chat
 from mlab.external.gateway import Gateway
 from mlab.models.client import Usage
 from mlab.trace import TraceWriter
@@ -81,11 +82,11 @@ def test_the_gateway_counts_each_exchanges_tokens_and_refuses_calls_past_the_tok
     ends = []
     usage = Usage()
     gateway = Gateway(str(tmp_path / "gw.sock"), OneReply(), {"tokens": 5}, lambda *a: None, usage, 0, ends.append)
-    first, second = gateway.exchange({"messages": [{"role": "user", "content": "hi"}]}), \
-        gateway.exchange({"messages": [{"role": "user", "content": "again"}]})
+    first, second = gateway.exchange(chat, chat.parse({"messages": [{"role": "user", "content": "hi"}]})), \
+        gateway.exchange(chat, chat.parse({"messages": [{"role": "user", "content": "again"}]}))
     assert first[0] == second[0] == 200
     assert usage.total_tokens == 8 and usage.tokens["main"] == {"prompt": 6, "completion": 2, "cached": 0}
-    status, body = gateway.exchange({"messages": [{"role": "user", "content": "once more"}]})
+    status, body = gateway.exchange(chat, chat.parse({"messages": [{"role": "user", "content": "once more"}]}))
     assert status == 429 and body["error"]["message"] == "the run's tokens limit (5) is used up"
     assert [(end.end_reason, end.failure_mode) for end in ends] == [("tokens_limit", "limit reached")]
 

@@ -196,7 +196,7 @@ class Gateway:
                 self._end(GatewayEnd("failed", failure.failure_mode, str(failure)))
                 sink.fail(STATUS["model_failure"], dialect.error_body(str(failure), "model_failure"))
                 return STATUS["model_failure"]
-            sink.begin()
+            sink.begin(getattr(encoder, "content_type", "text/event-stream"))
             sink.write(encoder.start())
             while True:
                 if item is None:
@@ -286,10 +286,10 @@ class _Sink:
     def __init__(self, handler: "_Handler"):
         self.handler, self.gone, self.begun = handler, False, False
 
-    def begin(self) -> None:
+    def begin(self, content_type: str = "text/event-stream") -> None:
         handler = self.handler
         handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Content-Type", content_type)
         handler.send_header("Cache-Control", "no-cache")
         handler.send_header("Connection", "close")
         handler.end_headers()
@@ -358,18 +358,19 @@ class _Handler(BaseHTTPRequestHandler):
     def _not_served(self, dialect) -> None:
         self._send(404, dialect.error_body(f"no such endpoint {self.command} {urlsplit(self.path).path}; the "
                                            "gateway serves /v1/chat/completions, /v1/responses, "
-                                           "/v1/messages, /v1/messages/count_tokens and /v1/models", "not_found"))
+                                           "/v1/messages, /v1/messages/count_tokens, /v1/models and /v1beta/models/"
+                                           "MODEL:generateContent, :streamGenerateContent and :countTokens", "not_found"))
 
     def do_GET(self):  # noqa: N802 - http.server's name
         path = urlsplit(self.path).path
-        found = route("GET", path, self.headers)
-        dialect = found[0] if found else dialect_of(path, self.headers)
+        found = route("GET", self.path, self.headers)
+        dialect = found[0] if found else dialect_of(self.path, self.headers)
         if not self._authorised(dialect):
             return
         if found is None:
             self._not_served(dialect)
         else:
-            self._send(200, models_body(dialect))
+            self._send(200, models_body(dialect, found[2].get("model", "")))
 
     def _read_json(self):
         """The request's body decoded within the bounds, or _BadBody. The caller holds one of the
@@ -395,11 +396,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(bad.status, dialect.error_body(str(bad), "too_large" if bad.status == 413 else "invalid"))
         self.close_connection = True   # what is left of the body is not read as a next request
 
-    def _answer(self, gateway: Gateway, dialect, operation: str, request) -> int:
+    def _answer(self, gateway: Gateway, dialect, operation: str, said: dict, request) -> int:
         """Answer one decoded request in its dialect; the HTTP status sent (0: nothing recorded)."""
         status, sink, ask = 0, _Sink(self), None
         try:
-            ask = dialect.parse(request)
+            ask = dialect.parse(request, **said)
             if operation == "count":
                 self._send(200, dialect.count_reply(count_tokens(gateway.client, tier_of(ask.model), ask)))
                 return 0
@@ -420,8 +421,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802 - http.server's name
         path = urlsplit(self.path).path
-        found = route("POST", path, self.headers)
-        dialect = found[0] if found else dialect_of(path, self.headers)
+        found = route("POST", self.path, self.headers)
+        dialect = found[0] if found else dialect_of(self.path, self.headers)
         if not self._authorised(dialect):
             return
         gateway = self.server.gateway
@@ -449,7 +450,7 @@ class _Handler(BaseHTTPRequestHandler):
             except _BadBody as bad:
                 self._refuse(dialect, bad)
                 return
-            status = self._answer(gateway, dialect, found[1], request)
+            status = self._answer(gateway, dialect, found[1], found[2], request)
             del request
         if status == 200:
             try:

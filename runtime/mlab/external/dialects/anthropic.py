@@ -152,7 +152,7 @@ def _tool_choice(choice) -> tuple[object, bool | None]:
     raise BadRequest("`tool_choice.type` must be auto, any, tool (with a name) or none")
 
 
-def parse(body, stream_default: bool = False) -> Ask:
+def parse(body) -> Ask:
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     messages = body.get("messages")
@@ -168,7 +168,7 @@ def parse(body, stream_default: bool = False) -> Ask:
     tools = _tools(body.get("tools"))
     return Ask(converted, tools, choice if tools else None, parallel if tools else None,
                model=body.get("model") if isinstance(body.get("model"), str) else None,
-               stream=bool(body.get("stream", stream_default)))
+               stream=bool(body.get("stream")))
 
 
 def _usage(call) -> dict:

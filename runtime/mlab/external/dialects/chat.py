@@ -19,7 +19,7 @@ def error_body(message: str, kind: str) -> dict:
     return {"error": {"message": message, "type": kind, "code": kind}}
 
 
-def parse(body, stream_default: bool = False) -> Ask:
+def parse(body) -> Ask:
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     messages = body.get("messages")

@@ -157,7 +157,7 @@ def _tool_choice(choice):
     raise BadRequest("`tool_choice` must be auto, required, none or {\"type\": \"function\", \"name\": ...}")
 
 
-def parse(body, stream_default: bool = False) -> Ask:
+def parse(body) -> Ask:
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     if body.get("previous_response_id"):
