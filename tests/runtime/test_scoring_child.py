@@ -50,3 +50,17 @@ def test_validate_submission_and_the_final_score_come_from_a_child_process(new_r
 def test_a_child_that_dies_is_a_one_line_error():
     with pytest.raises(MlabError, match="scoring failed in its child process: .*SystemExit|scoring failed"):
         child.call("sys:exit", 3)
+
+
+def test_an_outside_agent_s_validate_is_held_to_the_run_s_memory_limit(new_run):
+    from types import SimpleNamespace
+
+    from mlab.external.runner import ExternalRunner
+
+    run = new_run()
+    run.step("Write File", {"file_name": "submission.csv", "content": "Id,SalePrice\n1461,1.0\n"})
+    run.scripts.memory_bytes = 64 << 20   # too little for the check's interpreter with pandas
+    with pytest.raises(MlabError, match=r"more memory than the run's limit \(64 MiB\)"):
+        ExternalRunner._validate(SimpleNamespace(run=run))   # the gateway's validate, for an outside agent
+    run.scripts.memory_bytes = None
+    assert "submission" in ExternalRunner._validate(SimpleNamespace(run=run))

@@ -25,6 +25,10 @@ from pathlib import Path
 from mlab.errors import MlabError
 
 
+# what a child out of address space says: Python's error, a library that could not be mapped, the C library's
+_OUT_OF_MEMORY = ("MemoryError", "failed to map segment", "Cannot allocate memory", "std::bad_alloc")
+
+
 def call(function: str, *args, memory_bytes: int | None = None, timeout_s: float | None = None):
     """`module:function`(*args) in a child interpreter (of at most memory_bytes of address space,
     for at most timeout_s seconds, when given)."""
@@ -42,8 +46,10 @@ def call(function: str, *args, memory_bytes: int | None = None, timeout_s: float
             kind, value = pickle.loads(answer.read_bytes())
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
             why = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-            if memory_bytes and "MemoryError" in why:
-                why = f"it needed more memory than the run's limit ({memory_bytes / 2**20:.0f} MiB)"
+            if memory_bytes and any(mark in why for mark in _OUT_OF_MEMORY):
+                why = f"it needed more memory than the run's limit ({memory_bytes / 2**20:.0f} MiB): {why}"
+            elif memory_bytes:
+                why = f"{why} (it ran within the run's limit of {memory_bytes / 2**20:.0f} MiB of memory)"
             raise MlabError(f"scoring failed in its child process: {why}") from None
     if kind == "raised":
         raise value
