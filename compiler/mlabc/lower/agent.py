@@ -1,11 +1,10 @@
 """agent declarations (with `extends`) → agent IR, action table and templates."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from .. import ast as A
 from .actions import TIERS, TOOL_NAME
-from .inherited import check_shown
+from .inherited import as_pinned, check_shown
 from ..resources import spec_json
 from .search import SEARCH_PROMPTS, lower_search
 from .search_agent import TOOLS_ONLY_PROMPTS, artifacts, lower_search_agent, text_of
@@ -98,28 +97,11 @@ class AgentResolver:
                     self.visiting.pop()
                     self.settings[name] = None
                     return None
-                base = self._as_pinned(decl, settings_copy(resolved))
+                base = as_pinned(decl, settings_copy(resolved), self.pinned)
         self.visiting.pop()
         result = self._apply(decl, base)
         self.settings[name] = result
         return result
-
-    def _as_pinned(self, decl: A.Agent, base: dict) -> dict:
-        """A parent's settings as the release the child's file pins had them: the `show` items that the
-        standard library's agents came to show since are not inherited."""
-        folder, dropped = self.pinned.get(decl.span.path, ("", set()))
-        if not dropped:
-            return base
-
-        def kept(items):
-            return [(item, node) for item, node in items
-                    if not (item in dropped and str(Path(node.span.path).resolve().parent) == folder)]
-
-        if base["show"] is not None:
-            base["show"] = kept(base["show"])
-        base["unhide"] = kept(base["unhide"])
-        base["pinned_away"] = sorted(dropped)  # hiding one of them hides nothing, and is no mistake
-        return base
 
     def _apply(self, decl: A.Agent, s: dict) -> dict:
         report = self.report

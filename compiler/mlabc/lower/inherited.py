@@ -7,6 +7,8 @@ new set lacks, the mistake is the child's, so it is reported at the child's `act
 naming the inherited action and the fix, never inside the parent's file."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from .. import ast as A
 from ..values import Reporter, did_you_mean
 
@@ -19,6 +21,25 @@ def declares(decl: A.Decl, node) -> bool:
 
 def replaces_action_set(decl: A.Agent) -> bool:
     return decl.parent is not None and any(isinstance(e, A.UsesActions) for e in decl.entries)
+
+
+def as_pinned(decl: A.Agent, base: dict, pinned: dict[str, tuple[str, set[str]]]) -> dict:
+    """A parent's settings as the release the child's file pins had them: the `show` items that the
+    standard library's agents came to show since are not inherited (pinned: file -> (std folder,
+    those actions))."""
+    folder, dropped = pinned.get(decl.span.path, ("", set()))
+    if not dropped:
+        return base
+
+    def kept(items):
+        return [(item, node) for item, node in items
+                if not (item in dropped and str(Path(node.span.path).resolve().parent) == folder)]
+
+    if base["show"] is not None:
+        base["show"] = kept(base["show"])
+    base["unhide"] = kept(base["unhide"])
+    base["pinned_away"] = sorted(dropped)  # hiding one of them hides nothing, and is no mistake
+    return base
 
 
 def check_shown(decl: A.Agent, settings: dict, set_ref: A.Ident, names: list[str], report: Reporter) -> None:
