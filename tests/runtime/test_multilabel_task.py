@@ -96,3 +96,47 @@ def test_a_rows_flag_that_is_not_an_answer_column_is_refused_at_check_time(tmp_p
     source = make_task(tmp_path / "t", metric='column_roc_auc(rows = "scored") on ["toxic", "insult"]')
     with pytest.raises(MlabError, match=r"E408\].*`scored` is not among the answers of data `lite`"):
         resolve_task(str(source))
+
+
+def test_label_columns_whose_answers_are_not_flags_are_refused_at_check_time(tmp_path, mlab_env):
+    folder = tmp_path / "t"
+    make_task(folder)
+    rows = (folder / "comments.csv").read_text().splitlines()
+    rows = [rows[0]] + [row.replace(",1,", ",2,", 1) if i % 3 == 0 else row for i, row in enumerate(rows[1:])]
+    (folder / "comments.csv").write_text("\n".join(rows) + "\n")
+    from mlabc.api import check_paths
+
+    found = [d for d in check_paths([str(folder / "labels.mlab")], data=True).diagnostics if d.code == "E562"]
+    assert found and "`column_roc_auc` cannot score `toxic`: the answers' `toxic` holds '2'" in found[0].message
+    assert found[0].span.line == 10  # at the metric's column
+
+
+def test_empty_label_sets_are_answers_a_label_set_metric_scores(tmp_path, mlab_env):
+    folder = tmp_path / "t"
+    (folder / "env").mkdir(parents=True)
+    (folder / "env" / "train.py").write_text("print('hello')\n")
+    rows = ["id,text,tags"] + [f"{i},post {i},{'' if i % 4 == 0 else 'a b' if i % 2 else 'c'}" for i in range(20)]
+    (folder / "posts.csv").write_text("\n".join(rows) + "\n")
+    (folder / "tags.mlab").write_text(textwrap.dedent("""\
+        use std "agents"
+        task tags {
+          title "Tag the posts"
+          category canonical
+          problem "Predict each post's tags; write submission.csv with the columns id and tags."
+          starter "env"
+          data lite { from csv "posts.csv" split random 0.5 seed 3 id "id" answers ["tags"]
+                      public ["train.csv", "test.csv"] private ["answers.csv"] }
+          submission "submission.csv" columns ["id", "tags"]
+          metric label_set_f1 on "tags"
+          baseline 0.5 because "chance"
+        }
+        """))
+    from mlabc.api import check_paths
+
+    checked = check_paths([str(folder / "tags.mlab")], data=True)  # blank answers (no tag) are not E561 here
+    assert checked.ok, [str(d) for d in checked.diagnostics]
+    task = resolve_task(str(folder / "tags.mlab"))
+    prepared = prepare_data(task, "lite")
+    answers = pd.read_csv(prepared.private / "answers.csv", keep_default_na=False, dtype=str)
+    assert "" in set(answers["tags"])
+    assert score_workspace(task, "lite", submit(tmp_path / "w", answers[["id", "tags"]]), prepared.private).value == 1.0

@@ -18,15 +18,20 @@ from .model import DataModel, TableProfile
 
 # what the answers of a catalogue metric's scored columns must hold, by metric: number (every
 # answer a number), nonnegative, whole (whole numbers), label (any value), rle and ranking (text,
-# empty allowed), binary (0 or 1: one probability column), table (a probability table: the
-# `answer` column's classes are the columns' names)
+# empty allowed), text (any text, empty allowed), binary (0 or 1: one probability column), table (a
+# probability table: the `answer` column's classes are the columns' names), flags (a label table:
+# each scored column's answers 0 or 1)
 ANSWER_KINDS = {
     "accuracy": "label", "f1": "label", "precision": "label", "recall": "label",
     "mae": "number", "rmse": "number", "smape1": "number", "mcrmse": "number", "r2": "number", "mape": "number",
     "rmsle": "nonnegative", "qwk": "whole", "dice": "rle", "map_at_k": "ranking",
     "roc_auc": "probability", "log_loss": "probability", "top_k_accuracy": "table", "proba_accuracy": "table",
+    "column_roc_auc": "flags", "lwlrap": "flags", "kl_divergence": "number", "label_set_f1": "ranking",
+    "kendall_tau": "ranking", "jaccard": "text", "levenshtein": "text", "word_error_rate": "text",
+    "pearson": "number", "spearman": "number", "wape": "number", "mase": "number", "mcrmsle": "nonnegative",
+    "mcc": "label", "error_rate": "label",
 }
-EMPTY_ALLOWED = ("rle", "ranking")
+EMPTY_ALLOWED = ("rle", "ranking", "text")
 SHOWN = 3
 
 
@@ -82,8 +87,8 @@ def task_findings(task: dict, variant_name: str, model: DataModel) -> list[Findi
         out += _answer_findings(task, variant_name, variant, answers)
         out += _metric_findings(task, variant, answers)
         out += _constraint_findings(task, variant, test, answers, model)
-    if train is not None:
-        out += _training_label_findings(variant_name, variant, train)
+    if train is not None and ANSWER_KINDS.get((task.get("metric") or {}).get("name")) not in EMPTY_ALLOWED:
+        out += _training_label_findings(variant_name, variant, train)  # an empty label set or text is a label
     out += _leak_findings(variant_name, variant, model)
     return out
 
@@ -181,6 +186,9 @@ def _metric_findings(task: dict, variant: dict, answers: TableProfile) -> list[F
             problem = f"holds {_quoted(set(values) - {'0', '1'})}, and one probability column is scored against 0 or 1"
         elif kind == "probability" and values is None:
             problem = "holds more than two values, and one probability column is scored against 0 or 1"
+        elif kind == "flags" and (values is None or not set(values) <= {"0", "1"}):
+            problem = (f"holds {_quoted(set(values) - {'0', '1'})}" if values is not None else "holds more than two values") \
+                + f", and {name} scores each label column against 0 or 1"
         if problem:
             out.append(Finding("E562", ("metric column", column), f"metric `{name}` cannot score `{column}`: the answers' "
                                f"`{column}` {problem}", _metric_fix(kind, name)))
@@ -193,6 +201,9 @@ def _metric_fix(kind: str, name: str) -> str:
                 "the classes, with `answer = \"COLUMN\"` naming the class column")
     if kind == "label":
         return f"{name} compares labels"
+    if kind == "flags":
+        return ("a label table's answers are one 0/1 column per label, named as the submission's columns; "
+                "for one class per row, score a probability table: `roc_auc(answer = \"COLUMN\") on [...]`")
     return f"choose a metric for labels (accuracy, f1) or make the answers numbers {name} can score"
 
 

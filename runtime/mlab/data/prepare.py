@@ -122,20 +122,26 @@ def local_source_digest(task: TaskBuild, source: dict, where: str) -> str | None
     return None
 
 
-SHARED_PREPARATION = ("mlabc.data_model.tables",)  # preparation logic mlab.data runs from the compiler's package
+# The code that decides what a prepared variant holds: reading sources, splitting, numbering ids,
+# writing files. A module that only checks prepared data (answers, requirements) is not in it, so
+# changing one voids no record; a new module that makes data belongs here.
+PREPARATION_CODE = ("mlab.data.prepare", "mlab.data.splits", "mlab.data.vocabulary", "mlab.data.loaders",
+                    "mlabc.data_model.tables")
 
 
 @functools.lru_cache(maxsize=1)
 def preparation_code_digest() -> str:
-    """The hash of mlab's own preparation code (every module of mlab.data: sources, readers, ids,
-    answers, vocabularies; and SHARED_PREPARATION, where the splits, the ids mlab numbers and the
-    validation hold-out are made), so that a change to how data is made names new prepared data
-    and voids recorded baselines. Comments, blank lines and docstrings are left out: rewording them
-    changes no data."""
-    folder = Path(__file__).resolve().parent
-    files = {path.relative_to(folder).as_posix(): path for path in folder.rglob("*.py")}
-    for name in SHARED_PREPARATION:
-        files[name] = Path(importlib.util.find_spec(name).origin)
+    """The hash of mlab's own preparation code (PREPARATION_CODE: a package counts with every module
+    in it), so that a change to how data is made names new prepared data and voids recorded
+    baselines. Comments, blank lines and docstrings are left out: rewording them changes no data."""
+    files: dict[str, Path] = {}
+    for name in PREPARATION_CODE:
+        spec = importlib.util.find_spec(name)
+        origin = Path(spec.origin)
+        if spec.submodule_search_locations:  # a package: all of its modules
+            files.update({f"{name}/{p.relative_to(origin.parent).as_posix()}": p for p in origin.parent.rglob("*.py")})
+        else:
+            files[name] = origin
     return code_digest(files)
 
 
