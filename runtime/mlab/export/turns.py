@@ -268,8 +268,38 @@ def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Tur
         elif record.get("action") is not None:
             turn.calls.append(_text_call(record, tool_names))
         turns.append(turn)
+    _external_calls(turns)
     _shown(turns)
     return turns
+
+
+def _external_calls(turns: list[Turn]) -> None:
+    """An outside agent's exchanges (trace v4+): each reply's tool calls as the model made them, each
+    with the result the agent sent back in a later exchange (empty when the run ended first). The
+    agent ran them itself, so the trace holds no record per call."""
+    results: dict[str, str] = {}
+    for turn in turns:
+        request = (turn.first.get("model") or {}).get("request")
+        messages = request.get("messages") if isinstance(request, dict) else None
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict) and message.get("role") == "tool" and message.get("tool_call_id"):
+                results.setdefault(str(message["tool_call_id"]), _message_text(message))
+    for turn in turns:
+        model = turn.first.get("model") or {}
+        message = model.get("message")
+        if not model.get("external") or turn.calls or not isinstance(message, dict):
+            continue
+        for index, call in enumerate(message.get("tool_calls") or []):
+            if not isinstance(call, dict):
+                continue
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            arguments, call_id = function.get("arguments"), str(call.get("id") or "")
+            result = results.get(call_id, "")
+            turn.calls.append(ToolCall(id=call_id or f"mlab-step-{turn.first['step']}-{index + 1}",
+                                       name=str(function.get("name") or ""), arguments=_parsed_arguments(arguments),
+                                       arguments_text=arguments if isinstance(arguments, str) else None, action=None,
+                                       harness_id=not call_id, result=result, observation=result, is_error=False,
+                                       step=turn.first["step"]))
 
 
 def _calls_not_run(record: dict) -> list[ToolCall]:
