@@ -86,3 +86,55 @@ def test_a_worker_is_handed_the_slow_tier_first_in_its_own_order():
     items = [marked("a", False), marked("b", True), marked("c", False), marked("d", True)]
     assert [i.name for i in slow_first(items)] == ["b", "d", "a", "c"]
 
+
+
+def test_a_missing_tool_skips_the_test_and_fails_it_under_ci(monkeypatch):
+    import pytest
+
+    from needs import missing, module, needs
+
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="Chromium is not installed"):
+        missing("Chromium is not installed")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true, and a tool this test needs is missing: no harbor"):
+        missing("no harbor")
+    with pytest.raises(pytest.fail.Exception, match="no_such_package_of_anyone"):
+        module("no_such_package_of_anyone", "a test extra")
+    with pytest.raises(pytest.fail.Exception, match="bubblewrap cannot start"):
+        needs("bubblewrap cannot start a sandbox here")(lambda: None)()
+    assert needs(None)(len) is len  # present: the test itself, unwrapped
+    with pytest.raises(ImportError):  # mlab's own modules never skip: a broken import fails
+        module("mlab.no_such_module", "never a skip")
+
+
+# a reason that names a tool a test needs: such a skip goes through tests/needs.py, so it fails under CI=true
+TOOL_WORDS = re.compile(r"bubblewrap|sandbox|chromium|harbor|\bnpm\b|textmate|pypi|pip install|extra",
+                        re.IGNORECASE)
+
+
+def test_every_skip_for_a_missing_tool_goes_through_needs():
+    found = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        if path.name in ("needs.py", "test_suite_settings.py"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{path.relative_to(REPO)}:{number}"
+            if "importorskip(" in line:  # mlab's modules must fail to import, others go through needs.module
+                found.append(f"{where}: importorskip")
+            elif re.search(r"pytest\.skip\(|skipif\(", line) and TOOL_WORDS.search(line):
+                found.append(f"{where}: {line.strip()}")
+    assert found == [], "skips that CI=true would not turn into failures (use tests/needs.py):\n" + "\n".join(found)
+
+
+def test_ci_stops_when_it_cannot_install_a_tool(tmp_path):
+    import shutil
+    import subprocess
+
+    bin_dir = tmp_path / "bin"  # a PATH with no bubblewrap, chromium or apt-get
+    bin_dir.mkdir()
+    (bin_dir / "dirname").symlink_to(shutil.which("dirname"))
+    done = subprocess.run([shutil.which("bash"), str(REPO / ".ci" / "run")], capture_output=True, text=True,
+                          env={"PATH": str(bin_dir), "HOME": str(tmp_path)}, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "ci: bubblewrap chromium missing and no apt-get to install them"

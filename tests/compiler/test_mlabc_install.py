@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from mlabc_cases import REPO_ROOT
+from needs import needs
 
 NOT_PACKAGED = shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "dist", ".hypothesis",
                                       ".pytest_cache", ".venv", "runs", "tests", ".notes")
@@ -70,8 +71,8 @@ def _missing_packages(wheel: Path) -> list[str]:
     return [folder for folder in _package_folders() if folder not in packaged]
 
 
-@pytest.mark.skipif(not _can_build_wheels_offline(),
-                    reason="building a wheel offline needs the `wheel` package or setuptools >= 70.1")
+@needs(None if _can_build_wheels_offline() else
+       "building a wheel offline needs the `wheel` package (a test extra) or setuptools >= 70.1")
 def test_installed_wheel_uses_its_bundled_files(tmp_path):
     source = tmp_path / "source"
     shutil.copytree(REPO_ROOT, source, ignore=NOT_PACKAGED, symlinks=True)

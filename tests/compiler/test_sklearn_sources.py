@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from mlabc.lower.data_files import SKLEARN_DATASETS, sklearn_sources_table
+from needs import module
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "language.md"
 
@@ -17,7 +18,7 @@ def test_the_docs_show_the_table_of_sklearn_sources():
 
 @pytest.mark.parametrize("loader", sorted(SKLEARN_DATASETS))
 def test_each_sklearn_source_gives_the_columns_the_compiler_lists(loader, tmp_path, monkeypatch):
-    pytest.importorskip("sklearn")
+    module("sklearn", "scikit-learn, a dependency of mlab")
     from mlab.data.prepare import _sklearn_frame
 
     monkeypatch.setenv("SCIKIT_LEARN_DATA", str(tmp_path))  # the bundled sets read nothing from here

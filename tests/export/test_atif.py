@@ -7,8 +7,9 @@ import pytest
 
 from agent_helpers import mlab
 from export_helpers import copy_run, record_problems, records, tool_agent_records, tree_records, write_records
+from needs import module
 
-atif = pytest.importorskip("atif", reason="the atif package (a test extra: pip install -e '.[test]')")
+atif = module("atif", "the atif package (a test extra: pip install -e '.[test]')")
 
 V1_RUN = Path(__file__).parent.parent / "agent" / "data" / "runs-v1" / "20261201T182227-d6c232"
 

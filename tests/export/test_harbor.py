@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from needs import missing
+
 REPO = Path(__file__).resolve().parents[2]
 TASKS = sorted(p.name[: -len(".mlab")] for p in (REPO / "tasks").glob("*.mlab") if p.name != "experiments.mlab")
 
@@ -77,8 +79,8 @@ def harbor_command() -> str | None:
 def test_every_bundled_task_passes_harbors_own_lint(exported):
     harbor = harbor_command()
     if harbor is None:
-        pytest.skip("no Harbor to lint with: set MLAB_TEST_HARBOR to a `harbor` command (pip install harbor, "
-                    "Python >= 3.12) or put one on PATH; .ci/run makes one")
+        missing("no Harbor to lint with: set MLAB_TEST_HARBOR to a `harbor` command (pip install harbor, "
+                "Python >= 3.12) or put one on PATH; .ci/run makes one")
     done = subprocess.run([harbor, "lint", "--json", *(str(exported / t) for t in TASKS)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -6,6 +6,7 @@ import pytest
 
 from agent_helpers import mlab
 from export_helpers import copy_run, records, tool_agent_records, write_records
+from needs import module
 
 HOSTILE = {  # tool call id -> the arguments a model sent, never run (answered "Not run")
     "call_N": '{"x": NaN, "y": Infinity, "z": -Infinity}',
@@ -47,7 +48,7 @@ def test_an_atif_export_of_hostile_calls_is_standard_json(std_runs, tmp_path):
 
 
 def test_an_inspect_export_of_hostile_calls_reads_back(std_runs, tmp_path):
-    inspect_log = pytest.importorskip("inspect_ai.log")
+    inspect_log = module("inspect_ai.log", "inspect-ai (a test extra: pip install -e '.[test]')")
     out = tmp_path / "hostile.eval"
     code, _, err = mlab("export", hostile_run(std_runs, tmp_path), "--to", "inspect", "-o", out)
     assert code == 0, err

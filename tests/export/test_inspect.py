@@ -7,8 +7,9 @@ import pytest
 
 from agent_helpers import mlab, only_run
 from export_helpers import copy_run, records, tool_agent_records, write_records
+from needs import module
 
-inspect_log = pytest.importorskip("inspect_ai.log", reason="inspect-ai (a test extra: pip install -e '.[test]')")
+inspect_log = module("inspect_ai.log", "inspect-ai (a test extra: pip install -e '.[test]')")
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 
 from agent_helpers import FIT_PY, mlab, only_run, result, scripted, trace, trace_problems
 from mlab.sandbox.runner import sandbox_available
+from needs import missing
 
 AIDE_FIT = FIT_PY.replace('open("train.csv")', 'open("input/train.csv")').replace(
     'open("test.csv")', 'open("input/test.csv")').replace('"submission.csv"', '"working/submission.csv"') + \
@@ -22,14 +23,14 @@ def aide_installed(tiny_task):
     from mlab.external.environment import AgentEnvironmentError, prepare_environment
 
     if not sandbox_available()[0]:
-        pytest.skip("bubblewrap cannot start a sandbox here")
+        missing("bubblewrap cannot start a sandbox here")
     spec = compile_into_cache([tiny_task]).agent("aide").doc["external"]
     try:
         return prepare_environment("aide", spec["requires"], sys.executable, say=lambda line: None,
                                    no_deps=spec["no_deps"])
     except AgentEnvironmentError as problem:
         if "no matching distribution" in str(problem) or "connection" in str(problem).lower():
-            pytest.skip(f"PyPI cannot be reached: {problem}")
+            missing(f"PyPI cannot be reached: {problem}")
         raise
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from agent_helpers import FIT_PY, on_a_terminal, scripted
 from mlab.sandbox.runner import sandbox_available
+from needs import needs
 
-needs_sandbox = pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap cannot start a sandbox here")
+needs_sandbox = needs(None if sandbox_available()[0] else f"bubblewrap cannot start a sandbox here: {sandbox_available()[1]}")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 SLOW_FIT = 'print("fitting the line", flush=True)\nimport time\ntime.sleep(2.5)\n' + FIT_PY

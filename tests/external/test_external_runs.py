@@ -10,8 +10,9 @@ import pytest
 
 from agent_helpers import FIT_PY, mlab, only_run, result, scripted, trace, trace_problems
 from mlab.sandbox.runner import sandbox_available
+from needs import needs
 
-needs_sandbox = pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap cannot start a sandbox here")
+needs_sandbox = needs(None if sandbox_available()[0] else f"bubblewrap cannot start a sandbox here: {sandbox_available()[1]}")
 
 
 def build_with(tmp_path: Path, tiny_task: Path, agents: str) -> Path:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-gymnasium = pytest.importorskip("gymnasium", reason="mlab.gym needs the optional extra `gym` (gymnasium)")
+from needs import module  # noqa: E402
+
+gymnasium = module("gymnasium", "mlab.gym needs the optional extra `gym` (gymnasium)")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from agent_helpers import result, trace  # noqa: E402

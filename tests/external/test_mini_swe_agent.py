@@ -10,6 +10,7 @@ import pytest
 
 from agent_helpers import mlab, only_run, result, scripted, trace, trace_problems
 from mlab.sandbox.runner import sandbox_available
+from needs import missing
 
 
 def bash(thought: str, command: str) -> str:
@@ -25,7 +26,7 @@ def mini_installed():
     from mlab.external.environment import AgentEnvironmentError, prepare_environment
 
     if not sandbox_available()[0]:
-        pytest.skip("bubblewrap cannot start a sandbox here")
+        missing("bubblewrap cannot start a sandbox here")
     task = with_std_external(resolve_task("house-price"))
     agent = task.build.agent("mini-swe-agent")
     try:
@@ -34,7 +35,7 @@ def mini_installed():
     except AgentEnvironmentError as problem:
         if "could not be installed" in str(problem) and ("connection" in str(problem).lower()
                                                            or "no matching distribution" in str(problem)):
-            pytest.skip(f"PyPI cannot be reached: {problem}")
+            missing(f"PyPI cannot be reached: {problem}")
         raise
 
 

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from needs import needs
 from report_helpers import environment, mlab
 from mlab.viewer.page import MAX_PROMPT_CHARS, MAX_SHOWN_CHARS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium); the browser checks are skipped")
+needs_chromium = needs("Chromium is not installed (apt-get install -y chromium); the browser checks are skipped"
+                       if CHROMIUM is None else None)
 
 
 def chromium(page: Path, profile: Path, *options: str) -> subprocess.CompletedProcess:

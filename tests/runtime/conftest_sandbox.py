@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from mlab.sandbox import runner as sandbox
+from needs import missing
 from mlab.sandbox.runner import SandboxPolicy, ScriptResult, run_script
 
 MiB = 1 << 20
 
 
 def bubblewrap_reason() -> str | None:
-    """None when scripts can be sandboxed here, else why not (for pytest.skip)."""
+    """None when scripts can be sandboxed here, else why not."""
     usable, reason = sandbox._probe_bubblewrap()
     return None if usable else reason
 
@@ -29,8 +30,8 @@ def bubblewrap_reason() -> str | None:
 def skip_without_bubblewrap() -> None:
     reason = bubblewrap_reason()
     if reason is not None:
-        pytest.skip(f"bubblewrap is not installed: {reason}" if "not installed" in reason
-                    else f"bubblewrap cannot sandbox here: {reason}")
+        missing(f"bubblewrap is not installed: {reason}" if "not installed" in reason
+                else f"bubblewrap cannot sandbox here: {reason}")
 
 
 @pytest.fixture(params=["bubblewrap", "no-sandbox"])

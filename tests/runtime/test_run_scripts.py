@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-sandbox = pytest.importorskip("mlab.sandbox")
+from mlab.sandbox.runner import sandbox_available
+from needs import missing
 
 
 @pytest.fixture
 def sandboxed(monkeypatch):
-    usable, reason = sandbox.sandbox_available()
+    usable, reason = sandbox_available()
     if not usable:
-        pytest.skip(f"no working sandbox here: {reason}")
+        missing(f"no working sandbox here: {reason}")
 
 
 def test_a_script_runs_in_the_workspace_and_its_compute_is_recorded(new_run, sandboxed):

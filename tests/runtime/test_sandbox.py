@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from needs import module
 
 from conftest_sandbox import MiB, folders, mode, sandboxed  # noqa: F401  (fixtures)
 from mlab.sandbox import runner as sandbox
@@ -126,7 +127,7 @@ def test_memory_shared_by_forked_workers_is_counted_once(folders, mode):
 
 
 def test_numpy_works_under_the_limits(folders, mode):
-    pytest.importorskip("numpy")
+    module("numpy", "numpy, a dependency of mlab")
     result = folders.run("""
         import numpy as np
         a = np.random.default_rng(0).random((300, 300))
@@ -138,7 +139,7 @@ def test_numpy_works_under_the_limits(folders, mode):
 
 def test_torch_works_under_the_limits(folders, sandboxed):
     # The strictest setting only: torch takes seconds to import.
-    pytest.importorskip("torch")
+    module("torch", "torch, a test extra: pip install -e '.[test]'")
     result = folders.run("""
         import torch
         x = torch.ones(200, 200)

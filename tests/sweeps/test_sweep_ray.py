@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
+from needs import module
 from sweep_helpers import (compile_build, processes_mentioning, run_folders, sweep_command, trace_steps,
                            write_tiny_task)
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mlab-harness[ray]'); the Ray executor is untested")
+ray = module("ray", "Ray is not installed (pip install 'mlab-harness[ray]'); the Ray executor is untested")
 
 
 @pytest.fixture(scope="module")

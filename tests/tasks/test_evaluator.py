@@ -8,9 +8,10 @@ import pytest
 
 from mlab.errors import MlabError
 from mlab.scoring.score import score_workspace
+from needs import missing, module
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")  # babylm's format is TorchScript
-torch = pytest.importorskip("torch", reason="babylm's models are TorchScript: pip install torch==2.13.0")
+torch = module("torch", "babylm's models are TorchScript: pip install torch==2.13.0")
 
 
 class Uniform(torch.nn.Module):
@@ -94,7 +95,7 @@ def test_the_evaluator_sees_the_private_files_read_only(task_copy, tmp_path):
     from mlab.sandbox.runner import sandbox_available
 
     if not sandbox_available()[0]:
-        pytest.skip("bubblewrap is not available: read-only binds need it")
+        missing("bubblewrap is not available: read-only binds need it")
 
     def writing_evaluator(root):
         path = root / "babylm" / "evaluate.py"
