@@ -21,8 +21,13 @@ def _listing() -> dict:
                       "demonstration": bool(task.view.demo), "version": int(doc.get("version", 1)),
                       "issues": list(doc.get("issues") or [])})
     agents = []
-    for name in build.agent_names:
-        doc = build.agent(name).doc
+    # `mlab run --agent NAME` takes the standard external agents on any task (they join its build),
+    # so they are listed too, after the build's own agents
+    std = _std_external()
+    sources = [(build, name) for name in build.agent_names] + \
+        [(std, name) for name in (std.agent_names if std is not None else []) if name not in build.agent_names]
+    for owner, name in sources:
+        doc = owner.agent(name).doc
         # a tree-search agent has no reply format of its own (reply is null): its policy says what it is
         form = doc["reply"]["format"] if doc.get("reply") else \
             f"search {(doc.get('search') or {}).get('policy', '')}".strip()
@@ -32,6 +37,7 @@ def _listing() -> dict:
         if external:
             form = "external"
         agents.append({"name": name, "kind": kind, "reply_format": form,
+                       "dialect": (external.get("dialect") or "chat") if external else None,
                        "actions_shown": None if search or external else len(doc["shown"]),  # a search calls no actions
                        "nodes_at_once": search.get("parallel", 1) if search else None,
                        "main_model": doc["models"]["main"]["default"]})
@@ -39,6 +45,15 @@ def _listing() -> dict:
     # standard library, which the tasks' build holds only when a task file uses it.
     experiments = sorted(set(build.manifest["experiments"]) | set(experiment_names()))
     return {"tasks": tasks, "agents": agents, "experiments": experiments}
+
+
+def _std_external():
+    """The build of the standard library's external agents (tasks/std/external.mlab), or None."""
+    from mlab.build import compile_into_cache
+    from mlabc.shared import std_dir
+
+    source = std_dir() / "external.mlab"
+    return compile_into_cache([source]) if source.is_file() else None
 
 
 def main(args) -> int:
@@ -61,7 +76,7 @@ def main(args) -> int:
             print(f"    known issue (version {task['version']}; since {issue['since']}, {state}): {issue['text']}")
     print("agents:")
     for agent in listing["agents"]:
-        what = "runs a command in the sandbox" if agent["kind"] == "external" else \
+        what = f"runs a command in the sandbox, speaks {agent['dialect']}" if agent["kind"] == "external" else \
             f"shows {agent['actions_shown']} actions" if agent["actions_shown"] is not None else \
             f"evaluates {agent['nodes_at_once']} node{'s' if agent['nodes_at_once'] != 1 else ''} at once"
         print(f"  {agent['name']:<22} {agent['reply_format']:<16} {what}; main model {agent['main_model']}")

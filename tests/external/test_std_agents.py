@@ -1,0 +1,134 @@
+"""The standard external agents of the field (tasks/std/external.mlab), each installed from its
+registry at its pinned version (npm or PyPI, once per session into the shared agent cache) and run
+on house-price against a scripted upstream: the first reply is a tool call to the agent's own
+shell tool running the starter, which writes submission.csv inside the sandbox; the second is a
+final message. Each run ends scored, one trace step per exchange, the dialect recorded, and the
+agent's log holds no provider key and no attempt to reach anything but the gateway.
+
+Under CI=true a missing node or npm, or a registry that does not answer, fails these tests (.ci/run
+provides node and npm); elsewhere they skip with the reason."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+from agent_helpers import mlab, only_run, result, scripted, trace
+from mlab.sandbox.runner import sandbox_available
+
+STD_EXTERNAL = {"mini-swe-agent": "chat", "aide": "chat", "own-script": "chat", "opencode": "chat", "aider": "chat",
+                "claude-code": "anthropic"}
+STARTER = "python train.py && head -3 submission.csv"
+FINAL = "The submission is written to submission.csv."
+# Each agent's shell tool as its model calls it, and the exchanges one run makes: aider's --message
+# mode sends one message and runs the command its reply proposes, then exits (no second call).
+SHELL = {
+    "opencode": ({"content": None, "tool_calls": [{"name": "bash", "arguments": {
+        "command": STARTER, "description": "Run the starter, which writes submission.csv"}}]}, 2),
+    "claude-code": ({"content": None, "tool_calls": [{"name": "Bash", "arguments": {
+        "command": STARTER, "description": "Run the starter, which writes submission.csv"}}]}, 2),
+    "aider": (f"I will run the starter, which writes the submission.\n\n```bash\n{STARTER}\n```\n", 1),
+}
+# What an attempt to reach anything but the gateway leaves in a log: a name lookup or a refused connection.
+OUTSIDE = re.compile(r"ENOTFOUND|EAI_AGAIN|getaddrinfo|Failed to resolve|Name or service not known|"
+                     r"Temporary failure in name resolution|ECONNREFUSED|NameResolutionError|"
+                     r"githubusercontent|models\.dev|statsig|sentry\.io|api\.anthropic\.com|api\.openai\.com")
+
+
+def need(condition: bool, reason: str) -> None:
+    if not condition:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} (CI=true: .ci/run must provide it)")
+        pytest.skip(reason)
+
+
+def test_mlab_list_lists_every_agent_run_accepts(tmp_path, monkeypatch):
+    """The standard external agents join any task's build under `mlab run --agent`, so `mlab list`
+    shows them beside the build's own agents, with their dialect."""
+    monkeypatch.chdir(tmp_path)  # no tasks/ here: the bundled tasks, which do not use std "external"
+    code, out, err = mlab("list", "--json")
+    assert code == 0, err
+    agents = {a["name"]: a for a in json.loads(out)["agents"]}
+    for name, dialect in STD_EXTERNAL.items():
+        assert agents[name]["kind"] == "external" and agents[name]["dialect"] == dialect, name
+    assert agents["research"]["dialect"] is None
+    code, out, err = mlab("list")
+    line = next(line for line in out.splitlines() if line.strip().startswith("claude-code"))
+    assert "runs a command in the sandbox, speaks anthropic" in line
+
+
+@pytest.fixture(scope="module")
+def installed(agent_envs):
+    """name → the agent's environment, installed on first use (once per session and agent)."""
+    from mlab.build import resolve_task
+    from mlab.cli.run import with_std_external
+    from mlab.external.environment import AgentEnvironmentError, NodeMissing, prepare_environment
+
+    need(sandbox_available()[0], "bubblewrap cannot start a sandbox here")
+    task = with_std_external(resolve_task("house-price"))
+    made = {}
+
+    def install(name: str):
+        if name not in made:
+            spec = task.build.agent(name).doc["external"]
+            if spec.get("npm"):
+                need(shutil.which("node") is not None and shutil.which("npm") is not None,
+                     "node and npm are not installed")
+            try:
+                made[name] = prepare_environment(name, spec["requires"], sys.executable, say=lambda line: None,
+                                                 no_deps=spec.get("no_deps") or [], npm=spec.get("npm") or [])
+            except (AgentEnvironmentError, NodeMissing) as problem:
+                need(False, f"agent {name} could not be installed from its registry: {problem}")
+        return made[name]
+
+    return install
+
+
+def external_calls(run) -> list[dict]:
+    return [r for r in trace(run) if (r.get("model") or {}).get("external")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SHELL))
+def test_the_agent_scores_house_price_with_its_own_shell_tool(tmp_path, installed, name):
+    installed(name)
+    reply, exchanges = SHELL[name]
+    code, out, err = mlab("run", "house-price", "--agent", name, "--model", scripted(tmp_path, [reply, FINAL]),
+                          "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    document = result(run)
+    log = (run / "output" / "agent.log").read_text(errors="replace")
+    assert document["agent_kind"] == "external" and document["score"] is not None, (err, log[-3000:])
+    assert document["end_reason"] == "agent_exited" and document["model_calls"] == exchanges
+    calls = external_calls(run)
+    assert len(calls) == exchanges, "one trace step per exchange"
+    assert {c["model"]["dialect"] for c in calls} == {STD_EXTERNAL[name]}
+    assert "Wrote submission.csv" in log, "the agent's own tool ran the starter inside the sandbox"
+    assert (run / "workspace" / "submission.csv").is_file()
+    if exchanges == 2:  # the tool's output went back to the model, in the second exchange's request
+        assert "Id,SalePrice" in json.dumps(calls[1]["model"]["request"]["messages"])
+    assert "sk-never-enters-the-sandbox" not in log and "sk-ant-never-enters-the-sandbox" not in log
+    assert not OUTSIDE.search(log), f"the agent tried to reach something else: {OUTSIDE.search(log).group(0)}"
+    recorded = json.loads((run / "output" / "agent-environment.json").read_text())
+    spec_npm = recorded.get("npm") or []
+    for package in spec_npm:  # what the registry sent, with its integrity hash, as the run used it
+        name_only = package.rsplit("@", 1)[0]
+        assert recorded["npm_packages"][name_only]["integrity"].startswith("sha512-")
+    if spec_npm:
+        assert json.loads((run / "run.json").read_text())["node"]["version"] == recorded["node"]["version"]
+
+
+@pytest.mark.slow
+def test_a_token_limit_ends_claude_code_with_its_failure_mode(tmp_path, installed):
+    installed("claude-code")
+    reply, _ = SHELL["claude-code"]
+    code, out, err = mlab("run", "house-price", "--agent", "claude-code", "--model",
+                          scripted(tmp_path, [reply, FINAL, FINAL]), "--tokens", "1000", "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    document = result(run)
+    assert document["end_reason"] == "tokens_limit" and document["failure_mode"] == "limit reached", err
+    assert len(external_calls(run)) == 1 and "tokens limit" in trace(run)[-1]["observation"]
