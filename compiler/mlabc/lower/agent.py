@@ -9,8 +9,8 @@ from ..resources import spec_json
 from .search import SEARCH_PROMPTS, lower_search
 from .search_agent import TOOLS_ONLY_PROMPTS, artifacts, lower_search_agent, text_of
 from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, baked_reply_format_template,
-                        check_template, history_template, locate, mention_pattern, mentions, reply_format_template,
-                        template_variables, tools_mode_template, tools_reply_format_template, tools_template)
+                        check_says_how_to_reply, check_template, history_template, locate, mention_pattern,
+                        mentions, reply_format_template, template_variables, tools_mode_template, tools_reply_format_template, tools_template)
 from ..values import Reporter, describe, did_you_mean, duplicate_entries
 
 FORMATS = ("sections", "json", "tools")
@@ -405,6 +405,8 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
                          settings["prompt"].span,
                          hint="add `{{ tools }}` to the prompt (it renders empty while the tools are sent "
                               "natively), or declare `fallback none`")
+    if kind == "text" and isinstance(settings["prompt"], A.Str):
+        check_says_how_to_reply(text_of(settings["prompt"]), settings["prompt"], reply, where, report)
     for section in reply["sections"]:
         for other in unusable:
             if mentions(section["instruction"], other):
@@ -490,3 +492,4 @@ def _tools_reply(reply: dict, fallback: dict | None) -> dict:
             "parallel": settings["parallel"], "list_tools": settings["list_tools"] == "true",
             "fallback": None if fallback is None else {"format": fallback["format"],
                                                         "sections": _clean(fallback["sections"])}}
+

@@ -8,7 +8,7 @@ import re
 from .. import ast as A
 from ..resources import spec_json
 from ..values import Reporter, did_you_mean
-from .jinja_analysis import analyse
+from .jinja_analysis import analyse, render_problem
 
 DEFAULT_FORMAT_ERROR = (
     "Your reply could not be used: {{ error }}\n"
@@ -40,9 +40,14 @@ _KIND_SECTIONS = {"tools": "tools_agent_templates", "search": "search_agent_temp
 
 def context_names(template: str, kind: str = "text") -> set[str]:
     """The variables `template` receives in an agent of `kind` (text, tools or search)."""
+    return set(context_shape(template, kind))
+
+
+def context_shape(template: str, kind: str = "text") -> dict[str, str]:
+    """The variables `template` receives in an agent of `kind`, each with the catalogue's description."""
     spec = spec_json("template-context.json")
     own = spec.get(_KIND_SECTIONS.get(kind, ""), {})
-    return set(own[template] if template in own else spec["templates"][template])
+    return dict(own[template] if template in own else spec["templates"][template])
 
 
 def template_variables(text: str) -> set[str] | None:
@@ -75,6 +80,17 @@ def check_template(text: str, value: A.Value, template: str, report: Reporter, o
             did_you_mean(name, allowed, "available")
         report.error("E602", f"the {template} template of {owner} uses `{name}`, which it does not receive",
                      span, hint)
+    if undeclared - allowed or kind == "external":
+        return
+    problem = render_problem(text, context_shape(template, kind))
+    if problem is not None:
+        line, attribute, fields = problem
+        span = _locate(attribute, text, value)
+        if line is not None and isinstance(value, A.Str) and span.line != _source_line(value, line):
+            at = _source_line(value, line)
+            span = type(value.span)(value.span.path, at, 1 + value.indent) if at != value.span.line else value.span
+        report.error("E607", f"the {template} template of {owner} reads `.{attribute}`, a field its object does "
+                     "not have", span, did_you_mean(attribute, fields, "its fields"))
 
 
 def _locate(name: str, text: str, value: A.Value):
@@ -190,3 +206,15 @@ def mentions(text: str, name: str) -> bool:
     if name not in text:  # most names: no pattern to compile
         return False
     return re.search(mention_pattern(name), text) is not None
+
+
+def check_says_how_to_reply(text: str, value: A.Str, reply: dict, where: str, report: Reporter) -> None:
+    """E606 for a text agent's prompt that neither renders `{{ reply_format }}` nor names each section
+    of its reply format: the model would never learn how to reply."""
+    used = template_variables(text)
+    names = [section["name"] for section in reply["sections"]]
+    if used is None or "reply_format" in used or (names and all(mentions(text, name) for name in names)):
+        return
+    report.error("E606", f"the prompt of {where} never says how to reply: it renders no `{{{{ reply_format }}}}` "
+                 f"and does not name the sections {', '.join(names)}", value.span,
+                 hint="add `{{ reply_format }}` where the prompt tells the model how to answer")

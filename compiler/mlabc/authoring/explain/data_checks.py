@@ -15,6 +15,10 @@ def _table(file: str, *changes: tuple[str, str]) -> str:
 _LABELS = (('    answers ["y"]', '    answers ["label"]'), ('  metric   mae on "y"', '  metric   accuracy on "label"'),
            ('columns id and y', 'columns id and label'))
 
+def _agent(body: str) -> str:
+    return 'use std "agents"\n\nagent careful extends research {\n' + body + "}\n"
+
+
 _CUSTOM = ('  metric   mae on "y"', '  metric   custom lower_is_better')
 
 EXPLANATIONS: dict[str, Explanation] = {
@@ -100,6 +104,20 @@ EXPLANATIONS: dict[str, Explanation] = {
         "provides fails there. The check follows the steps in order, as the run would.",
         'use std "agents"\n\n' + example_task(extra='  demo     "run-demo.json"\n'),
         'use std "agents"\n\n' + example_task(extra='  demo     "ran-demo.json"\n')),
+    "E606": Explanation(
+        "An agent that replies in text learns its reply format from the prompt: `{{ reply_format }}` "
+        "renders the sections (or the JSON shape) it must write. A custom prompt without it, that "
+        "does not name the sections either, leaves the model guessing, and every step would end in "
+        "a format error charged to nobody's mistake but the prompt's.",
+        _agent('  prompt """\n    Solve {{ task.problem }}.\n    {{ tools }}\n    """\n'),
+        _agent('  prompt """\n    Solve {{ task.problem }}.\n    {{ tools }}\n    {{ reply_format }}\n    """\n')),
+    "E607": Explanation(
+        "Every prompt is rendered at check time, under strict undefined, with a context of the shape "
+        "spec/template-context.json gives (the task's fields, the actions', the sections'...): a "
+        "misspelled field is reported at its line with the object's fields, instead of failing the "
+        "first step of every run. Branches guarded by comparisons are rendered too.",
+        _agent('  prompt """\n    Task: {{ task.titel }}\n    {{ tools }}\n    {{ reply_format }}\n    """\n'),
+        _agent('  prompt """\n    Task: {{ task.title }}\n    {{ tools }}\n    {{ reply_format }}\n    """\n')),
 }
 
 
