@@ -19,10 +19,16 @@ either way jumps by milliseconds at random, so:
   and it is not on the call's path. The workspace snapshot of each call is bench/step.py's.
 
 Target: overhead < 5 ms per call (wall, median), and the gateway's own CPU well below it.
+
+Then each dialect (chat, responses, anthropic, gemini), answered whole and streamed (the fake
+server streams when asked, so a stream is passed on piece by piece): the gateway's own CPU per
+call, i.e. the handler thread's CPU outside the model call (the request's parsing into the client's
+form, the limits, the record, the reply or each event in the dialect's shape) with the relay's CPU
+per call. Target under 5 ms for each.
 `--old-path` measures the path as it was before it was trimmed: the trace fsynced before the
 reply, the reply's headers and body in two writes, and each response priced a second time.
 
-    python bench/gateway.py [--rounds 5] [--calls 40] [--quick] [--old-path]
+    python bench/gateway.py [--rounds 5] [--calls 40] [--quick] [--old-path] [--dialect-calls 30]
 """
 from __future__ import annotations
 
@@ -53,10 +59,12 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 
 class TimedClient:
-    """The run's ModelClient, with the handler thread's CPU time inside each chat call counted."""
+    """The run's ModelClient, with the handler thread's CPU time inside each chat call counted (a
+    streamed call runs on a thread of its own: the handler's CPU is all the gateway's)."""
 
     def __init__(self, client):
         self.client, self.cpu = client, []
+        self.tiers = client.tiers
 
     def chat(self, *args, **kwargs):
         start = time.thread_time()
@@ -64,6 +72,25 @@ class TimedClient:
             return self.client.chat(*args, **kwargs)
         finally:
             self.cpu.append(time.thread_time() - start)
+
+    def chat_stream(self, *args, **kwargs):
+        return self.client.chat_stream(*args, **kwargs)
+
+
+# One small request per dialect: its path (answered whole, streamed) and its body.
+SYSTEM, ASK = MESSAGES[0]["content"], MESSAGES[1]["content"]
+DIALECTS = {
+    "chat": (("/v1/chat/completions", "/v1/chat/completions"),
+             lambda stream: {"model": "main", "messages": MESSAGES, "stream": stream}),
+    "responses": (("/v1/responses", "/v1/responses"),
+                  lambda stream: {"model": "gpt-5", "instructions": SYSTEM, "input": ASK, "stream": stream}),
+    "anthropic": (("/v1/messages", "/v1/messages"),
+                  lambda stream: {"model": "claude", "max_tokens": 64, "system": SYSTEM, "stream": stream,
+                                  "messages": [{"role": "user", "content": ASK}]}),
+    "gemini": (("/v1beta/models/main:generateContent", "/v1beta/models/main:streamGenerateContent?alt=sse"),
+               lambda stream: {"systemInstruction": {"parts": [{"text": SYSTEM}]},
+                               "contents": [{"role": "user", "parts": [{"text": ASK}]}]}),
+}
 
 
 class Trace:
@@ -185,6 +212,31 @@ class Bench:
         assert response.status == 200, data
         return elapsed
 
+    def dialect_call(self, dialect: str, stream: bool) -> None:
+        paths, body = DIALECTS[dialect]
+        headers = {"Authorization": f"Bearer {self.gateway.key}", "Content-Type": "application/json"}
+        self.connection.request("POST", paths[stream], json.dumps(body(stream)), headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        assert response.status == 200 and data, data
+
+    def dialect_cpu(self, calls: int) -> dict:
+        """Per dialect and (whole, streamed): the median of the gateway's own CPU per call (ms)."""
+        found = {}
+        for dialect in DIALECTS:
+            for stream in (False, True):
+                for _ in range(3):  # warm up (the dialect's first parse, the stream's first thread)
+                    self.dialect_call(dialect, stream)
+                self.handler_cpu.clear(), self.client.cpu.clear()
+                relay_before = process_cpu_s(self.relay.pid)
+                for _ in range(calls):
+                    self.dialect_call(dialect, stream)
+                relay = (process_cpu_s(self.relay.pid) - relay_before) / calls
+                model = self.client.cpu if not stream else [0.0] * len(self.handler_cpu)
+                own = [h - c for h, c in zip(self.handler_cpu, model)]
+                found[(dialect, stream)] = statistics.median(own) + relay
+        return found
+
     def client_overhead_cpu(self, calls: int) -> tuple[float, float]:
         """Median thread CPU of a bare litellm call and of the run's ModelClient call, interleaved."""
         bare, wrapped = [], []
@@ -199,10 +251,10 @@ class Bench:
         return statistics.median(bare), statistics.median(wrapped)
 
 
-def run(rounds: int, calls: int, old_path: bool = False) -> dict:
+def run(rounds: int, calls: int, old_path: bool = False, dialect_calls: int = 30) -> dict:
     from fake_openai import FakeOpenAI
 
-    with FakeOpenAI(["ok"] * (rounds * calls * 2 + 4 * calls + 40)) as server:
+    with FakeOpenAI(["ok"] * (rounds * calls * 2 + 4 * calls + 40 + 8 * (dialect_calls + 3))) as server:
         bench = Bench(server.base, old_path)
         bench.start()
         try:
@@ -224,13 +276,15 @@ def run(rounds: int, calls: int, old_path: bool = False) -> dict:
                 pairs += differences
             relay_cpu = (process_cpu_s(bench.relay.pid) - relay_before) / (rounds * calls)
             bare, wrapped = bench.client_overhead_cpu(calls)
+            own = [h - c for h, c in zip(bench.handler_cpu, bench.client.cpu)]
+            dialects = bench.dialect_cpu(dialect_calls) if not old_path else {}
         finally:
             bench.stop()
-    own = [h - c for h, c in zip(bench.handler_cpu, bench.client.cpu)]
     return {"rounds": rounds, "calls": calls, "load": os.getloadavg(), "direct": quartiles(direct_all),
             "gateway": quartiles(gateway_all), "per_round": per_round, "overhead": statistics.median(per_round),
             "pairs": quartiles(pairs), "handler_cpu": quartiles(own), "relay_cpu": relay_cpu,
-            "client_cpu": (bare, wrapped), "fsync": quartiles(bench.trace.fsync_s), "old_path": old_path}
+            "client_cpu": (bare, wrapped), "fsync": quartiles(bench.trace.fsync_s), "old_path": old_path,
+            "dialects": dialects, "dialect_calls": dialect_calls}
 
 
 def report(found: dict) -> str:
@@ -252,7 +306,10 @@ def report(found: dict) -> str:
         f"{ms(wrapped - bare)} ms ({ms(wrapped)} vs {ms(bare)})",
         f"trace fsync {'before each reply (on' if found['old_path'] else 'after each reply (off'} the call's "
         f"path): {span(found['fsync'])}",
-    ])
+    ] + ([f"the gateway's own CPU per call by dialect (handler outside the model call + relay; median of "
+          f"{found['dialect_calls']}; target < {TARGET_MS:g} ms):"] +
+         [f"  {dialect:<10} whole {ms(found['dialects'][(dialect, False)])} ms, streamed "
+          f"{ms(found['dialects'][(dialect, True)])} ms" for dialect in DIALECTS] if found["dialects"] else []))
 
 
 def main(argv=None) -> int:
@@ -264,20 +321,24 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of interleaved calls (default 5)")
     parser.add_argument("--calls", type=int, default=40, help="pairs of calls per round (default 40)")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 10 (a check that it runs, for CI)")
+    parser.add_argument("--dialect-calls", type=int, default=30,
+                        help="calls per dialect, whole and streamed (default 30)")
     parser.add_argument("--old-path", action="store_true",
                         help="the path before it was trimmed: fsync before the reply, two writes, priced twice")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.calls < 1:
         parser.error("--rounds and --calls must be at least 1")
     rounds, calls = (2, 10) if args.quick else (args.rounds, args.calls)
+    dialect_calls = 5 if args.quick else max(args.dialect_calls, 1)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("OPENAI_API_KEY", "sk-fake-server")  # the fake server takes any key
     from mlab.models.client import import_litellm
 
     import_litellm()
-    found = run(rounds, calls, args.old_path)
+    found = run(rounds, calls, args.old_path, dialect_calls)
     print(report(found))
-    return 0 if found["overhead"] * 1000 < TARGET_MS or args.quick else 1
+    within = found["overhead"] * 1000 < TARGET_MS and all(v * 1000 < TARGET_MS for v in found["dialects"].values())
+    return 0 if within or args.quick else 1
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ class FakeOpenAI:
 
     def __init__(self, replies: list, faults: list | None = None, usage=(11, 7), cached: int = 0,
                  refuse_tools: bool | int = False, refuse_parallel: bool = False, auto_only: bool = False,
-                 gap_s: float = 0.0):
+                 gap_s: float = 0.0, cache_written: int = 0):
         self.replies = list(replies)
         self.refuse_tools = refuse_tools
         self.refuse_parallel = refuse_parallel  # refuse the parallel_tool_calls field (tools are taken)
@@ -36,6 +36,7 @@ class FakeOpenAI:
         self.usage = usage
         self.cached = cached  # prompt tokens the server says it served from its prompt cache
         self.gap_s = gap_s  # a streamed reply: the pause between its chunks
+        self.cache_written = cache_written  # prompt tokens the server says it wrote to its prompt cache
         self.requests: list[dict] = []
         self.sent = 0  # bytes of a 'huge' body written so far
         server = self
@@ -87,9 +88,7 @@ class FakeOpenAI:
                     "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
                     "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                                  "message": message}],
-                    "usage": {"prompt_tokens": server.usage[0], "completion_tokens": server.usage[1],
-                              "total_tokens": sum(server.usage),
-                              "prompt_tokens_details": {"cached_tokens": server.cached}}})
+                    "usage": server.usage_document()})
 
             def _stream(self, body: dict, message: dict, stall: bool):
                 """The reply as chat.completion.chunk events, `gap_s` apart: the reasoning and the text
@@ -115,9 +114,7 @@ class FakeOpenAI:
                 if (body.get("stream_options") or {}).get("include_usage"):
                     chunks.append({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
                                    "model": body.get("model"), "choices": [],
-                                   "usage": {"prompt_tokens": server.usage[0], "completion_tokens": server.usage[1],
-                                             "total_tokens": sum(server.usage),
-                                             "prompt_tokens_details": {"cached_tokens": server.cached}}})
+                                   "usage": server.usage_document()})
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("connection", "close")
@@ -181,6 +178,13 @@ class FakeOpenAI:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True  # a 'hang' still sleeping must not hold up the test's end
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def usage_document(self) -> dict:
+        usage = {"prompt_tokens": self.usage[0], "completion_tokens": self.usage[1], "total_tokens": sum(self.usage),
+                 "prompt_tokens_details": {"cached_tokens": self.cached}}
+        if self.cache_written:
+            usage["cache_creation_input_tokens"] = self.cache_written
+        return usage
 
     @property
     def base(self) -> str:
