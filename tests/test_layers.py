@@ -92,7 +92,8 @@ def test_the_compiler_never_imports_the_runtime():
 
 
 def test_the_kernel_stays_small():
-    assert len([p for p in RUNTIME.glob("*.py")]) <= 12  # __init__, build and the kernel's modules
+    # __init__, build and the kernel's modules (bounded_json: the one bounded decoder, used from trace.py up)
+    assert len([p for p in RUNTIME.glob("*.py")]) <= 13
 
 
 def test_the_shared_module_costs_the_runtime_nothing_of_the_compiler():

@@ -338,3 +338,117 @@ def write_symlink(root: Path, rel: str, target: str) -> None:
         os.symlink(target, parts[-1], dir_fd=folder)
     finally:
         os.close(folder)
+
+
+# -- the one writer of the harness's own files into a workspace or a run folder -----------------
+# A run folder may come from elsewhere and a workspace is the agent's: either may hold a link where
+# the harness writes (problem.md linked to a host file, result.json.tmp to ~/.bashrc). The
+# writers below reach the file's folder from `root` one component at a time without following a
+# link, create their file with O_EXCL | O_NOFOLLOW, and check, once written, that the name now
+# holds the very file written and that the kernel places it under root. A link in the way is
+# replaced (the name is the harness's), never written through.
+
+def _placed(root: Path, folder: int, name: str, fd: int, shown: str) -> None:
+    """Refused unless `name` in `folder` is the file open as `fd`, and that file lies under root."""
+    written, there = os.fstat(fd), os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if (written.st_dev, written.st_ino) != (there.st_dev, there.st_ino) or not _inside(root, fd):
+        raise Refused(f"{shown} did not land where it was written (it was swapped meanwhile); {NEVER_FOLLOWS}")
+
+
+def write_into(root: Path, rel: str | os.PathLike, data: bytes | str, *, sync: bool = False) -> Path:
+    """Make `rel` inside root hold `data` (str: written as UTF-8), replaced whole: a reader sees
+    the old file or the new one (sync: flushed to disk first). No link is followed at any level;
+    one in the way is replaced. The project's one atomic writer (mlab.observation.write_json and
+    write_text_atomic go through it). Returns the path written; OSError and Refused are the caller's."""
+    import secrets
+
+    parts = _parts(rel)
+    shown = "/".join(parts)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    folder = _folder_for_writing(Path(root), parts)
+    try:
+        for _ in range(100):
+            temp = f".{parts[-1][:200]}.{secrets.token_hex(4)}.tmp"
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                             dir_fd=folder)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise FileExistsError(f"cannot make a temporary file beside {shown}")
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as handle:
+                handle.write(payload)
+                if sync:
+                    handle.flush()
+                    os.fsync(fd)
+            info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False) if _exists(folder, parts[-1]) else None
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                _clear(folder, parts[-1])   # a folder planted where the file goes
+            os.replace(temp, parts[-1], src_dir_fd=folder, dst_dir_fd=folder)   # replaces a link, never follows it
+            _placed(Path(root), folder, parts[-1], fd, shown)
+        except BaseException:
+            try:
+                os.unlink(temp, dir_fd=folder)
+            except OSError:
+                pass
+            raise
+        finally:
+            os.close(fd)
+    finally:
+        os.close(folder)
+    return Path(root).joinpath(*parts)
+
+
+def _exists(folder: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def open_for_append(root: Path, rel: str | os.PathLike, *, truncate: bool = False) -> int:
+    """A descriptor appending to the regular file `rel` inside root (made when missing; truncate:
+    emptied first), reached without following any link; a link or special file at that name is
+    replaced by a new empty file and a file with several names by a copy of its own (the other
+    names may lie outside), never written through. The caller closes it."""
+    parts = _parts(rel)
+    shown = "/".join(parts)
+    if not truncate:
+        try:
+            fd, info = open_file(root, rel, max_names=1 << 30)
+        except (Refused, OSError):
+            pass   # nothing there, or a link or special file: replaced below
+        else:
+            with os.fdopen(fd, "rb") as handle:
+                if info.st_nlink > 1:   # a file with other names: a copy of its own, appended to alone
+                    write_into(root, rel, handle.read())
+    folder = _folder_for_writing(Path(root), parts)
+    try:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+        for _ in range(3):
+            try:
+                info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                info = None
+            if info is not None and (not stat.S_ISREG(info.st_mode) or info.st_nlink > 1):
+                _clear(folder, parts[-1])   # a planted link, pipe, device or second name: not ours to write to
+            try:
+                fd = os.open(parts[-1], flags | (os.O_TRUNC if truncate else 0), 0o644, dir_fd=folder)
+            except OSError:   # swapped for a link or a pipe since the check: look again
+                continue
+            try:
+                opened = os.fstat(fd)
+                if stat.S_ISREG(opened.st_mode) and opened.st_nlink == 1:
+                    _placed(Path(root), folder, parts[-1], fd, shown)
+                    os.set_blocking(fd, True)
+                    return fd
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
+        raise Refused(f"{shown} keeps changing into something other than a plain file; {NEVER_FOLLOWS}")
+    finally:
+        os.close(folder)

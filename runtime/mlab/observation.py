@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,11 +140,9 @@ def write_lines(path, rows) -> None:
 
 
 def write_text_atomic(path, text: str, sync: bool = False) -> None:
+    """`text` into `path`, replaced whole and never through a link at that name (mlab.confined.write_into,
+    the one atomic writer; a file inside a run folder or a workspace is written with the folder as its root)."""
+    from mlab.confined import write_into
+
     path = Path(path)
-    temp = path.with_name(path.name + ".tmp")
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        if sync:
-            handle.flush()
-            os.fsync(handle.fileno())
-    os.replace(temp, path)
+    write_into(path.parent, path.name, text, sync=sync)

@@ -143,14 +143,25 @@ class TraceContents:
     torn: bytes
 
 
-def read_trace(path: Path) -> TraceContents:
-    """The complete records of a trace; an incomplete or corrupt tail is returned apart."""
+def _trace_bytes(path: Path) -> bytes:
+    """The trace's bytes, read as a run folder's file is (mlab.bounded_json: never through a link or
+    from a named pipe); b"" when there is none."""
+    from mlab.bounded_json import MAX_TRACE_BYTES, read_bytes
+
     try:
-        data = Path(path).read_bytes()
+        return read_bytes(Path(path), MAX_TRACE_BYTES)
     except FileNotFoundError:
-        return TraceContents([], 0, b"")
+        return b""
     except OSError as error:
         raise RunError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def read_trace(path: Path) -> TraceContents:
+    """The complete records of a trace; an incomplete or corrupt tail (a line that is not JSON,
+    or past the bounds of mlab.bounded_json) is returned apart."""
+    from mlab.bounded_json import MAX_LINE_BYTES, loads
+
+    data = _trace_bytes(path)
     records: list[dict] = []
     offset = 0
     while offset < len(data):
@@ -158,7 +169,7 @@ def read_trace(path: Path) -> TraceContents:
         if end < 0:
             break
         try:
-            record = json.loads(data[offset:end])
+            record = loads(data[offset:end], what="a trace line", max_chars=MAX_LINE_BYTES)
         except ValueError:
             break
         if not isinstance(record, dict) or record.get("step") != len(records) + 1:
@@ -177,24 +188,27 @@ def repair_trace(path: Path, keep: int | None = None) -> list[dict]:
     contents = read_trace(path)
     records, valid = contents.records, contents.valid_bytes
     if keep is not None and keep < len(records):
-        data = Path(path).read_bytes()
+        data = _trace_bytes(path)
         valid = 0
         for _ in range(keep):
             valid = data.index(b"\n", valid) + 1
         records = records[:keep]
-    size = Path(path).stat().st_size if Path(path).exists() else 0
+    size = len(contents.torn) + contents.valid_bytes
     if valid < size:
-        with open(path, "rb") as handle:
-            handle.seek(valid)
-            rest = handle.read()
-        with open(str(path) + TORN_SUFFIX, "ab") as aside:
+        from mlab.confined import open_for_append
+
+        path = Path(path)
+        rest = _trace_bytes(path)[valid:]
+        with os.fdopen(open_for_append(path.parent, path.name + TORN_SUFFIX), "ab") as aside:  # never through a link
             aside.write(rest)
             aside.flush()
             os.fsync(aside.fileno())
-        with open(path, "r+b") as handle:
-            handle.truncate(valid)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fd = open_for_append(path.parent, path.name)
+        try:
+            os.ftruncate(fd, valid)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     return records
 
 
@@ -216,10 +230,12 @@ class TraceWriter:
         self.sync_interval = sync_interval
         self._synced_at = float("-inf")  # monotonic time of the last fsync
         self._unsynced = False
+        from mlab.confined import Refused, open_for_append
+
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as error:
-            raise RunError(f"cannot open {path} for writing: {error.strerror or error}") from None
+            self._fd = open_for_append(self.path.parent, self.path.name)  # never through a link
+        except (OSError, Refused) as error:
+            raise RunError(f"cannot open {path} for writing: {getattr(error, 'strerror', None) or error}") from None
 
     def append(self, record: dict, sync: bool = True) -> None:
         """One record, one write(); fsynced now when the interval is due, unless `sync` is False

@@ -228,3 +228,35 @@ def test_the_sandbox_has_a_validate_submission_command(tmp_path, tiny_task):
     assert "submission.csv" in first and log.count("exit=1") == 1, log
     assert "submission.csv is valid" in second and "exit=0" in second, log
     assert result(run)["success"] is True
+
+
+@needs_sandbox
+def test_a_resume_never_writes_through_links_the_agent_left_in_the_workspace(tmp_path, tiny_task, monkeypatch):
+    """Issue 41: problem.md (and the canary) replaced by links to host paths before the harness was
+    killed; the resume rewrites them in the workspace and writes nothing outside it."""
+    from mlab.external.runner import ExternalRunner
+
+    host = tmp_path / "host"
+    host.mkdir()
+    plant = "".join(f"os.remove({name!r})\nos.symlink({str(host / name)!r}, {name!r})\n"
+                    for name in ("problem.md", "CANARY.txt"))
+    model = scripted(tmp_path, [code_reply(f"import os\n{plant}"), code_reply("import time\ntime.sleep(5)\n"),
+                                code_reply(FIT_PY), "Done."])
+    original = ExternalRunner.__init__
+
+    def stop_after_one_call(self, run, client, **settings):
+        original(self, run, client, **settings)
+        self.should_stop = lambda: len(run.records) >= 2  # the links are in the workspace of the second call
+
+    monkeypatch.setattr(ExternalRunner, "__init__", stop_after_one_call)
+    code, out, err = mlab("run", tiny_task, "--agent", "own-script", "--model", model, "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    assert code == 130, err
+    monkeypatch.undo()
+    assert (run / "workspace" / "problem.md").is_symlink()
+    code, out, err = mlab("run", "--resume", run)
+    assert list(host.iterdir()) == [], "nothing was written outside the workspace"
+    assert code == 0, (out, err, (run / "output" / "agent.log").read_text()[-3000:])
+    assert not (run / "workspace" / "problem.md").is_symlink()
+    assert (run / "workspace" / "problem.md").read_text().startswith("# A tiny task")
+    assert result(run)["success"]

@@ -66,14 +66,18 @@ class ResearchLog:
         self.pending = ""
 
     def text(self) -> str:
+        from mlab.confined import Refused, read_bytes
+
         try:
-            return self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            return read_bytes(self.path.parent, self.path.name).decode("utf-8", "replace")
+        except (FileNotFoundError, Refused):
             return ""
 
     def append(self, text: str) -> None:
         entry = utf8_safe(text if text.endswith("\n") else text + "\n")
-        with open(self.path, "a", encoding="utf-8") as handle:
+        from mlab.confined import open_for_append
+
+        with os.fdopen(open_for_append(self.path.parent, self.path.name), "w", encoding="utf-8") as handle:
             handle.write(entry)
         self.pending += entry
 
@@ -83,7 +87,7 @@ class ResearchLog:
 
     def rebuild(self, appended: list[str]) -> None:
         """Rewrite the log from the texts recorded in the trace (undoing unrecorded appends)."""
-        temp = self.path.with_suffix(".md.tmp")
-        temp.write_text("".join(appended), encoding="utf-8")
-        os.replace(temp, self.path)
+        from mlab.confined import write_into
+
+        write_into(self.path.parent, self.path.name, "".join(appended))
         self.pending = ""

@@ -8,6 +8,7 @@ and how the script ended, and the compute it used goes into the trace.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,8 +107,10 @@ def run_logged(settings: "ScriptSettings", workspace, script: str, log_name: str
                              **policy_options)
     live = None
     if settings.output_dir is not None:
+        from mlab.confined import open_for_append
+
         settings.output_dir.mkdir(parents=True, exist_ok=True)
-        live = open(settings.output_dir / log_name, "w", encoding="utf-8")
+        live = os.fdopen(open_for_append(settings.output_dir, log_name, truncate=True), "w", encoding="utf-8")
 
     def stream(chunk: str) -> None:
         if live is not None:

@@ -9,7 +9,9 @@ check --since BUILD` makes the same comparison an error, against a build you nam
 from __future__ import annotations
 
 import json
-import os
+
+from mlab.errors import MlabError
+from mlab.observation import write_json
 
 HISTORY = "task-versions.json"
 
@@ -41,9 +43,7 @@ def version_warning(task) -> str | None:
     history.setdefault(task.name, {})[version] = scored
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(HISTORY + f".{os.getpid()}.tmp")
-        temp.write_text(json.dumps(history, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(temp, path)
-    except OSError:
+        write_json(path, history, sort_keys=True)
+    except (OSError, MlabError):
         pass  # the record is a convenience; an unwritable cache only loses the next warning
     return None

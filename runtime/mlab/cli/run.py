@@ -191,10 +191,16 @@ def _open_run(args):
             raise UsageError(f"--resume continues a run with the task, agent, models, data, seed, interpreter "
                              f"and limits it was started with; do not give {', '.join(given)}")
         folder = Path(args.resume)
-        if (folder / "result.json").is_file():
+        if (folder / "result.json").is_file() and not (folder / "result.json").is_symlink():
             raise UsageError(f"{folder} is finished (it has a result.json); start a new run instead")
+        from mlab.bounded_json import read_json
+
         try:
-            config = json.loads((folder / LOOP_CONFIG).read_text(encoding="utf-8"))
+            config = read_json(folder / LOOP_CONFIG)  # a run folder is hostile data: bounded, never a pipe
+            if not isinstance(config.get("tiers"), dict) or not all(
+                    isinstance(t, dict) and isinstance(t.get("model"), str) for t in config["tiers"].values()):
+                raise MlabError(f"{folder / LOOP_CONFIG} names no models (its \"tiers\" are missing or not "
+                                "objects with a \"model\")")
         except FileNotFoundError:
             if not folder.is_dir():
                 raise UsageError(f"--resume {folder}: no such run folder") from None

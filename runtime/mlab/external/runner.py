@@ -15,6 +15,7 @@ own memory of the earlier session is gone), the workspace does not.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import tempfile
@@ -104,9 +105,12 @@ class ExternalRunner:
         submission = self.submission_file()
         text = (f"# {task.get('title') or task['name']}\n\n{task['problem'].strip()}\n\n"
                 f"Write your submission to `{submission}` in this folder (the working directory).\n")
-        path = self.run.workspace.root / rel
-        if not path.exists():
-            path.write_text(text, encoding="utf-8")
+        from mlab.confined import Refused, check, write_into
+
+        try:  # kept when the workspace holds it as a plain file (a resumed run); never written through a link
+            check(self.run.dir, f"workspace/{rel}")
+        except (Refused, FileNotFoundError, NotADirectoryError):
+            write_into(self.run.dir, f"workspace/{rel}", text)
         return rel
 
     def submission_file(self) -> str:
@@ -226,8 +230,10 @@ class ExternalRunner:
             policy = dataclasses.replace(policy, env=env, stop=self.stop, max_output_chars=20000,
                                          binds=binds if sandboxed else ())
             threading.Thread(target=self._watch_interrupt, args=(done,), daemon=True).start()
-            log_path = run.dir / "output" / AGENT_LOG
-            with open(log_path, "a", encoding="utf-8", errors="replace") as log:
+            from mlab.confined import open_for_append
+
+            with os.fdopen(open_for_append(run.dir, f"output/{AGENT_LOG}"), "w", encoding="utf-8",
+                           errors="replace") as log:
                 result = run_script([python, "-I", f"{inside}/relay.py", f"{inside}/gateway.sock", str(PORT), command],
                                     policy, on_output=lambda text: self._output(log, text))
         finally:
@@ -247,10 +253,10 @@ class ExternalRunner:
     def _not_installed(self, problem: AgentEnvironmentError) -> LoopOutcome:
         """The run ends before the command starts: the installer's output under output/, one step
         that says why, and the failure mode `agent install failed` (the run is scored as any other)."""
-        from mlab.observation import write_text_atomic
+        from mlab.confined import write_into
 
         run = self.run
-        write_text_atomic(run.dir / "output" / INSTALL_LOG, problem.output or str(problem))
+        write_into(run.dir, f"output/{INSTALL_LOG}", problem.output or str(problem))
         detail = f"{problem}; the installer's output: output/{INSTALL_LOG}"
         self.say(f"mlab: agent {run.agent.name} not installed: {problem} (the installer's output: "
                  f"{run.dir / 'output' / INSTALL_LOG})")

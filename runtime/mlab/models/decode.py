@@ -10,10 +10,10 @@ told about or a provider error. The bounds are listed on docs/security.md.
 """
 from __future__ import annotations
 
-import json
 import math
-import re
 
+from mlab.bounded_json import TooDeep, TooLarge, balanced, nesting  # the one bounded decoder (run folders use it too)
+from mlab.bounded_json import loads as bounded_loads
 from mlab.observation import MAX_JSON_DEPTH  # nesting deeper is refused everywhere (replies, arguments, bodies, exports)
 
 # The longest reply text parsed at all; room for a Write File of a few tens of megabytes.
@@ -27,64 +27,12 @@ MAX_RESPONSE_BYTES = 96 << 20
 
 # What the HTTP transport puts in place of tool-call arguments past the bounds (mlab.models.transport).
 REFUSED_PREFIX = "mlab refused these arguments: "
-_STRUCTURE = re.compile(r"\\.|[\"'{}\[\]]", re.S)  # escapes, quotes and brackets: all the scan looks at
-
-
-class TooDeep(ValueError):
-    """A JSON text nested past MAX_JSON_DEPTH."""
-
-    def __init__(self, depth: int, what: str = "the value"):
-        super().__init__(f"{what} nests objects or lists {depth:,} levels deep; at most {MAX_JSON_DEPTH} "
-                         "levels are accepted")
-        self.depth = depth
-
-
-class TooLarge(ValueError):
-    """A text longer than its bound."""
-
-    def __init__(self, size: int, bound: int, what: str = "the value", unit: str = "characters"):
-        super().__init__(f"{what} is {size:,} {unit} long, more than the {bound:,} accepted")
-        self.size = size
-
-
-def balanced(text: str, start: int, quotes: str = "\"'") -> tuple[str | None, int]:
-    """The bracketed value starting at `start` (None if it is not closed), skipping brackets inside
-    strings (quoted by any of `quotes`), and the deepest nesting seen. Only escapes, quotes and
-    brackets are visited, so a long string costs one regular-expression scan."""
-    depth, deepest, quote = 0, 0, None
-    for match in _STRUCTURE.finditer(text, start):
-        token = match.group()
-        if quote:
-            if token == quote:
-                quote = None
-            continue  # an escape or a bracket inside a string
-        char = token[-1]  # outside a string a backslash escapes nothing: look at what follows it
-        if char in quotes:
-            quote = char
-        elif char in "{[":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return text[start:match.end()], deepest
-    return None, deepest
-
-
-def nesting(text: str) -> int:
-    """The deepest nesting of brackets outside JSON strings in `text` (0 for a scalar)."""
-    start = re.search(r"[{\[]", text)
-    return balanced(text, start.start(), quotes='"')[1] if start else 0
 
 
 def loads(text: str, *, what: str = "the value", max_chars: int = MAX_REPLY_CHARS, **options):
-    """json.loads of `text` after checking its size and nesting; TooLarge, TooDeep or ValueError."""
-    if len(text) > max_chars:
-        raise TooLarge(len(text), max_chars, what)
-    depth = nesting(text)
-    if depth > MAX_JSON_DEPTH:
-        raise TooDeep(depth, what)
-    return json.loads(text, **options)
+    """json.loads of what a model or provider sent, after checking its size and nesting (at most
+    MAX_JSON_DEPTH levels); TooLarge, TooDeep or ValueError."""
+    return bounded_loads(text, what=what, max_chars=max_chars, max_depth=MAX_JSON_DEPTH, **options)
 
 
 def has_non_finite(value, depth: int = 0) -> bool:

@@ -12,7 +12,6 @@ last complete record.
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
@@ -35,7 +34,7 @@ from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings
 from mlab.snapshots import ObjectStore, Snapshotter
 from mlab.run.canary import write_canary
-from mlab.run.recovery import lock_run, manifest_at, records_with_intact_objects, write_boot
+from mlab.run.recovery import check_run_folders, lock_run, manifest_at, records_with_intact_objects, write_boot
 from mlab.run.hardware import measure_hardware, sampled_devices
 from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, timestamp
 from mlab.actions.workspace import Workspace
@@ -292,6 +291,7 @@ class Run:
         """
         folder = Path(folder).resolve()
         meta = read_run_meta(folder)
+        check_run_folders(folder)   # never restored or written through a link
         build = load_build(folder / "build", check_fresh=False)
         task, agent = build.task(meta["task"]), build.agent(meta["agent"])
         store = ObjectStore(folder / "objects", durable=False)
@@ -482,16 +482,20 @@ class Run:
 
 def read_run_meta(folder: Path) -> dict:
     """run.json of a run folder, checked against spec/run.schema.json."""
+    from mlab.bounded_json import UntrustedFile, read_json
     from mlabc.api import problems
 
     path = Path(folder) / RUN_JSON
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
+        meta = read_json(path)   # a run folder may come from elsewhere: bounded, never a link or a pipe
     except FileNotFoundError:
         raise RunError(f"{folder} is not a run folder (no {RUN_JSON})") from None
-    except (OSError, ValueError) as problem:
+    except UntrustedFile as problem:
+        raise RunError(str(problem)) from None
+    except OSError as problem:
         raise RunError(f"cannot read {path}: {problem}") from None
-    found = problems("run", meta) if isinstance(meta, dict) else ["not a JSON object"]
+    found = problems("run", meta)
     if found:
         raise RunError(f"{path} is not a valid run record:\n  " + "\n  ".join(found[:5]))
     return meta
+

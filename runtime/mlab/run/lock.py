@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import re
 from pathlib import Path
@@ -104,10 +103,9 @@ def write_lock(run, config: dict) -> dict:
     found = problems("lock", lock)
     if found:
         raise MlabError("internal error: the lock does not match spec/lock.schema.json: " + "; ".join(found))
-    path = Path(run.dir) / LOCK
-    temp = path.with_name(LOCK + ".tmp")
-    temp.write_text(json.dumps(lock, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    from mlab.observation import write_json
+
+    write_json(Path(run.dir) / LOCK, lock)
     return lock
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 from mlab.errors import RunError
@@ -39,9 +40,11 @@ def boot_id() -> str | None:
 def read_boot(folder: Path) -> str | None:
     from mlab.locks import RUN_LOCK
 
+    from mlab.confined import Refused, read_bytes
+
     try:
-        return (folder / RUN_LOCK).read_text().strip() or None
-    except (OSError, UnicodeDecodeError):
+        return read_bytes(folder, RUN_LOCK, limit=4096).decode().strip() or None
+    except (OSError, UnicodeDecodeError, Refused):
         return None
 
 
@@ -108,3 +111,22 @@ def manifest_at(store: ObjectStore, meta: dict, records: list[dict], step: int) 
     for record in records[:step]:
         apply_delta(manifest, record.get("snapshot") or {})
     return manifest
+
+
+# The folders of a run folder the harness writes into or restores: each must be a folder of the run's
+# own, never a link (a run folder from elsewhere whose workspace/ links to a home folder would have it
+# restored, files removed and all).
+RUN_FOLDERS = ("workspace", "objects", "output", "private", "build")
+
+
+def check_run_folders(folder: Path) -> None:
+    """RunError unless each of RUN_FOLDERS in the run folder is a real folder (not a link) or absent."""
+    for name in RUN_FOLDERS:
+        try:
+            info = os.lstat(Path(folder) / name)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a folder"
+            raise RunError(f"{Path(folder) / name} is {what}; the harness writes only into a run's own folders, "
+                           "never through a link, so this run cannot be continued")

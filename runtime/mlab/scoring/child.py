@@ -71,10 +71,9 @@ def _main(answer: str, memory_bytes: str | None = None) -> int:
         data = pickle.dumps(outcome)
     except (pickle.PicklingError, TypeError, AttributeError) as unpicklable:
         data = pickle.dumps(("raised", MlabError(f"scoring gave an answer that cannot be sent back: {unpicklable}")))
-    temporary = answer + ".part"
-    with open(temporary, "wb") as stream:
-        stream.write(data)
-    os.replace(temporary, answer)
+    from mlab.confined import write_into
+
+    write_into(os.path.dirname(answer), os.path.basename(answer), data)
     return 0
 
 
