@@ -123,15 +123,27 @@ def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     return data
 
 
+def _no_constant(name: str):
+    raise ValueError(f"it holds {name}, which standard JSON has no value for (mlab writes it as the string \"{name}\")")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"it holds the number {text}, past what a float can hold")
+    return value
+
+
 def read_json(path: Path, *, schema: str | None = None, limit: int = MAX_FILE_BYTES, kind=dict):
     """The JSON document of a run folder's file `path`, read as hostile data (see the module's
-    docstring): of type `kind` (None: any) and, where `schema` names one of spec/, valid against it.
+    docstring): standard JSON (no NaN or Infinity, which mlab never writes), of type `kind` (None:
+    any) and, where `schema` names one of spec/, valid against it.
     UntrustedFile naming the file and the problem; FileNotFoundError when there is none; OSError
     when it cannot be read."""
     path = Path(path)
     data = read_bytes(path, limit)
     try:
-        document = loads(data, what=str(path), max_chars=limit)
+        document = loads(data, what=str(path), max_chars=limit, parse_constant=_no_constant, parse_float=_finite)
     except (TooDeep, TooLarge) as problem:
         raise UntrustedFile(str(problem)) from None
     except ValueError as problem:

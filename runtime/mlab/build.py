@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlab.bounded_json import UntrustedFile, loads as bounded_loads, read_bytes as bounded_read
 from mlab.cache import builds_cache, file_sha256, recall, remember
 from mlab.errors import BuildError, UnknownName, did_you_mean
 
@@ -225,12 +225,13 @@ class Build:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """A build file's bytes, read as a run folder's (it may be a run's copy from elsewhere: mlab.bounded_json)."""
     try:
-        return path.read_bytes()
+        return bounded_read(path)
     except FileNotFoundError:
         raise BuildError(f"{path} is missing from the build; rebuild it with `mlabc compile ... -o "
                          f"{path.parent}`") from None
-    except OSError as error:
+    except (OSError, UntrustedFile) as error:   # UntrustedFile: a link, a named pipe, too large
         raise BuildError(f"cannot read {path}: {error}") from None
 
 
@@ -243,7 +244,7 @@ def _parse_text(data: bytes, path: Path) -> str:
 
 def _parse_json(data: bytes, path: Path) -> dict:
     try:
-        doc = json.loads(data)
+        doc = bounded_loads(data, what=str(path))   # bounded: a build copy may come from elsewhere
     except ValueError as error:  # UnicodeDecodeError included
         raise BuildError(f"{path} is not valid JSON ({error}); rebuild with `mlabc compile`") from None
     if not isinstance(doc, dict):
@@ -256,7 +257,7 @@ def _parse_yaml(data: bytes, path: Path) -> dict:
 
     try:
         doc = YAML(typ="safe").load(_parse_text(data, path))
-    except YAMLError as error:
+    except (YAMLError, RecursionError) as error:   # RecursionError: a hostile copy nested thousands of levels deep
         raise BuildError(f"{path} is not valid YAML ({error}); rebuild with `mlabc compile`") from None
     if not isinstance(doc, dict):
         raise BuildError(f"{path} does not hold a task; rebuild with `mlabc compile`")
@@ -302,9 +303,9 @@ def load_build(folder: Path, *, check_fresh: bool = True) -> Build:
             if (folder / "task.yaml").is_file() else ""
         raise BuildError(f"{folder} holds no mlab build (no {MANIFEST}){hint}; "
                          "make one with `mlabc compile <paths> -o <dir>`")
-    raw = (folder / MANIFEST).read_bytes()
+    raw = _read_bytes(folder / MANIFEST)   # bounded: a run's build copy may come from elsewhere
     try:
-        manifest = json.loads(raw)
+        manifest = bounded_loads(raw, what=str(folder / MANIFEST))
     except ValueError as error:
         raise BuildError(f"{folder / MANIFEST} is not valid JSON ({error}); recompile with "
                          f"`mlabc compile <paths> -o {folder}`") from None

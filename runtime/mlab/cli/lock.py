@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import EXIT_FAILED, EXIT_OK
+from mlab.errors import EXIT_FAILED, EXIT_OK, printable
 
 
 def main(args) -> int:
@@ -13,10 +13,10 @@ def main(args) -> int:
     lock = read_lock(Path(args.run))
     rows = checkout_rows(lock)
     if not rows:
-        print(f"{args.run}: this checkout would reproduce the run (task {lock['task']} version "
-              f"{lock['task_version']}, every digest and version as locked)")
+        print(printable(f"{args.run}: this checkout would reproduce the run (task {lock['task']} version "
+                        f"{lock['task_version']}, every digest and version as locked)"))
         return EXIT_OK
-    print(render_rows(rows, ("what", "locked", "now")))
+    print(printable(render_rows(rows, ("what", "locked", "now"))))   # a lock from elsewhere may hold escapes
     print(f"\n{args.run}: this checkout would not reproduce the run exactly: {len(rows)} "
           f"difference{'s' if len(rows) != 1 else ''}")
     return EXIT_FAILED

@@ -328,12 +328,46 @@ def main(args) -> int:
     if config.get("reproduces"):
         from mlab.run.reproduce import difference_table
 
-        print(difference_table(Path(config["reproduces"]), run.dir))
+        original = Path(config["reproduces"])
+        print(printable(difference_table(original, run.dir, rescored_rows(original, run))))
     if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
         from mlab.cli.args import print_json
 
         print_json(args, result)
     return EXIT_OK if result["failure_mode"] in (None, FailureMode.SMALL_IMPROVEMENT) else EXIT_FAILED
+
+
+def rescored_rows(original: Path, run) -> list[tuple[str, str, str]]:
+    """A row when the score the original's result.json records is not what this harness gets for
+    the original's final workspace (scored by the task as this checkout compiles it, else as the
+    reproduction ran it, against the reproduction's own answers): a forged result.json is never
+    taken over the recomputed score."""
+    import math
+    import tempfile
+
+    from mlab.bounded_json import read_json
+    from mlab.run.checkout import checkout
+    from mlab.run.lock import read_lock, recompiled
+    from mlab.scoring.score import score_workspace
+
+    what = "score in result.json (original) / rescored"
+    try:
+        recorded = read_json(original / "result.json", schema="result").get("score")
+        lock = read_lock(original)
+    except (MlabError, OSError) as problem:
+        return [("original result.json", "not read", printable(str(problem).splitlines()[0]))]
+    build = recompiled(lock)
+    task = build.task(lock["task"]) if not isinstance(build, str) and lock["task"] in build.task_names else run.task
+    with tempfile.TemporaryDirectory(prefix="mlab-rescore-") as scratch:
+        try:
+            checkout(original, None, Path(scratch) / "workspace")
+            score = score_workspace(task, lock["data"]["variant"], Path(scratch) / "workspace", run.private_dir).value
+        except (MlabError, OSError) as problem:
+            return [(what, str(recorded), f"cannot be rescored: {str(problem).splitlines()[0]}")]
+    same = (recorded is None and score is None) or (
+        isinstance(recorded, (int, float)) and score is not None and math.isclose(recorded, score, rel_tol=1e-9,
+                                                                                  abs_tol=1e-12))
+    return [] if same else [(what, str(recorded), str(score))]
 
 
 def score_apart(score, run_dir: Path) -> dict:

@@ -111,6 +111,10 @@ def _why_not(run: LoadedRun) -> str | None:
         return "a demonstration run (mlab/demo) is not an agent's result"
     if task_document(run) is None:
         return "the run's build copy (build/tasks/<task>/task.yaml) is missing"
+    declared = ((task_document(run) or {}).get("metric") or {}).get("direction")
+    if (run.result or {}).get("direction") != declared:
+        return (f"result.json's metric direction ({run.result.get('direction')}) is not the task's ({declared}); "
+                "the result cannot be graded")
     if thresholds_of(run) is None:
         return (f"task `{run.task}` declares no thresholds (thresholds {{ gold .. silver .. bronze .. }}) "
                 f"and no leaderboard file (leaderboard \"FILE.csv\" source \"...\")")
@@ -131,9 +135,10 @@ def _refuse_mixed(runs: list[LoadedRun]) -> None:
 def grading_report(paths: list[Path], now: datetime | None = None) -> dict:
     """The summary report of every run at or under `paths`; runs that cannot be graded are listed
     in the summary's `mlab` object (`skipped`). UsageError when no run is found or none can be graded."""
-    runs = load_runs([Path(p) for p in paths])
+    skipped: list[dict] = []
+    runs = load_runs([Path(p) for p in paths], skipped)   # unreadable result.json, run.json: skipped with the reason
     created_at = (now or datetime.now(timezone.utc)).isoformat()
-    graded, skipped = [], []
+    graded = []
     for run in runs:
         reason = _why_not(run)
         if reason:

@@ -31,12 +31,13 @@ from pathlib import Path
 
 from mlab.errors import RunError, UsageError
 from mlab.limits import parse_duration
-from mlab.observation import write_json
+from mlab.observation import dumps, write_json
 from mlab.reports.runs import LoadedRun, task_document
 from mlab.reports.snapshot_score import judge_snapshot, snapshot_key, step_workspaces
 
 BUDGETS = "budgets.json"
 BUDGETS_VERSION = 1
+BUDGETS_KEY = "budgets.key"   # under MLAB_CACHE: the key budgets.json's seal is made with
 KINDS = ("time", "tokens", "cost")
 # a point's status: scored, or why it has no score; only "not applicable" is left out of rates
 SCORED, NO_SUBMISSION, INVALID, NOT_APPLICABLE = "scored", "no submission", "invalid submission", "not applicable"
@@ -318,13 +319,52 @@ def _point(run: LoadedRun, budget: Budget, scorer: _Scorer) -> dict:
 
 def read_budgets(run_dir: Path) -> dict:
     """RUN_DIR/budgets.json ({} when there is none; an unreadable one is scored afresh)."""
+    from mlab.bounded_json import read_json
+    from mlab.errors import MlabError
+
     try:
-        document = json.loads((Path(run_dir) / BUDGETS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        document = read_json(Path(run_dir) / BUDGETS)   # bounded, never a pipe: the folder may come from elsewhere
+    except (OSError, MlabError):
         return {}
-    if not isinstance(document, dict) or document.get("version") != BUDGETS_VERSION:
+    if document.get("version") != BUDGETS_VERSION or document.get("seal") != _seal(document):
+        return {}   # another machine's, an edited or a forged one: its points are measured again
+    if not isinstance(document.get("points"), dict) or not isinstance(document.get("snapshots"), dict):
         return {}
     return document
+
+
+def _seal(document: dict) -> str | None:
+    """An HMAC of the document's points and snapshot scores under this machine's key (MLAB_CACHE/
+    budgets.key, made on first use): budgets.json is a cache of what this harness measured, and a
+    point from a run folder made or edited elsewhere is never taken as measured. None without a key."""
+    import hashlib
+    import hmac
+    import json
+    import os
+    import secrets
+
+    from mlab.cache import cache_root
+
+    path = cache_root() / BUDGETS_KEY
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(32))
+            key = path.read_bytes()
+        except OSError:
+            try:
+                key = path.read_bytes()   # made meanwhile by another process
+            except OSError:
+                return None
+    except OSError:
+        return None
+    body = json.dumps({"snapshots": document.get("snapshots"), "points": document.get("points")},
+                      sort_keys=True, allow_nan=True, default=str).encode()
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def budget_points(run: LoadedRun, budgets: list[Budget]) -> dict[str, dict]:
@@ -345,8 +385,8 @@ def budget_points(run: LoadedRun, budgets: list[Budget]) -> dict[str, dict]:
         fresh = True
     if fresh or scorer.added:
         try:
-            write_json(run.dir / BUDGETS, {"version": BUDGETS_VERSION, "snapshots": scorer.snapshots,
-                                           "points": points})
+            document = {"version": BUDGETS_VERSION, "snapshots": scorer.snapshots, "points": points}
+            write_json(run.dir / BUDGETS, {**document, "seal": _seal(json.loads(dumps(document)))})
         except OSError as problem:
             raise RunError(f"cannot write {run.dir / BUDGETS}: {problem.strerror or problem}") from None
     return {budget.name: points[budget.name] for budget in budgets}

@@ -114,21 +114,23 @@ def known_issues(runs: list) -> list[str]:
 def probe_lines(runs_dir) -> list[str]:
     """Report lines for the `mlab probe -o` results saved under RUNS_DIR/probes/, beside the scores:
     how familiar each model was with each task (docs/comparability.md#contamination)."""
-    import json
     from pathlib import Path
+
+    from mlab.bounded_json import read_json
+    from mlab.errors import MlabError, printable
 
     lines = []
     for path in sorted((Path(runs_dir) / "probes").glob("*.json")):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = read_json(path)   # a runs folder from elsewhere: bounded, never a pipe
             interval = doc.get("interval")
             span = f" [{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else ""
             familiarity = "n/a" if doc.get("familiarity") is None else f"{doc['familiarity']:+.3f}"
             canary = "n/a" if doc.get("canary") is None else f"{doc['canary']:.2f}"
             lines.append(f"| {doc['task']} | {doc.get('task_version', 1)} | {doc['model']} | {familiarity}{span} | "
                          f"{canary} | {doc.get('verdict', '')} |")
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            lines.append(f"| {path.name} | | | not a probe result | | |")
+        except (OSError, ValueError, KeyError, TypeError, IndexError, MlabError):
+            lines.append(f"| {printable(path.name)} | | | not a probe result | | |")
     if not lines:
         return []
     return ["## Familiarity probes", "", "| task | version | model | familiarity [95% CI] | canary | verdict |",

@@ -7,13 +7,12 @@ trace is not repaired, so a run that another process is driving can be looked at
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from mlab.errors import RunError, UsageError
+from mlab.errors import MlabError, RunError, UsageError
 from mlab.run.folder import RUN_JSON, read_run_meta
 from mlab.trace import TRACE, read_trace
 
@@ -187,15 +186,18 @@ def _build_document(build_key: str, path: Path) -> dict | None:
     if key not in _BUILD_DOCUMENTS:
         from ruamel.yaml.error import YAMLError
 
+        from mlab.bounded_json import read_bytes
+        from mlab.bounded_json import loads as bounded_loads
+
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_bytes(path).decode("utf-8")   # never a link or a pipe: a run folder may come from elsewhere
             if path.suffix == ".json":
-                doc = json.loads(text)
+                doc = bounded_loads(text, what=str(path))
             else:
                 from ruamel.yaml import YAML
 
                 doc = YAML(typ="safe").load(text)
-        except (OSError, ValueError, YAMLError):  # a damaged copy costs what it holds, optional here
+        except (OSError, ValueError, YAMLError, MlabError, RecursionError):  # a damaged copy: optional here
             return None
         if not isinstance(doc, dict):
             return None
@@ -237,11 +239,15 @@ def record_workspaces(initial: dict[str, str], records: list[dict]):
 
 
 def read_scores(run_dir: Path) -> list[dict] | None:
+    from mlab.bounded_json import MAX_TRACE_BYTES, UntrustedFile, loads, read_bytes
+
     path = Path(run_dir) / SCORES
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_bytes(path, MAX_TRACE_BYTES).decode("utf-8", "replace").splitlines()
     except FileNotFoundError:
         return None
+    except UntrustedFile as problem:
+        raise RunError(str(problem)) from None
     except OSError as problem:
         raise RunError(f"cannot read {path}: {problem.strerror or problem}") from None
     rows = []
@@ -249,23 +255,29 @@ def read_scores(run_dir: Path) -> list[dict] | None:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            row = loads(line, what=f"{path} line {number}")
+            if not isinstance(row, dict):
+                raise ValueError("not an object")
+            rows.append(row)
         except ValueError:
             raise RunError(f"{path} line {number} is not JSON; rewrite it with "
                            f"`mlab eval --intermediate {run_dir}`") from None
     return rows
 
 
-def _read_json(path: Path) -> dict | None:
+def _read_json(path: Path, schema: str | None = None) -> dict | None:
+    """A run folder's JSON object, read as hostile data (mlab.bounded_json); RunError saying what is
+    wrong with it, None when there is none."""
+    from mlab.bounded_json import UntrustedFile, read_json
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path, schema=schema)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as problem:
+    except UntrustedFile as problem:
+        raise RunError(str(problem)) from None
+    except OSError as problem:
         raise RunError(f"cannot read {path}: {problem}") from None
-    if not isinstance(document, dict):
-        raise RunError(f"{path} is not a JSON object")
-    return document
 
 
 def load_run(run_dir: Path) -> LoadedRun:
@@ -274,7 +286,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir} is not a folder; give a run folder (runs/<run-id>)")
     meta = read_run_meta(run_dir)
-    result = _read_json(run_dir / RESULT)
+    result = _read_json(run_dir / RESULT, schema="result")
     # models.json only tells the models of an unfinished run: a finished one's result.json has them
     return LoadedRun(run_dir.resolve(), meta, result, None if result is not None else _read_json(run_dir / MODELS))
 
@@ -299,22 +311,36 @@ def find_run_dirs(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def load_runs(paths: list[Path]) -> list[LoadedRun]:
+def load_runs(paths: list[Path], skipped: list | None = None) -> list[LoadedRun]:
     """Runs named directly or found under folders; an error when there is none.
 
     Plain files among the paths are passed over: `mlab eval runs/*` also matches the index.html
-    that `mlab view runs` writes there (and a CSV written by `mlab eval -o`).
+    that `mlab view runs` writes there (and a CSV written by `mlab eval -o`). A run folder that
+    cannot be read, among several, is left out: noted in `skipped` ({"run", "reason"}) when given,
+    else said on stderr.
     """
+    import sys
+
+    from mlab.errors import printable
+
     runs: list[LoadedRun] = []
     seen: set[Path] = set()
-    for path in paths:
-        if Path(path).is_file():
+    found = [run_dir for path in paths if not Path(path).is_file() for run_dir in find_run_dirs(Path(path))]
+    for run_dir in found:
+        real = run_dir.resolve()
+        if real in seen:
             continue
-        for run_dir in find_run_dirs(Path(path)):
-            real = run_dir.resolve()
-            if real not in seen:
-                seen.add(real)
-                runs.append(load_run(run_dir))
+        seen.add(real)
+        try:
+            runs.append(load_run(run_dir))
+        except RunError as problem:
+            if len(found) == 1:
+                raise
+            # one unreadable run (damaged, or hostile: a run folder may come from elsewhere) is left out, saying why
+            if skipped is not None:
+                skipped.append({"run": str(run_dir), "reason": str(problem)})
+            else:
+                print(f"mlab: left out {printable(run_dir)}: {printable(problem)}", file=sys.stderr)
     if not runs:
         raise UsageError(f"no run folders (folders holding {RUN_JSON}) in {', '.join(str(p) for p in paths)}")
     return runs

@@ -13,6 +13,7 @@ import hashlib
 import json
 import platform
 import re
+import sys
 from pathlib import Path
 
 from mlab.errors import MlabError, UsageError
@@ -111,21 +112,20 @@ def write_lock(run, config: dict) -> dict:
 
 def read_lock(folder: Path) -> dict:
     """A run folder's lock, validated; a UsageError naming the problem otherwise."""
-    from mlabc.api import problems
+    from mlab.bounded_json import UntrustedFile, read_json
 
     path = Path(folder) / LOCK
     try:
-        lock = json.loads(path.read_text(encoding="utf-8"))
+        lock = read_json(path, schema="lock")   # a run folder from elsewhere is hostile data
+    except UntrustedFile as problem:
+        raise UsageError(str(problem)) from None
     except FileNotFoundError:
         if not Path(folder).is_dir():
             raise UsageError(f"{folder}: no such run folder") from None
         raise UsageError(f"{folder} has no {LOCK} (runs made before mlab wrote locks cannot be "
                          "reproduced from one)") from None
-    except (OSError, ValueError) as problem:
+    except OSError as problem:
         raise UsageError(f"cannot read {path}: {problem}") from None
-    found = problems("lock", lock) if isinstance(lock, dict) else ["not a JSON object"]
-    if found:
-        raise UsageError(f"{path} is not a valid lock: {found[0]}")
     return lock
 
 
@@ -187,10 +187,51 @@ def checkout_rows(lock: dict) -> list[tuple[str, str, str]]:
             rows += _digest_rows("scored", build.get("scored") or {}, entry.get("scored") or {}) \
                 if build.get("scored") else []
     requires = [name.split(":", 1)[1] for name in lock["packages"] if name.startswith("requires:")]
-    python = (lock.get("hardware") or {}).get("scripts_python")
-    now_packages = package_versions(requires, python if python and Path(python).exists() else None)
+    # The interpreter the lock names is compared as data and never run: a run folder from elsewhere
+    # could name a program it ships. The task's packages are asked of this mlab's own interpreter.
+    recorded = (lock.get("hardware") or {}).get("scripts_python")
+    if recorded is not None and recorded != sys.executable:
+        rows.append(("scripts python", _short(recorded), sys.executable))
+    now_packages = package_versions(requires, sys.executable)
     rows += [(f"package {name}", _short(lock["packages"].get(name)), _short(now_packages.get(name)))
              for name in sorted(lock["packages"]) if lock["packages"].get(name) != now_packages.get(name)]
+    return rows
+
+
+def recompiled(lock: dict):
+    """The build this checkout compiles the lock's task into now (from the locked source, else the
+    task of that name here), or a sentence saying why there is none."""
+    from mlab.build import compile_into_cache, resolve_task
+
+    source = Path(lock["build"]["task_source"])
+    try:
+        if source.is_file():
+            return compile_into_cache([source])
+        return resolve_task(lock["task"]).build
+    except MlabError as problem:   # BuildError, an unknown task
+        return f"does not compile here: {str(problem).splitlines()[0]}"
+
+
+def build_copy_rows(folder: Path, lock: dict) -> list[tuple[str, str, str]]:
+    """(what, the run's build copy, recompiled) for each artifact of the task and agent whose bytes in
+    the run folder's build/ differ from the build this checkout compiles: a reproduction runs the
+    copy, so an edited copy (a metric's direction flipped) is a difference, whatever its manifest or
+    the lock claim."""
+    build = recompiled(lock)
+    if isinstance(build, str):
+        return [("build copy", "as run", build)]
+    manifest = build.manifest
+    if lock["task"] not in manifest["tasks"] or lock["agent"] not in manifest["agents"]:
+        return [("build copy", f"task {lock['task']}, agent {lock['agent']}", "not both declared here")]
+    rows = []
+    for rel in [*manifest["tasks"][lock["task"]]["artifacts"], *manifest["agents"][lock["agent"]]["artifacts"]]:
+        path = Path(folder) / "build" / rel
+        try:
+            copy = _sha256(path) if path.is_file() and not path.is_symlink() else "missing"
+        except OSError:
+            copy = "unreadable"
+        if copy != manifest["artifacts"][rel]:
+            rows.append((f"build copy {rel}", _short(copy), _short(manifest["artifacts"][rel])))
     return rows
 
 
@@ -210,8 +251,10 @@ def run_facts(folder: Path) -> dict:
     from mlab.run.hardware import hardware_class
     from mlab.trace import read_trace
 
+    from mlab.bounded_json import read_json
+
     folder = Path(folder)
-    result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    result = read_json(folder / "result.json", schema="result")   # UntrustedFile: a message, never a crash
     lock = read_lock(folder)
     records = read_trace(folder / "trace.jsonl").records
     steps = [[r.get("action"), r.get("action_input"), r.get("status"), comparable(r.get("observation"))]

@@ -56,11 +56,19 @@ def open_reproduction(args):
     return run, config
 
 
-def difference_table(original: Path, again: Path) -> str:
-    """The rows in which the reproduction differs from the original, or a line saying none do."""
-    from mlab.run.lock import difference_rows, render_rows, run_facts
+def difference_table(original: Path, again: Path, checked: list | None = None) -> str:
+    """The rows in which the reproduction differs from the original, or a line saying none do. The
+    original is a run folder from elsewhere, hostile data: its build copy is compared with the build
+    this checkout compiles (an edited copy is a difference), and `checked` holds the rows of what the
+    harness recomputed of it (its final submission scored again: see mlab.cli.run)."""
+    from mlab.errors import MlabError
+    from mlab.run.lock import build_copy_rows, difference_rows, read_lock, render_rows, run_facts
 
-    rows = difference_rows(run_facts(original), run_facts(again))
+    rows = build_copy_rows(original, read_lock(original)) + list(checked or [])
+    try:
+        rows += difference_rows(run_facts(original), run_facts(again))
+    except MlabError as problem:   # the original's result.json or trace is not to be read
+        rows.append(("original run", "not read", str(problem)))
     if not rows:
         return (f"reproduction of {original}: no differences (score, steps, trace, data, task version, "
                 "packages and hardware class as the original's)")

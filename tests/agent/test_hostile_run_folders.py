@@ -1,0 +1,186 @@
+"""Issue 41: a run folder from elsewhere is hostile data. Every JSON it holds is decoded within bounds
+and checked, special files are refused without blocking, what it holds is printed through the one
+printable filter, nothing in it is run, and `--reproduce` compares the build copy with the build it
+recompiles and never trusts a forged result.json."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent_helpers import mlab, only_run, research_reply, scripted, write_tiny_task
+
+REPLIES = [research_reply("Execute Script", {"script_name": "fit.py"}),
+           research_reply("Final Answer", {"final_answer": "submitted"})]
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile-folders")
+    source = write_tiny_task(folder / "task")
+    code, out, err = mlab("run", source, "--model", scripted(folder, REPLIES), "--runs-dir", folder / "runs")
+    assert code == 0, err
+    return only_run(folder / "runs")
+
+
+@pytest.fixture
+def copy(finished, tmp_path):
+    """A copy of the finished run, to spoil (in a runs folder of its own)."""
+    target = tmp_path / "runs" / finished.name
+    shutil.copytree(finished, target, symlinks=True)
+    return target
+
+
+def no_traceback(code: int, out: str, err: str) -> None:
+    assert code in (0, 1, 2, 3), (code, out, err)
+    assert "Traceback" not in out + err and "RecursionError" not in out + err
+
+
+def test_lock_check_runs_nothing_the_folder_names_and_prints_no_control_sequences(copy, tmp_path):
+    marker = tmp_path / "ran"
+    program = copy / "python"
+    program.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    program.chmod(0o755)
+    lock = json.loads((copy / "lock.json").read_text())
+    lock["hardware"]["scripts_python"] = str(program)
+    lock["packages"]["requires:numpy"] = "\x1b]0;owned\x07\x1b]52;c;ZWNobyBvd25lZA==\x07\x1b[2J1.0"
+    (copy / "lock.json").write_text(json.dumps(lock))
+    code, out, err = mlab("lock", "--check", copy)
+    assert code == 1 and "would not reproduce the run exactly" in out
+    assert not marker.exists(), "the program the lock names was run"
+    assert "\x1b" not in out + err and "\\x1b]52" in out
+    assert f"scripts python" in out and str(program) in out, "the recorded interpreter is compared as data"
+
+
+def run_briefly(*args, seconds: float = 60):
+    """mlab ARGS in a thread: its answer, or None when it is still running after `seconds` (blocked)."""
+    answer = []
+    worker = threading.Thread(target=lambda: answer.append(mlab(*args)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return answer[0] if answer else None
+
+
+@pytest.mark.parametrize("name", ["result.json", "run.json", "lock.json", "budgets.json", "trace.jsonl"])
+def test_a_named_pipe_in_a_run_folder_is_refused_without_blocking(copy, tmp_path, name):
+    (copy / name).unlink(missing_ok=True)
+    os.mkfifo(copy / name)
+    for args in (("eval", copy), ("lock", "--check", copy), ("report", copy.parent, "-o", tmp_path / "report"),
+                 ("export", copy, "--to", "mle-bench", "-o", tmp_path / "export.csv")):
+        answer = run_briefly(*args)
+        assert answer is not None, f"mlab {args[0]} blocked on a named pipe {name}"
+        no_traceback(*answer)
+
+
+COMMANDS = {
+    "lock --check": lambda run, out: ("lock", "--check", run),
+    "run --reproduce": lambda run, out: ("run", "--reproduce", run, "--replay", "--runs-dir", out / "again"),
+    "eval": lambda run, out: ("eval", run),
+    "eval --at": lambda run, out: ("eval", run, "--at", "time=50%"),
+    "report": lambda run, out: ("report", run.parent, "-o", out / "report"),
+    "view": lambda run, out: ("view", run, "--output", out / "page.html"),
+    "export mle-bench": lambda run, out: ("export", run, "--to", "mle-bench", "-o", out / "medals.csv"),
+    "run --resume": lambda run, out: ("run", "--resume", run),
+}
+
+
+# the commands that cannot go on without the file, and say what is wrong with it
+SAYS_WHY = {"lock.json": ("lock --check", "run --reproduce"), "result.json": ("eval", "report", "view"),
+            "run.json": ("eval", "eval --at", "report", "view", "run --resume"),
+            "build/manifest.json": ("run --reproduce", "run --resume")}
+
+
+@pytest.mark.parametrize("name", ["lock.json", "result.json", "run.json", "budgets.json", "trace.jsonl",
+                                  "models.json", "build/manifest.json"])
+def test_a_json_nested_100000_deep_is_a_message_in_every_command(copy, tmp_path, name):
+    if name == "trace.jsonl":
+        with open(copy / name, "a") as trace:
+            trace.write(DEEP + "\n")
+    else:
+        (copy / name).write_text(DEEP)
+    for command, args in COMMANDS.items():
+        if command == "run --resume":
+            (copy / "result.json").unlink(missing_ok=True)
+        code, out, err = mlab(*args(copy, tmp_path / command.replace(" ", "_")))
+        assert "Traceback" not in out + err and "RecursionError" not in out + err, (command, out, err)
+        if command in SAYS_WHY.get(name, ()):
+            assert "levels deep" in out + err, (command, out, err)
+
+
+def test_a_reproduction_of_an_edited_build_copy_with_a_forged_result_is_a_difference(copy, tmp_path):
+    task_yaml = copy / "build" / "tasks" / "tiny" / "task.yaml"
+    task_yaml.write_text(task_yaml.read_text().replace("direction: lower_is_better", "direction: higher_is_better"))
+    code, out, err = mlab("run", "--reproduce", copy, "--replay", "--runs-dir", tmp_path / "first")
+    again = json.loads((only_run(tmp_path / "first") / "result.json").read_text())
+    forged = json.loads((copy / "result.json").read_text())
+    forged.update({key: again[key] for key in ("score", "success", "failure_mode", "improvement")})
+    (copy / "result.json").write_text(json.dumps(forged))
+    code, out, err = mlab("run", "--reproduce", copy, "--replay", "--runs-dir", tmp_path / "second")
+    assert "no differences" not in out, out
+    assert "build copy tasks/tiny/task.yaml" in out, out
+
+
+def test_a_forged_score_is_not_taken_over_the_rescored_one(copy, tmp_path):
+    forged = json.loads((copy / "result.json").read_text())
+    forged.update(score=-5.0, success=True)
+    (copy / "result.json").write_text(json.dumps(forged))
+    code, out, err = mlab("run", "--reproduce", copy, "--replay", "--runs-dir", tmp_path / "again")
+    assert "score in result.json" in out and "-5" in out, out
+
+
+def test_report_and_the_mle_bench_export_leave_out_forged_results_saying_why(finished, tmp_path):
+    runs = tmp_path / "runs"
+    forged = {"list": lambda doc: "[1, 2, 3]", "nan": lambda doc: json.dumps({**doc, "score": float("nan")}),
+              "infinity": lambda doc: json.dumps({**doc, "score": float("inf"), "success": True}),
+              "direction": lambda doc: json.dumps({**doc, "direction": "sideways"}),
+              "flipped": lambda doc: json.dumps({**doc, "direction": "higher_is_better", "score": 1e9})}
+    for name, forge in forged.items():
+        shutil.copytree(finished, runs / name, symlinks=True)
+        doc = json.loads((runs / name / "result.json").read_text())
+        (runs / name / "result.json").write_text(forge(doc))
+    shutil.copytree(finished, runs / "honest", symlinks=True)
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    for folder in runs.iterdir():   # medal thresholds for the tiny task, in every copy's build
+        task_yaml = folder / "build" / "tasks" / "tiny" / "task.yaml"
+        doc = yaml.load(task_yaml.read_text())
+        doc["references"] = {"points": [], "thresholds": {"gold": 0.5, "silver": 1.0, "bronze": 2.0, "median": 3.0,
+                                                          "source": "a test"}}
+        with task_yaml.open("w") as stream:
+            yaml.dump(doc, stream)
+    code, out, err = mlab("report", runs, "-o", tmp_path / "report")
+    no_traceback(code, out, err)
+    assert code == 0, err
+    for name in ("list", "nan", "infinity", "direction"):
+        assert f"left out {runs / name}" in err, err
+    assert "is not a JSON object" in err and "NaN" in err and "Infinity" in err and "sideways" in err
+    code, out, err = mlab("export", runs, "--to", "mle-bench", "-o", tmp_path / "medals.json")
+    no_traceback(code, out, err)
+    report = json.loads((tmp_path / "medals.json").read_text())
+    graded = {Path(r["submission_path"]).parent.parent.name for r in report["competition_reports"]}
+    assert graded <= {"honest"}, f"forged results were graded: {graded}"
+    reasons = " ".join(s["reason"] for s in report["mlab"]["skipped"])
+    assert "is not the task's" in reasons
+
+
+def test_a_budgets_json_of_the_wrong_shape_or_with_forged_points_is_measured_again(copy):
+    code, out, err = mlab("eval", copy, "--at", "time=50%", "--json")
+    assert code == 0, err
+    measured = json.loads(out)
+    budgets = json.loads((copy / "budgets.json").read_text())
+    for point in budgets["points"].values():
+        point.update(score=12345.0, success=True, status="scored")
+    (copy / "budgets.json").write_text(json.dumps(budgets))
+    code, out, err = mlab("eval", copy, "--at", "time=50%", "--json")
+    assert code == 0, err
+    assert "12345" not in out and json.loads(out) == measured, "a forged point was taken as measured"
+    (copy / "budgets.json").write_text(json.dumps({"version": 1, "snapshots": "ab", "points": [1, 2]}))
+    code, out, err = mlab("eval", copy, "--at", "time=50%", "--json")
+    no_traceback(code, out, err)
+    assert code == 0 and json.loads(out) == measured
