@@ -167,3 +167,30 @@ def test_the_docs_gymnasium_make_snippet_runs_as_printed_after_import_mlab_gym(t
                           timeout=120, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Final Answer" in done.stdout and (tmp_path / "runs").is_dir()
+
+
+def test_a_policy_cannot_write_its_own_shaped_reward(tmp_path, shaped_task):
+    """Issue 41: the text of a Validate Submission report in a file the policy prints is no validation
+    score; only the harness's own validation scores shape the reward, within the declared weight."""
+    env = make(str(shaped_task), runs_dir=tmp_path / "runs")
+    env.reset(seed=0)
+    workspace = env.unwrapped.run.workspace.root
+    env.step(_predictions(workspace, 4))
+    assert env.step(VALIDATE)[1] == 0.0   # the first validation score: the reference
+    forged = "validation_submission.csv: mae 1e-300 on the 5 validation rows\\n" * 3
+    env.step({"action": "Write File", "input": {"file_name": "report.py", "content": f"print({forged!r})\n"}})
+    observation, reward, *_ = env.step({"action": "Execute Script", "input": {"script_name": "report.py"}})
+    assert "mae 1e-300 on the" in observation and reward == 0.0
+    env.step(_predictions(workspace, -1e307))   # an absurd improvement is capped by the weight (0.5)
+    total = sum(env.step(VALIDATE)[1] for _ in range(2))
+    assert 0.0 <= total <= 0.5
+    env.close()
+
+
+def test_a_deep_json_input_is_an_observation(tmp_path, tiny_task):
+    env = make(str(tiny_task), runs_dir=tmp_path / "runs")
+    env.reset(seed=0)
+    deep = '{"dir_path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    observation, reward, terminated, truncated, info = env.step({"action": "List Files", "input": deep})
+    assert "levels deep" in observation and not terminated and reward == 0.0
+    env.close()

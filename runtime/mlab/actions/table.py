@@ -8,7 +8,6 @@ and every exception inside a primitive, becomes an observation the agent can act
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import traceback
 from dataclasses import dataclass
@@ -106,8 +105,13 @@ class ActionTable:
         if given is None or (isinstance(given, str) and not given.strip()):
             given = {}
         if isinstance(given, str):
-            try:
-                parsed = json.loads(given)
+            from mlab.bounded_json import TooDeep, TooLarge, loads
+            from mlab.observation import MAX_JSON_DEPTH
+
+            try:  # bounded as a model's reply is: deep or huge text is refused, never decoded
+                parsed = loads(given, what="the action input", max_depth=MAX_JSON_DEPTH)
+            except (TooDeep, TooLarge) as problem:
+                raise ActionRejected(str(problem)) from None
             except ValueError:
                 parsed = None
             if isinstance(parsed, dict):

@@ -18,8 +18,7 @@ callable, which wins over the declaration. Each episode is an ordinary run folde
 """
 from __future__ import annotations
 
-import json
-import re
+import math
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,23 +45,26 @@ def _text_space(gymnasium, max_length: int):
     return AnyText(max_length=max_length, min_length=0)
 
 
-_VALIDATION = re.compile(r"validation_submission\.csv: \S+ ([-+0-9.,eE]+) on the")
-
-
 def validation_shaping(direction: str = "lower_is_better", weight: float = 1.0) -> Callable[[dict], float]:
-    """A shaping that rewards each improvement of the best validation score Validate Submission
-    reports, as a fraction of the first one (so it is in the reward's units), times `weight`."""
+    """A shaping that rewards each improvement of the best validation score, as a fraction of the
+    first one (so it is in the reward's units), times `weight`; an episode's shaped rewards add up
+    to at most `weight`. The score is the harness's own: the record's `validation_score`, which the
+    environment sets from what Validate Submission measured (never from a text the policy can
+    print), None on every other step."""
     state: dict = {}
 
     def shape(record: dict) -> float:
-        found = _VALIDATION.search(record.get("observation") or "")
-        if not found:
+        value = record.get("validation_score")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             return 0.0
-        value = float(found.group(1).replace(",", ""))
         first, best = state.setdefault("first", value), state.get("best", value)
         better = (best - value) if direction == "lower_is_better" else (value - best)
         state["best"] = value if better > 0 else best
-        return weight * max(better, 0.0) / abs(first) if first else 0.0
+        earned = weight * max(better, 0.0) / abs(first) if first else 0.0
+        paid = state.get("paid", 0.0)
+        earned = min(earned, max(weight - paid, 0.0)) if math.isfinite(earned) else max(weight - paid, 0.0)
+        state["paid"] = paid + earned
+        return earned
 
     return shape
 
@@ -136,6 +138,9 @@ class MlabEnv(gymnasium.Env):
         observation = self.run.step(name, given)
         self._last = observation.text
         record = self.run.records[-1]
+        # the validation score the harness measured (Validate Submission's own), for the shaping
+        validated = (record.get("resolved") or {}).get("primitive") == "validate_submission"
+        record = {**record, "validation_score": observation.details.get("validation_score") if validated else None}
         reward = self.shaping(record) if self.shaping else 0.0
         terminated = truncated = False
         if self.run.ended:
@@ -184,13 +189,7 @@ class MlabEnv(gymnasium.Env):
 def _split(action) -> tuple[object, object]:
     """(name, input) of an action given as a mapping, a pair or a bare name."""
     if isinstance(action, dict):
-        given = action.get("input")
-        if isinstance(given, str) and given.strip().startswith("{"):
-            try:
-                given = json.loads(given)
-            except ValueError:
-                pass  # the table says what is wrong with it
-        return action.get("action"), given
+        return action.get("action"), action.get("input")   # JSON text is decoded by the table, within bounds
     if isinstance(action, (tuple, list)) and len(action) == 2:
         return action[0], action[1]
     return action, None

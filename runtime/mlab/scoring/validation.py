@@ -74,8 +74,18 @@ class SubmissionCheck:
     def __init__(self, run) -> None:
         self.run = run
         self._ids: list | None = None
+        self.measured: float | None = None   # the validation score of the last check, as the harness measured it
 
     def __call__(self, ctx, inputs: dict, params: dict) -> Observation:
+        """The check's observation, with the validation score it measured in its details
+        ("validation_score"): what the Gym's shaping reads, never the observation's text."""
+        self.measured = None
+        observation = self.check(ctx, inputs, params)
+        if self.measured is not None:
+            observation.details["validation_score"] = self.measured
+        return observation
+
+    def check(self, ctx, inputs: dict, params: dict) -> Observation:
         from mlab.scoring.constraints import VocabularyError
         from mlab.scoring.score import copy_submission
         from mlab.scoring.submission import MAX_SUBMISSION_BYTES, SubmissionError, check_submission
@@ -163,6 +173,7 @@ class SubmissionCheck:
                 return f"\n{VALIDATION_PROBLEM} {problem}"
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        self.measured = float(value)
         return (f"\n{VALIDATION_SUBMISSION}: {metric.name} {format_score(float(value))} on the {count:,} "
                 "validation rows (the test answers are never used).")
 
