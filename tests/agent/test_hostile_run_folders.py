@@ -154,6 +154,9 @@ def test_report_and_the_mle_bench_export_leave_out_forged_results_saying_why(fin
                                                           "source": "a test"}}
         with task_yaml.open("w") as stream:
             yaml.dump(doc, stream)
+        meta = json.loads((folder / "run.json").read_text())
+        meta["build"]["digest"] = "7" * 64   # build documents are cached per digest: this build is another
+        (folder / "run.json").write_text(json.dumps(meta))
     code, out, err = mlab("report", runs, "-o", tmp_path / "report")
     no_traceback(code, out, err)
     assert code == 0, err

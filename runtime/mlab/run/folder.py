@@ -490,12 +490,9 @@ def read_run_meta(folder: Path) -> dict:
         meta = read_json(path)   # a run folder may come from elsewhere: bounded, never a link or a pipe
     except FileNotFoundError:
         raise RunError(f"{folder} is not a run folder (no {RUN_JSON})") from None
-    except UntrustedFile as problem:
-        raise RunError(str(problem)) from None
-    except OSError as problem:
+    except (OSError, UntrustedFile) as problem:   # UntrustedFile: a link, a pipe, too deep or large, not JSON
         raise RunError(f"cannot read {path}: {problem}") from None
     found = problems("run", meta)
     if found:
         raise RunError(f"{path} is not a valid run record:\n  " + "\n  ".join(found[:5]))
     return meta
-
