@@ -21,7 +21,7 @@ from agent_helpers import mlab, only_run, result, scripted, trace
 from mlab.sandbox.runner import sandbox_available
 
 STD_EXTERNAL = {"mini-swe-agent": "chat", "aide": "chat", "own-script": "chat", "opencode": "chat", "aider": "chat",
-                "claude-code": "anthropic"}
+                "claude-code": "anthropic", "codex": "responses", "gemini-cli": "gemini"}
 STARTER = "python train.py && head -3 submission.csv"
 FINAL = "The submission is written to submission.csv."
 # Each agent's shell tool as its model calls it, and the exchanges one run makes: aider's --message
@@ -30,6 +30,9 @@ SHELL = {
     "opencode": ({"content": None, "tool_calls": [{"name": "bash", "arguments": {
         "command": STARTER, "description": "Run the starter, which writes submission.csv"}}]}, 2),
     "claude-code": ({"content": None, "tool_calls": [{"name": "Bash", "arguments": {
+        "command": STARTER, "description": "Run the starter, which writes submission.csv"}}]}, 2),
+    "codex": ({"content": None, "tool_calls": [{"name": "exec_command", "arguments": {"cmd": STARTER}}]}, 2),
+    "gemini-cli": ({"content": None, "tool_calls": [{"name": "run_shell_command", "arguments": {
         "command": STARTER, "description": "Run the starter, which writes submission.csv"}}]}, 2),
     "aider": (f"I will run the starter, which writes the submission.\n\n```bash\n{STARTER}\n```\n", 1),
 }

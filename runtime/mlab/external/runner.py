@@ -225,6 +225,10 @@ class ExternalRunner:
                                     "/usr/local/bin", "/usr/bin", "/bin"])
             if node is not None:  # `require` finds the agent's packages from anywhere (node -e, its plugins)
                 env["NODE_PATH"] = str(node_bin(folder).parent)
+                # V8 reserves about 10 GiB of address space per WebAssembly memory for its trap handler,
+                # which the sandbox's address-space limit (the task's memory) refuses: node's own fetch
+                # (undici's llhttp is WebAssembly) then dies with "Cannot allocate Wasm memory"
+                env["NODE_OPTIONS"] = (env.get("NODE_OPTIONS", "") + " --disable-wasm-trap-handler").strip()
             binds = ((str(folder), str(folder), False), (str(gateway_dir), INSIDE, True),
                      *_node_binds(node))
             policy = dataclasses.replace(policy, env=env, stop=self.stop, max_output_chars=20000,
