@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast as pyast
 import fnmatch
+import json
 from pathlib import Path
 
 from .. import ast as A
@@ -107,7 +108,7 @@ class TaskLowerer:
             entry = next(e for e in decl.entries if isinstance(e, A.Evaluator))
             report.error("E310", f"the evaluator is ignored: metric `{metric['name']}` is the catalogue's "
                          f"({metric['kind']}), scored by mlab itself", entry.span,
-                         hint="remove the `evaluator` line, or score with it: `metric custom` (or `perplexity`)")
+                         hint=f"remove the `evaluator` line, or score with it: `{_custom_metric(metric)}`")
         if metric and metric["kind"] == "evaluator" and ir["evaluator"] is None:
             report.error("E308", f"metric `{metric['name']}` is computed by the task's own evaluator, "
                          f"but task `{name}` declares none", decl.name.span,
@@ -464,3 +465,10 @@ def lower_task(decl: A.Task, root: Path, report: Reporter) -> tuple[dict, A.Iden
     lowerer = TaskLowerer(decl, root, report)
     ir = lowerer.lower()
     return ir, getattr(lowerer, "agent_ref", None)
+
+
+def _custom_metric(metric: dict) -> str:
+    """The `metric custom` line that scores a catalogue metric's columns with the task's evaluator."""
+    columns = metric["columns"]
+    on = "" if not columns else " on " + json.dumps(columns[0] if len(columns) == 1 else columns)
+    return f'metric custom(name = "{metric["name"]}"){on} {metric["direction"]}'
