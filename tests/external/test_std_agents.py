@@ -135,3 +135,22 @@ def test_a_token_limit_ends_claude_code_with_its_failure_mode(tmp_path, installe
     document = result(run)
     assert document["end_reason"] == "tokens_limit" and document["failure_mode"] == "limit reached", err
     assert len(external_calls(run)) == 1 and "tokens limit" in trace(run)[-1]["observation"]
+
+
+@pytest.mark.slow
+def test_a_stalled_stream_ends_claude_codes_run_with_its_failure_mode(tmp_path, installed, monkeypatch):
+    """The upstream sends the first piece of its streamed reply and then nothing: past the stall time
+    the gateway ends the stream with the Anthropic error event, records what came, and ends the run."""
+    from fake_openai import FakeOpenAI
+
+    installed("claude-code")
+    monkeypatch.setenv("MLAB_STALL_S", "2")
+    with FakeOpenAI(["Never finished, this reply."], faults=["stall"]) as upstream:
+        code, out, err = mlab("run", "house-price", "--agent", "claude-code", "--model", "openai/upstream",
+                              "--api-base", upstream.base, "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    document = result(run)
+    assert document["end_reason"] == "failed" and document["failure_mode"] == "model API failure", err
+    calls = external_calls(run)
+    assert len(calls) == 1 and calls[0]["model"]["stalled"] is True and calls[0]["model"]["dialect"] == "anthropic"
+    assert "stalled" in trace(run)[-1]["observation"]

@@ -27,7 +27,7 @@ import jinja2
 from mlab.agent.outcome import LoopOutcome
 from mlab.external.environment import (MANIFEST, AgentEnvironmentError, Node, NodeMissing, environment_python, find_node,
                                        node_bin, prepare_environment)
-from mlab.external.gateway import Gateway, GatewayEnd
+from mlab.external.gateway import STALL_S, Gateway, GatewayEnd
 from mlab.failure import FailureMode
 from mlab.models.client import Usage
 
@@ -72,6 +72,23 @@ def asked_for(response: str, message: dict | None) -> str:
     if fenced:
         return f"$ {fenced.group(1).strip()}"
     return next((line.strip() for line in response.splitlines() if line.strip()), "(an empty reply)")
+
+
+def stall_time() -> float:
+    """How long a streamed reply may go without an event before the gateway ends it: STALL_S, or
+    $MLAB_STALL_S (seconds, above 0) where a slow upstream needs longer or a test shorter."""
+    from mlab.errors import MlabError
+
+    given = os.environ.get("MLAB_STALL_S", "").strip()
+    if not given:
+        return STALL_S
+    try:
+        value = float(given)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise MlabError(f"MLAB_STALL_S must be a number of seconds above 0, not {given!r}")
+    return value
 
 
 def _node_binds(node: Node | None) -> tuple:
@@ -199,7 +216,7 @@ class ExternalRunner:
         usage = Usage.from_records(run.records)
         calls = sum(1 for r in run.records if (r.get("model") or {}).get("external"))
         gateway = Gateway(str(gateway_dir / "gateway.sock"), self.client, self.limits, self._record, usage, calls,
-                          self._on_end, validate=self._validate, after_reply=run.sync_trace)
+                          self._on_end, validate=self._validate, after_reply=run.sync_trace, stall_s=stall_time())
         for source, name in ((_RELAY, "relay.py"), (_VALIDATE, "validate.py")):
             shutil.copyfile(source, gateway_dir / name)
             (gateway_dir / name).chmod(0o644)
