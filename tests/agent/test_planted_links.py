@@ -12,9 +12,9 @@ from agent_helpers import interrupted_after_first_step, mlab, research_reply, re
 REPLIES = [research_reply("Execute Script", {"script_name": "fit.py"}),
            research_reply("Final Answer", {"final_answer": "submitted"})]
 
-# every file the harness writes into a run folder on resume, at the end and when it is scored again
+# every file the harness writes into a run folder on resume, at the end, when it is scored again and viewed
 PLANTED = [".lock", "research_log.md", "trace.jsonl.torn", "scores.jsonl", "result.json", "budgets.json",
-           "lock.json.tmp", "workspace/CANARY.txt", "workspace/submission.csv", "output/step-0002.log"]
+           "lock.json.tmp", "workspace/CANARY.txt", "workspace/submission.csv", "output/step-0002.log", "view.html"]
 
 
 def plant(run_dir: Path, outside: Path) -> dict[str, Path]:
@@ -46,6 +46,8 @@ def test_resume_scoring_and_eval_never_write_through_a_planted_link(tiny_task, t
     code, out, err = mlab("run", "--resume", run_dir)
     assert code == 0, out + err
     code, out, err = mlab("eval", run_dir, "--intermediate", "--at", "time=50%")
+    assert code == 0, out + err
+    code, out, err = mlab("view", run_dir)
     assert code == 0, out + err
 
     assert {p.name: p.read_bytes() for p in outside.iterdir()} == before, "nothing outside the run was written"

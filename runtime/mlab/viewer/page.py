@@ -409,10 +409,14 @@ def render_run(run: LoadedRun) -> str:
 
 
 def write_page(path: Path, page: str) -> Path:
+    """The page into `path` (RUN_DIR/view.html by default: never through a link planted there)."""
+    from mlab.errors import MlabError
+    from mlab.observation import write_text_atomic
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(utf8_safe(page), encoding="utf-8")  # a trace may hold lone surrogates
-    except OSError as problem:
+        write_text_atomic(path, utf8_safe(page))  # a trace may hold lone surrogates
+    except (OSError, MlabError) as problem:
         raise StorageError(f"cannot write {path}: {problem.strerror or problem}") from None
     return path
 
