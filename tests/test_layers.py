@@ -74,6 +74,22 @@ def test_no_private_name_is_imported_from_another_module():
     assert private == []
 
 
+def test_no_test_imports_a_private_name_of_mlab():
+    """A test goes through what the modules offer: a name a test needs is public where it is defined
+    (`from mlab.x import _y` is refused; the test files that are deliberately broken are not Python)."""
+    private = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except SyntaxError:
+            continue
+        private += [f"{path.relative_to(REPO)}:{node.lineno} imports {node.module}.{alias.name}"
+                    for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and not node.level
+                    and (node.module or "").split(".")[0] in ("mlab", "mlabc")
+                    for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert private == []
+
+
 def test_the_runtime_imports_only_the_public_modules_of_the_compiler():
     used = [f"{name} imports {i.target}, line {i.line}" for name in MLAB.modules for i in imports(MLAB, name)
             if i.target.split(".")[0] == "mlabc" and i.target not in MLABC_PUBLIC]

@@ -1,13 +1,13 @@
 """`mlab run` takes every limit an experiment can set on its command line."""
 import pytest
 
-from mlab.cli import _parser
+from mlab.cli import build_parser
 from mlab.errors import UsageError
 from mlab.limits import limit_overrides, parse_size
 
 
 def limits_of(*argv):
-    return limit_overrides(_parser().parse_args(["run", "house-price", *argv]))
+    return limit_overrides(build_parser().parse_args(["run", "house-price", *argv]))
 
 
 def test_script_timeout_and_memory_become_limits():
@@ -39,5 +39,5 @@ def test_a_limit_below_its_least_is_a_usage_error(flag, value, message):
 
 
 def test_drive_takes_the_two_limits_it_has():
-    args = _parser().parse_args(["drive", "house-price", "--actions", "a.json", "--steps", "4", "--time", "1h30m"])
+    args = build_parser().parse_args(["drive", "house-price", "--actions", "a.json", "--steps", "4", "--time", "1h30m"])
     assert limit_overrides(args) == {"steps": 4, "time": 5400.0}

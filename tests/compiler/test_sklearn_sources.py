@@ -19,12 +19,12 @@ def test_the_docs_show_the_table_of_sklearn_sources():
 @pytest.mark.parametrize("loader", sorted(SKLEARN_DATASETS))
 def test_each_sklearn_source_gives_the_columns_the_compiler_lists(loader, tmp_path, monkeypatch):
     module("sklearn", "scikit-learn, a dependency of mlab")
-    from mlab.data.prepare import _sklearn_frame
+    from mlab.data.prepare import sklearn_frame
 
     monkeypatch.setenv("SCIKIT_LEARN_DATA", str(tmp_path))  # the bundled sets read nothing from here
     source = SKLEARN_DATASETS[loader]
     assert loader.startswith("load_")
     answers = ["label"] if source.targets == ("target",) else list(source.targets)
-    frame = _sklearn_frame(loader, {"answers": answers, "split": {"method": "random"}}, "data lite")
+    frame = sklearn_frame(loader, {"answers": answers, "split": {"method": "random"}}, "data lite")
     assert list(frame.columns) == [*source.features, *answers]
     assert len(frame) == source.rows

@@ -10,7 +10,7 @@ import pytest
 
 from report_helpers import mlab
 from mlab.reports import cost
-from mlab.reports.runs import _BUILD_DOCUMENTS
+from mlab.reports.runs import BUILD_DOCUMENTS
 from test_report_golden import make_runs
 
 
@@ -58,9 +58,9 @@ def priced_runs(tmp_path):
         result = json.loads((run / "result.json").read_text())
         result["cost"] = None if index == 7 else 0.02
         (run / "result.json").write_text(json.dumps(result))
-    _BUILD_DOCUMENTS.clear()  # the template's build digest is shared: read the changed task.yaml
+    BUILD_DOCUMENTS.clear()  # the template's build digest is shared: read the changed task.yaml
     yield runs
-    _BUILD_DOCUMENTS.clear()
+    BUILD_DOCUMENTS.clear()
 
 
 # scores of each agent's six runs: 2.06924, 4.95, 5.11, none, 3.6, none; normalised (5.2154 - s) / 4

@@ -10,7 +10,7 @@ import pytest
 
 from report_helpers import mlab
 from mlab.reports import medals
-from mlab.reports.runs import _BUILD_DOCUMENTS
+from mlab.reports.runs import BUILD_DOCUMENTS
 from test_report_golden import make_runs
 
 # an error (lower is better), best first: gold is place 1, silver 2, bronze 4 of 10 teams
@@ -80,9 +80,9 @@ def board_runs(tmp_path):
             "file": "leaderboard.csv", "column": "score", "source": "a leaderboard by hand", "scores": BOARD}}
         with open(task, "w") as handle:
             YAML(typ="safe").dump(doc, handle)
-    _BUILD_DOCUMENTS.clear()  # the template's build digest is shared: read the changed task.yaml
+    BUILD_DOCUMENTS.clear()  # the template's build digest is shared: read the changed task.yaml
     yield runs
-    _BUILD_DOCUMENTS.clear()
+    BUILD_DOCUMENTS.clear()
 
 
 def test_the_report_shows_medals_and_percentiles_from_the_leaderboard(board_runs, tmp_path):

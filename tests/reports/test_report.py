@@ -262,7 +262,7 @@ def test_runs_sharing_a_build_read_its_task_once(runs_dir, monkeypatch):
     parsed = []
     real = YAML.load
     monkeypatch.setattr(YAML, "load", lambda self, text: parsed.append(1) or real(self, text))
-    monkeypatch.setattr(loaded, "_BUILD_DOCUMENTS", {})
+    monkeypatch.setattr(loaded, "BUILD_DOCUMENTS", {})
     runs = loaded.load_runs([runs_dir])
     evaluate_runs(runs)
     assert len(runs) > 10 and len(parsed) == len({run.build_key for run in runs}) < len(runs)

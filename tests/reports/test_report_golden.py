@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mlab.reports.taxonomy import _NUMBER, MAX_DECIMALS, NumberIndex, _parse
+from mlab.reports.taxonomy import NUMBER, MAX_DECIMALS, NumberIndex, parse_number
 
 DATA = Path(__file__).resolve().parent / "data"
 TEMPLATE = DATA / "golden-runs" / "template"
@@ -131,11 +131,11 @@ NUMBERS = st.builds(lambda i, f, p: f"{i}{'.' + f if f else ''}{'%' if p else ''
 def test_number_matching_equals_the_rule_of_every_quoted_form(seen, claimed):
     index, forms = NumberIndex(), set()
     index.add_text(" ".join(seen))
-    for match in _NUMBER.finditer(" ".join(seen)):
-        forms |= _forms(*_parse(match))
-    (match,) = list(_NUMBER.finditer(claimed))
-    expected = any(key in forms for key in _keys(*_parse(match)))
-    assert index.knows(*_parse(match)) == expected
+    for match in NUMBER.finditer(" ".join(seen)):
+        forms |= _forms(*parse_number(match))
+    (match,) = list(NUMBER.finditer(claimed))
+    expected = any(key in forms for key in _keys(*parse_number(match)))
+    assert index.knows(*parse_number(match)) == expected
 
 
 @pytest.mark.parametrize("seen, claimed", [("0.87349", "0.8735"), ("0.87349", "0.873"), ("0.6", "60%"),
@@ -143,5 +143,5 @@ def test_number_matching_equals_the_rule_of_every_quoted_form(seen, claimed):
 def test_numbers_seen_in_another_form_are_known(seen, claimed):
     index = NumberIndex()
     index.add_text(seen)
-    (match,) = list(_NUMBER.finditer(claimed))
-    assert index.knows(*_parse(match))
+    (match,) = list(NUMBER.finditer(claimed))
+    assert index.knows(*parse_number(match))

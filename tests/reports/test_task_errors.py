@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from mlab.reports.render import _tables
+from mlab.reports.render import report_tables
 from mlab.reports.stats import over_tasks, per_task, runs_frame
 from mlab.reports.tables import to_markdown
 
@@ -37,7 +37,7 @@ def test_task_error_runs_leave_the_success_rate_and_are_counted_apart():
 
 
 def test_the_report_tables_show_task_errors():
-    tables, _ = _tables(runs_frame(RUNS), 0, None)
+    tables, _ = report_tables(runs_frame(RUNS), 0, None)
     by_name = {table.name: to_markdown(table) for table in tables}
     assert "| task errors |" in by_name["per_task"] and "| task errors |" in by_name["over_tasks"]
     assert "| lite | a | research | mlab/demo | 3 | 1 | 50.0%" in by_name["per_task"]

@@ -8,7 +8,7 @@ from scenarios import SCENARIOS
 
 from report_helpers import mlab
 from mlab.reports.runs import load_run
-from mlab.reports.taxonomy import (NumberIndex, _parse, _script_failure, claimed_numbers, failure_labels,
+from mlab.reports.taxonomy import (NumberIndex, parse_number, script_failure, claimed_numbers, failure_labels,
                                    hallucinated_claims)
 
 
@@ -53,9 +53,9 @@ def test_out_of_memory_anywhere_in_the_run_is_a_script_failure():
         return {"compute": {"exit_code": flags.get("exit_code", 0), "timed_out": False,
                             "out_of_memory": flags.get("oom", False)}}
 
-    assert _script_failure([compute(oom=True), compute()]) == "1 out of memory in 2 script run(s)"
-    assert _script_failure([compute(exit_code=1), compute()]) is None  # a crash the agent fixed
-    assert _script_failure([compute(), compute(exit_code=1)]) == "1 crash in 2 script run(s)"
+    assert script_failure([compute(oom=True), compute()]) == "1 out of memory in 2 script run(s)"
+    assert script_failure([compute(exit_code=1), compute()]) is None  # a crash the agent fixed
+    assert script_failure([compute(), compute(exit_code=1)]) == "1 crash in 2 script run(s)"
 
 
 def test_hallucinated_claims_use_declared_roles_for_any_section_names(run_of):
@@ -100,7 +100,7 @@ def test_a_claimed_number_matches_its_rounded_or_quoted_forms(observed, claimed,
     index = NumberIndex()
     index.add_text(observed)
     ((_, match, _),) = claimed_numbers(f"{claimed}: confirmed.", "fact-check")
-    assert index.knows(*_parse(match)) is known
+    assert index.knows(*parse_number(match)) is known
 
 
 def test_a_task_error_is_the_only_label_and_not_the_agents():

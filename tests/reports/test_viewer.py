@@ -254,7 +254,7 @@ def test_a_script_that_exited_non_zero_is_not_shown_as_ok(run_of, tmp_path):
 def test_a_data_file_diff_is_folded_and_summarised(run_of, research_page, tmp_path):
     from mlab.snapshots import ObjectStore
     from mlab.viewer.diff import file_change
-    from mlab.viewer.page import _diff
+    from mlab.viewer.page import file_diff_html
 
     html = research_page.read_text()
     assert "<details class='file-change data'><summary>submission.csv (added, 5 row(s), columns Id, y; +6 −0)" in html
@@ -262,7 +262,7 @@ def test_a_data_file_diff_is_folded_and_summarised(run_of, research_page, tmp_pa
     store = ObjectStore(tmp_path / "objects", durable=False)
     before = store.put_bytes(b"Id,y\n" + b"".join(b"%d,1.0\n" % i for i in range(400)))
     after = store.put_bytes(b"Id,y,extra\n1,2.0,x\n")
-    shown = _diff(file_change(store, "out/predictions.csv", before, after))
+    shown = file_diff_html(file_change(store, "out/predictions.csv", before, after))
     assert shown.startswith("<details class='file-change data'><summary>out/predictions.csv (changed, "
                             "400 row(s), columns Id, y → 1 row(s), columns Id, y, extra; +2 −401)")
     assert shown.count("<span class='del'>") < 12 and "more diff line(s) of this data file not shown" in shown

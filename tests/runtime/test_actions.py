@@ -50,11 +50,11 @@ def test_a_bare_value_is_the_input_of_a_one_input_action(table):
 
 
 def test_booleans_and_floats_are_coerced_from_text():
-    from mlab.actions.table import _coerce_value
+    from mlab.actions.table import coerce_value
 
-    assert _coerce_value("true", "bool") is True and _coerce_value("No", "bool") is False
-    assert _coerce_value("0.5", "float") == 0.5 and _coerce_value(3, "float") == 3.0
-    assert _coerce_value("five", "int") == "five"  # left for the schema to report
+    assert coerce_value("true", "bool") is True and coerce_value("No", "bool") is False
+    assert coerce_value("0.5", "float") == 0.5 and coerce_value(3, "float") == 3.0
+    assert coerce_value("five", "int") == "five"  # left for the schema to report
 
 
 def test_missing_and_extra_fields_are_reported_with_the_usage(table):

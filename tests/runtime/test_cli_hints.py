@@ -37,13 +37,13 @@ def _suggested(err: str) -> set[str]:
     return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", text))
 
 
-EVERY_OPTION = [(verb, option) for verb, parser in sorted(_verb_parsers(cli._parser()).items())
+EVERY_OPTION = [(verb, option) for verb, parser in sorted(_verb_parsers(cli.build_parser()).items())
                 for option in _long_options(parser)]
 
 
 @pytest.mark.parametrize(("verb", "option"), EVERY_OPTION, ids=[f"{v} {o}" for v, o in EVERY_OPTION])
 def test_a_misspelled_option_of_every_verb_gets_the_verbs_own_option(verb, option, capsys):
-    parser = _verb_parsers(cli._parser())[verb]
+    parser = _verb_parsers(cli.build_parser())[verb]
     wrong = _misspelled(option, _long_options(parser))
     assert cli.main([verb, wrong, "x"]) == 2
     err = capsys.readouterr().err
@@ -89,5 +89,5 @@ def test_every_option_a_verbs_message_suggests_is_one_of_that_verb(verb, argv, c
     assert cli.main([a.replace("RUNS", str(tmp_path / "RUNS")) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mlab: "), err
-    own = set(_long_options(_verb_parsers(cli._parser())[verb]))
+    own = set(_long_options(_verb_parsers(cli.build_parser())[verb]))
     assert _suggested(err) - own == set(), err

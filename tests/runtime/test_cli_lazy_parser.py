@@ -21,19 +21,19 @@ def _fixed_width(monkeypatch):
 
 
 def test_the_top_level_help_is_the_same_without_the_verbs_arguments():
-    assert _help(cli._parser(None), ["--help"]) == _help(cli._parser(cli.EVERY_VERB), ["--help"])
+    assert _help(cli.build_parser(None), ["--help"]) == _help(cli.build_parser(cli.EVERY_VERB), ["--help"])
 
 
 @pytest.mark.parametrize("verb", sorted(cli.COMMANDS))
 def test_each_verbs_help_is_the_same_when_only_it_is_built(verb):
-    lazy = _help(cli._parser(cli._named_verb([verb, "--help"])), [verb, "--help"])
-    assert lazy == _help(cli._parser(cli.EVERY_VERB), [verb, "--help"])
+    lazy = _help(cli.build_parser(cli._named_verb([verb, "--help"])), [verb, "--help"])
+    assert lazy == _help(cli.build_parser(cli.EVERY_VERB), [verb, "--help"])
     assert "usage: mlab " + verb in lazy and "options:" in lazy
 
 
 def test_a_verbs_arguments_parse_as_with_the_whole_parser():
     argv = ["run", "house-price", "--steps", "4", "--time", "1h", "--model", "mlab/demo"]
-    assert cli._parser(cli._named_verb(argv)).parse_args(argv) == cli._parser().parse_args(argv)
+    assert cli.build_parser(cli._named_verb(argv)).parse_args(argv) == cli.build_parser().parse_args(argv)
 
 
 def test_an_unknown_verb_is_still_refused_with_the_verbs_listed(capsys):

@@ -131,7 +131,7 @@ class ActionTable:
             if name is None or name in inputs:
                 extra.append(str(key))
                 continue
-            inputs[name] = _coerce_value(value, declared[name]["type"])
+            inputs[name] = coerce_value(value, declared[name]["type"])
         for name, spec in declared.items():
             if name not in inputs and not spec["required"] and "default" in spec:
                 inputs[name] = spec["default"]
@@ -188,7 +188,7 @@ class ActionTable:
             return observation
 
 
-def _coerce_value(value: object, kind: str) -> object:
+def coerce_value(value: object, kind: str) -> object:
     """Fix obvious type mistakes; anything else is left for the schema to report."""
     if isinstance(value, list) and len(value) == 1 and kind in ("string", "text", "path"):
         value = value[0]

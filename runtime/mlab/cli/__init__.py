@@ -104,7 +104,7 @@ def _named_verb(argv: list[str] | None) -> str | None:
     return words[0] if words and words[0] in COMMANDS else None
 
 
-def _parser(wanted: str | None = EVERY_VERB) -> argparse.ArgumentParser:
+def build_parser(wanted: str | None = EVERY_VERB) -> argparse.ArgumentParser:
     """The command line's parser; `wanted` names the one verb whose arguments are built (None: no
     verb's, as for `mlab --help`; EVERY_VERB: all of them)."""
     parser = argparse.ArgumentParser(
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from mlab import __version__
 
-    args = parse_command(_parser(_named_verb(argv)), argv, "mlab", __version__)
+    args = parse_command(build_parser(_named_verb(argv)), argv, "mlab", __version__)
     if isinstance(args, int):
         return args
     try:

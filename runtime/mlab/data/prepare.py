@@ -260,7 +260,7 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
         write_split(_read(pd.read_parquet, source_path(task, source["value"], where), where),
                     variant, public, private, where)
     elif kind == "sklearn":
-        write_split(_sklearn_frame(source["value"], variant, where), variant, public, private, where)
+        write_split(sklearn_frame(source["value"], variant, where), variant, public, private, where)
     elif kind == "folder" and variant.get("prepare"):
         _call_prepare(task, variant, source_path(task, source["value"], where), public, private, where)
     elif kind == "folder":
@@ -298,7 +298,7 @@ def _read(reader, path: Path, where: str):
         raise DataError(f"{where}: cannot read {path}: {error}") from None
 
 
-def _sklearn_frame(loader_name: str, variant: dict, where: str):
+def sklearn_frame(loader_name: str, variant: dict, where: str):
     import sklearn.datasets
 
     loader = getattr(sklearn.datasets, loader_name, None)

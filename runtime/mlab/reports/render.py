@@ -45,7 +45,7 @@ def _group_columns(task: bool = False) -> list:
     return columns + [("agent", text("agent")), ("model", text("model"))]
 
 
-def _tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None,
+def report_tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] | None,
             extra: dict | None = None, shared: pd.DataFrame | None = None) -> tuple[list[Table], dict]:
     """The report's tables; the averages over tasks are of `shared` (stats.shared_tasks), so that
     every agent · model is averaged over the same tasks."""
@@ -225,7 +225,7 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     if isinstance(comparisons, Comparison):
         comparisons = [comparisons]
     shared, shared_notes = shared_tasks(frame)  # what ranks or pairs agents and models: the same work
-    tables, extra = _tables(frame, seed, list(comparisons or []), {"search_summary": search_summary(finished),
+    tables, extra = report_tables(frame, seed, list(comparisons or []), {"search_summary": search_summary(finished),
                                                       "reply_formats": reply_formats(finished)}, shared)
     tables.insert(3, compute_table(frame))
     field, _, frontier = field_tables(frame, task_references(finished, labels), seed, shared)

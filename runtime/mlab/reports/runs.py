@@ -177,13 +177,13 @@ _SCORE_FIELDS = ("step", "score", "improvement", "success", "elapsed_s", "tokens
 
 # Documents of run builds, by (build digest, path inside the build): runs made from one build
 # share it, so a report over 1,000 such runs parses its task.yaml once, not 1,000 times.
-_BUILD_DOCUMENTS: dict[tuple[str, str], dict | None] = {}
+BUILD_DOCUMENTS: dict[tuple[str, str], dict | None] = {}
 
 
 def _build_document(build_key: str, path: Path) -> dict | None:
     """A JSON or YAML document of a run's build copy, read once per build; None when unreadable."""
     key = (build_key, "/".join(path.parts[-3:]))
-    if key not in _BUILD_DOCUMENTS:
+    if key not in BUILD_DOCUMENTS:
         from ruamel.yaml.error import YAMLError
 
         from mlab.bounded_json import read_bytes
@@ -201,8 +201,8 @@ def _build_document(build_key: str, path: Path) -> dict | None:
             return None
         if not isinstance(doc, dict):
             return None
-        _BUILD_DOCUMENTS[key] = doc  # only what was read: another run of the build may hold its copy
-    return _BUILD_DOCUMENTS[key]
+        BUILD_DOCUMENTS[key] = doc  # only what was read: another run of the build may hold its copy
+    return BUILD_DOCUMENTS[key]
 
 
 def task_document(run: LoadedRun) -> dict | None:

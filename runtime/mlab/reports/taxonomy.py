@@ -80,7 +80,7 @@ CLAIM_ROLES = ("fact-check", "plan")
 MAX_DECIMALS = 6
 MAX_NUMBERS_PER_SOURCE = 20000  # keeps a huge observation (a printed table) from dominating time
 
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w])")
+NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w])")
 _HEDGES = re.compile(
     r"\b(guess\w*|unconfirmed|not confirmed|not yet|unverified|expect\w*|hope\w*|estimat\w*|about|"
     r"approx\w*|roughly|around|should|could|might|may|will|would|target\w*|goal|aim\w*|"
@@ -113,7 +113,7 @@ class Claim:
 
 # -- numbers ---------------------------------------------------------------------------
 
-def _parse(match: re.Match) -> tuple[str, str, bool]:
+def parse_number(match: re.Match) -> tuple[str, str, bool]:
     """(integer part, fraction digits, is a percentage) of a matched number."""
     return match.group(1).replace(",", ""), (match.group(2) or "")[1:], bool(match.group(3))
 
@@ -151,13 +151,13 @@ class NumberIndex:
         self._seen: set[str] = set()
 
     def add_text(self, text: str) -> None:
-        for index, match in enumerate(_NUMBER.finditer(text or "")):
+        for index, match in enumerate(NUMBER.finditer(text or "")):
             if index >= MAX_NUMBERS_PER_SOURCE:
                 break
             raw = match.group(0)
             if raw not in self._seen:
                 self._seen.add(raw)
-                integer, fraction, percent = _parse(match)
+                integer, fraction, percent = parse_number(match)
                 value = Decimal(f"{integer}.{fraction or 0}")
                 self._new.append(value)
                 if percent:
@@ -180,7 +180,7 @@ class NumberIndex:
 
 
 def _is_claim_number(sentence: str, match: re.Match) -> bool:
-    integer, fraction, percent = _parse(match)
+    integer, fraction, percent = parse_number(match)
     if not fraction and not percent and int(integer) < 10:
         return False
     before, after = sentence[:match.start()], sentence[match.end():match.end() + 1]
@@ -197,7 +197,7 @@ def claimed_numbers(text: str, role: str) -> list[tuple[str, re.Match, str]]:
             continue
         if role == "plan" and not _RESULT_WORDS.search(sentence):
             continue
-        for match in _NUMBER.finditer(sentence):
+        for match in NUMBER.finditer(sentence):
             if _is_claim_number(sentence, match):
                 found.append((sentence.strip(), match, match.group(0)))
     return found
@@ -215,7 +215,7 @@ def hallucinated_claims(run) -> list[Claim]:
         reply = (record.get("model") or {}).get("reply") or {}
         for name, role in roles.items():
             for sentence, match, text in claimed_numbers(reply.get(name) or "", role):
-                if not sources.knows(*_parse(match)):
+                if not sources.knows(*parse_number(match)):
                     claims.append(Claim(record["step"], name, text, sentence[:300]))
         sources.add_text(record.get("observation") or "")
         action_input = record.get("action_input")
@@ -225,7 +225,7 @@ def hallucinated_claims(run) -> list[Claim]:
 
 # -- labels ----------------------------------------------------------------------------
 
-def _script_failure(records: list[dict], tree: bool = False) -> str | None:
+def script_failure(records: list[dict], tree: bool = False) -> str | None:
     """Why the scripts count as a failure (see the module docstring), or None."""
     runs = [r["compute"] for r in records if r.get("compute")]
     if not runs:
@@ -291,7 +291,7 @@ def failure_labels(run, claims: list[Claim] | None = None) -> list[Label]:
     if mode == LIMIT_REACHED or end_reason.endswith("_limit"):
         which = end_reason.replace("_limit", "") or "limit"
         labels.append(Label(LIMIT_REACHED, "nodes" if tree and which == "steps" else which))
-    script = _script_failure(records, tree)
+    script = script_failure(records, tree)
     if script:
         labels.append(Label(SCRIPT_FAILURE, script))
     tree_label = _tree_label(result, nodes) if tree else None

@@ -189,7 +189,7 @@ def _observation(text: str, title: str = "Observation") -> str:
             f"{len(text):,} characters)</summary>{body}</details>")
 
 
-def _diff(change: FileChange) -> str:
+def file_diff_html(change: FileChange) -> str:
     title = f"{escape(change.path)} ({change.kind}"
     shape = f", {escape(change.data)}" if change.data else ""
     title += f"{shape}; +{change.added} −{change.removed})" if change.diff is not None and shape else \
@@ -313,7 +313,7 @@ def _files_changed(record: dict, changes: tuple[list[FileChange], int]) -> str:
         parent = record.get("parent")
         title = "Code and files against the initial workspace" if parent is None else \
             f"Code and files against node {parent}"
-    return f"<div class='diffs'><h3>{escape(title)}</h3>{''.join(_diff(c) for c in shown)}{extra}</div>"
+    return f"<div class='diffs'><h3>{escape(title)}</h3>{''.join(file_diff_html(c) for c in shown)}{extra}</div>"
 
 
 def _step(run: LoadedRun, record: dict, changes: tuple[list[FileChange], int], claims: list,
