@@ -19,6 +19,11 @@ def sdk(served_gateway) -> anthropic.Anthropic:
     return anthropic.Anthropic(base_url=served_gateway.base, api_key=served_gateway.key, max_retries=0)
 
 
+def warm_up(served_gateway) -> None:
+    with sdk(served_gateway).messages.stream(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}]) as s:
+        s.get_final_message()
+
+
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_tool_call_goes_out_and_its_result_comes_back(tmp_path, stream):
     replies = [{"content": "Listing.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls -l"}}]}, "Done."]
@@ -122,8 +127,12 @@ def test_errors_are_anthropic_errors(tmp_path):
 
 
 def test_a_stalled_stream_ends_with_an_error_event_and_a_record(tmp_path):
-    with FakeOpenAI(["Never finished, this reply."], faults=["stall"]) as upstream, \
-            served(tmp_path, server_client(upstream.base), stall_s=0.6) as gateway:
+    # a first stream warms the client up (its first streamed call imports what litellm streams with,
+    # which takes seconds on a loaded machine), then the stall time is made short
+    with FakeOpenAI(["warm", "Never finished, this reply."], faults=[None, "stall"]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=60) as gateway:
+        warm_up(gateway)
+        gateway.gateway.stall_s = 1.0
         started = time.monotonic()
         with pytest.raises(anthropic.APIStatusError, match="stalled"):
             with sdk(gateway).messages.stream(model="m", max_tokens=64,

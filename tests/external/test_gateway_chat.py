@@ -17,6 +17,11 @@ def sdk(served_gateway) -> openai.OpenAI:
     return openai.OpenAI(base_url=served_gateway.base + "/v1", api_key=served_gateway.key, max_retries=0)
 
 
+def warm_up(served_gateway) -> None:
+    list(sdk(served_gateway).chat.completions.create(model="main", messages=[{"role": "user", "content": "hi"}],
+                                                     stream=True))
+
+
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_tool_call_and_its_result(tmp_path, stream):
     replies = [{"content": "Listing.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]}, "Done."]
@@ -74,3 +79,19 @@ def test_errors_are_openai_errors(tmp_path):
         with pytest.raises(openai.RateLimitError, match="steps limit"):
             client.chat.completions.create(model="main", messages=[{"role": "user", "content": "again"}], stream=True)
         assert [end.end_reason for end in gateway.ends] == ["steps_limit"]
+
+
+def test_a_stalled_stream_ends_with_an_error_chunk_and_a_record(tmp_path):
+    # a first stream warms the client up (its first streamed call imports what litellm streams with,
+    # which takes seconds on a loaded machine), then the stall time is made short
+    with FakeOpenAI(["warm", "Never finished, this reply."], faults=[None, "stall"]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=60) as gateway:
+        warm_up(gateway)
+        gateway.gateway.stall_s = 1.0
+        stream = sdk(gateway).chat.completions.create(model="main", messages=[{"role": "user", "content": "go"}],
+                                                      stream=True)
+        with pytest.raises(openai.APIError, match="stalled"):
+            for _ in stream:
+                pass
+        assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
+        assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]

@@ -22,6 +22,11 @@ def sdk(served_gateway):
     return genai.Client(api_key=served_gateway.key, http_options=options)
 
 
+def warm_up(served_gateway) -> None:
+    client = sdk(served_gateway)
+    list(client.models.generate_content_stream(model="m", contents="hi"))
+
+
 def parts_of(responses) -> list:
     return [part for response in responses for part in (response.candidates[0].content.parts or [])]
 
@@ -112,8 +117,12 @@ def test_count_tokens_and_errors(tmp_path):
 
 
 def test_a_stalled_stream_ends_with_an_error_chunk_and_a_record(tmp_path):
-    with FakeOpenAI(["Never finished, this reply."], faults=["stall"]) as upstream, \
-            served(tmp_path, server_client(upstream.base), stall_s=0.6) as gateway:
+    # a first stream warms the client up (its first streamed call imports what litellm streams with,
+    # which takes seconds on a loaded machine), then the stall time is made short
+    with FakeOpenAI(["warm", "Never finished, this reply."], faults=[None, "stall"]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=60) as gateway:
+        warm_up(gateway)
+        gateway.gateway.stall_s = 1.0
         client = sdk(gateway)
         with pytest.raises(errors.APIError, match="stalled"):
             list(client.models.generate_content_stream(model="m", contents="go"))

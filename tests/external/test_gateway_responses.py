@@ -20,6 +20,10 @@ def sdk(served_gateway) -> openai.OpenAI:
     return openai.OpenAI(base_url=served_gateway.base + "/v1", api_key=served_gateway.key, max_retries=0)
 
 
+def warm_up(served_gateway) -> None:
+    list(sdk(served_gateway).responses.create(model="m", input="hi", stream=True))
+
+
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_function_call_goes_out_and_its_output_comes_back(tmp_path, stream):
     replies = [{"content": "Listing.", "tool_calls": [{"name": "shell", "arguments": {"command": ["ls", "-l"]}}]},
@@ -110,8 +114,12 @@ def test_errors_are_openai_errors(tmp_path):
 
 
 def test_a_stalled_stream_ends_with_response_failed_and_a_record(tmp_path):
-    with FakeOpenAI(["Never finished, this reply."], faults=["stall"]) as upstream, \
-            served(tmp_path, server_client(upstream.base), stall_s=0.6) as gateway:
+    # a first stream warms the client up (its first streamed call imports what litellm streams with,
+    # which takes seconds on a loaded machine), then the stall time is made short
+    with FakeOpenAI(["warm", "Never finished, this reply."], faults=[None, "stall"]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=60) as gateway:
+        warm_up(gateway)
+        gateway.gateway.stall_s = 1.0
         events = list(sdk(gateway).responses.create(model="m", input="go", stream=True))
         assert events[-1].type == "response.failed" and "stalled" in events[-1].response.error.message
         assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"

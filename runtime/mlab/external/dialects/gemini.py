@@ -150,7 +150,7 @@ def _tools(tools) -> list[dict] | None:
     made = []
     for index, tool in enumerate(tools):
         declarations = _get(tool, "functionDeclarations") if isinstance(tool, dict) else None
-        if declarations is None:
+        if not isinstance(declarations, list):
             kinds = ", ".join(tool) if isinstance(tool, dict) else type(tool).__name__
             raise BadRequest(f"tools[{index}] ({kinds}): the gateway serves functionDeclarations only")
         for declaration in declarations:
@@ -172,7 +172,8 @@ def _tool_choice(config):
     if not isinstance(calling, dict):
         return None
     mode = str(calling.get("mode") or "AUTO").upper()
-    allowed = _get(calling, "allowedFunctionNames") or []
+    allowed = _get(calling, "allowedFunctionNames")
+    allowed = [name for name in allowed if isinstance(name, str)] if isinstance(allowed, list) else []
     if mode == "NONE":
         return "none"
     if mode in ("ANY", "VALIDATED"):
