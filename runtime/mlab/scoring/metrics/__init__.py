@@ -15,15 +15,15 @@ from __future__ import annotations
 from mlab.scoring.metrics.values import (ARRAY_ATOL, ARRAY_RTOL, DIRECTIONS, HIGHER_IS_BETTER, LOWER_IS_BETTER, MAP_K,
                                          MetricError, is_missing, label_key, parse_ranking, parse_rle)
 from mlab.scoring.metrics.tabular import (METRICS, Metric, ValueKinds, accuracy, average_precision_at_k,
-                                          check_evaluator_score, dice, fathomnet, fathomnet_roles, get_metric,
-                                          improvement, is_success, mae, mask_dice, mcrmse, rmse, score, smape1)
+                                          dice, fathomnet, fathomnet_roles, get_metric,
+                                          improvement, is_success, mae, mcrmse, rmse, score, smape1)
 from mlab.scoring.metrics.outputs import compare_outputs
 from mlab.scoring.metrics.timing import (SIGN_TEST_LEVEL, needs_more_rounds, rounds_clearing, rounds_required,
                                          timed_rounds_succeed, timed_score)
 
 __all__ = ["ARRAY_ATOL", "ARRAY_RTOL", "DIRECTIONS", "HIGHER_IS_BETTER", "LOWER_IS_BETTER", "MAP_K", "MetricError",
            "is_missing", "label_key", "parse_ranking", "parse_rle", "METRICS", "Metric", "ValueKinds", "accuracy",
-           "average_precision_at_k", "check_evaluator_score", "dice", "fathomnet", "fathomnet_roles", "get_metric",
-           "improvement", "is_success", "mae", "mask_dice", "mcrmse", "rmse", "score", "smape1", "compare_outputs",
+           "average_precision_at_k", "dice", "fathomnet", "fathomnet_roles", "get_metric",
+           "improvement", "is_success", "mae", "mcrmse", "rmse", "score", "smape1", "compare_outputs",
            "SIGN_TEST_LEVEL", "needs_more_rounds", "rounds_clearing", "rounds_required", "timed_rounds_succeed",
            "timed_score"]

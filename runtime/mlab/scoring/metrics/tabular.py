@@ -78,11 +78,6 @@ def _intersection_size(first: list[tuple[int, int]], second: list[tuple[int, int
     return total
 
 
-def mask_dice(truth_rle: Any, predicted_rle: Any) -> float:
-    """Dice coefficient of two run-length encoded masks; two empty masks score 1."""
-    return _dice_of(_merged_intervals(parse_rle(truth_rle)), _merged_intervals(parse_rle(predicted_rle)))
-
-
 DICE_OVER = ("rows", "pixels")
 
 
@@ -313,15 +308,6 @@ def score(name: str, answers: pd.DataFrame, submission: pd.DataFrame, columns: S
           params: dict | None = None) -> float:
     """The score of an aligned submission under the metric `name` with its declared parameters."""
     return get_metric(name)(answers, submission, columns, params)
-
-
-def check_evaluator_score(value: Any, evaluator: str = "the evaluator") -> float:
-    """An evaluator's return value as a float; MetricError unless it is a finite real number."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise MetricError(f"{evaluator} returned {value!r} ({type(value).__name__}), not a number")
-    if not math.isfinite(float(value)):
-        raise MetricError(f"{evaluator} returned {value!r}, not a finite number")
-    return float(value)
 
 
 # --- verdict ------------------------------------------------------------------------
