@@ -61,6 +61,12 @@ def test_an_anthropic_dialect_agent_is_scored_and_its_trajectory_lists_its_tool_
     assert exchanges[1]["request"]["messages"][-1] == {
         "role": "tool", "tool_call_id": "toolu_fit", "content": exchanges[1]["request"]["messages"][-1]["content"]}
 
+    code, out, err = mlab("eval", run, "--at", "tokens=1k,1M")
+    assert code == 0 and run.name in out, err
+    code, out, err = mlab("view", run, "--output", tmp_path / "page.html")
+    assert code == 0 and "write_and_run" in (tmp_path / "page.html").read_text(), err
+    code, out, err = mlab("export", run, "--to", "inspect", "-o", tmp_path / "run.eval")
+    assert code == 0, err
     code, out, err = mlab("export", run, "--to", "atif", "-o", tmp_path / "run.atif.json")
     assert code == 0, err
     document = json.loads((tmp_path / "run.atif.json").read_text())
