@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 
-from agent_helpers import on_a_terminal, research_reply, scripted
+from agent_helpers import on_a_terminal, only_run, research_reply, scripted, trace
 
 EPOCHS = """\
 import time
@@ -30,10 +30,12 @@ def test_a_running_script_shows_its_elapsed_time_and_last_output_line(tiny_task,
     chunks = on_a_terminal(argv, tmp_path)
     screen = ANSI.sub("", "".join(text for _, text in chunks))
     assert "step   2  Execute Script" in screen, screen[-3000:]
+    ran = trace(only_run(tmp_path / "runs"))[1]["observation"]
+    assert "epoch 5 loss 0.200" in ran, ran  # the script ran to its end (else what follows cannot be seen)
     # the step under way, while the script prints: its number, its elapsed time ticking, its last line
     running = re.findall(r"step   2  running (\d+)s(?:  \| ([^\n│]*?))?\s*│", screen)
     seconds = sorted({int(s) for s, _ in running})
-    assert seconds[:3] == [0, 1, 2], running
+    assert seconds[:3] == [0, 1, 2], (running, screen[-4000:])
     shown = [line for _, line in running if line]
     assert {"epoch 1 loss 1.000", "epoch 3 loss 0.333", "epoch 5 loss 0.200"} <= set(shown), shown
     # each line showed while the script ran: the epochs came 0.7 s apart, so not all at the end
