@@ -187,3 +187,17 @@ def test_a_budgets_json_of_the_wrong_shape_or_with_forged_points_is_measured_aga
     code, out, err = mlab("eval", copy, "--at", "time=50%", "--json")
     no_traceback(code, out, err)
     assert code == 0 and json.loads(out) == measured
+
+
+def test_view_of_tool_call_arguments_nested_100000_deep_in_a_trace(copy, tmp_path):
+    """A trace line within the bounds whose tool-call arguments are a string of JSON nested 100,000
+    deep: the page shows them as sent, without decoding them."""
+    from mlab.trace import read_trace
+
+    records = read_trace(copy / "trace.jsonl").records
+    records[0]["model"] = {**(records[0].get("model") or {}),
+                           "tool_call": {"id": "call-1", "name": "Execute Script", "arguments": DEEP}}
+    (copy / "trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, out, err = mlab("view", copy, "--output", tmp_path / "page.html")
+    no_traceback(code, out, err)
+    assert code == 0 and "[[[[" in (tmp_path / "page.html").read_text()

@@ -131,9 +131,12 @@ def read_conversation(run_dir: Path) -> RunConversation:
 
 def _action_table(run: LoadedRun) -> list[dict]:
     path = run.dir / "build" / "agents" / run.agent / "actions.json"
+    from mlab.bounded_json import read_json
+    from mlab.errors import MlabError
+
     try:
-        actions = json.loads(path.read_text(encoding="utf-8")).get("actions")
-    except (OSError, ValueError, AttributeError):
+        actions = read_json(path).get("actions")   # a run folder's build copy: hostile data, bounded
+    except (OSError, ValueError, AttributeError, MlabError):
         return []  # an old or damaged build copy: names stay as the agent gave them
     return [a for a in actions if isinstance(a, dict)] if isinstance(actions, list) else []
 

@@ -53,9 +53,10 @@ def _calls_of_message(message: dict) -> list[dict]:
 
 def _pretty(arguments: str) -> str:
     """The arguments indented as JSON, or '' when they are not a JSON object (shown as sent only)."""
-    try:
-        value = json.loads(arguments)
-    except (TypeError, ValueError):
+    from mlab.models.decode import object_arguments
+
+    value = object_arguments(arguments)   # bounded: a trace from elsewhere may hold arguments nested 100,000 deep
+    if value is None:
         return ""
     if not isinstance(value, dict) or not value:
         return ""
