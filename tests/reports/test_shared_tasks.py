@@ -39,7 +39,7 @@ def make_runs(into: Path) -> Path:
         (target / "result.json").write_text(json.dumps({
             **result, "run_id": run_id, "seed": seed, "task": task, "agent": agent, "success": success,
             "improvement": gain, "score": score, "submitted": score is not None,
-            "failure_mode": None if success else "no submission"}))
+            "failure_mode": None if success else "submission format error"}))
     return into
 
 
