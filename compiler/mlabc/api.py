@@ -7,7 +7,7 @@ or moved without notice. The names re-exported here are imported on first use, s
 `import mlabc.api` stays cheap for the runtime's start-up:
 
 - `check_paths`, `compile_paths`, `default_paths`, `PathsError`: check and build `.mlab` sources;
-- `BuildError`: the build folder cannot be written;
+- `BuildWriteError`: the build folder cannot be written;
 - `render_all`: diagnostics as the CLI prints them;
 - `problems`: JSON Schema violations of an artifact of spec/;
 - `__version__`: the compiler's version.
@@ -23,12 +23,12 @@ from .shared import lazy_exports
 if TYPE_CHECKING:
     from .program.check import Compiled
 
-__all__ = ["BuildError", "PathsError", "__version__", "check_paths", "compile_paths", "default_paths", "problems",
+__all__ = ["BuildWriteError", "PathsError", "__version__", "check_paths", "compile_paths", "default_paths", "problems",
            "render_all"]
 
 # name → the module (relative to mlabc) that defines it; imported when the name is first read.
 _EXPORTS = {
-    "BuildError": ".resources",
+    "BuildWriteError": ".resources",
     "render_all": ".diagnostics",
     "problems": ".schemas",
 }

@@ -139,14 +139,14 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(args, int):
         return args
     from .api import PathsError
-    from .resources import BuildError
+    from .resources import BuildWriteError
 
     try:
         if args.verb == "check":
             return cmd_check(args)
         from .authoring.cli import VERBS as authoring_verbs
         return {"compile": cmd_compile, "schema": cmd_schema, **authoring_verbs}[args.verb](args)
-    except (PathsError, BuildError) as error:
+    except (PathsError, BuildWriteError) as error:
         print(f"mlabc: {error}", file=sys.stderr)
         return EXIT_IO
     except BrokenPipeError:

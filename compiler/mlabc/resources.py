@@ -16,8 +16,9 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 
 
-class BuildError(Exception):
-    """The build folder cannot be written (a user-facing I/O problem). Defined here, with the
+class BuildWriteError(Exception):
+    """The build folder cannot be written (a user-facing I/O problem): what the compiler writes.
+    A build the runtime cannot use is mlab.errors.BuildError, its reading side. Defined here, with the
     other file locations, so that the CLI can catch it without importing the emitter (ruamel,
     jsonschema, jinja2)."""
 

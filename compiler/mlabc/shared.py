@@ -10,7 +10,8 @@ the runtime cannot drift apart:
 - `data_dir`, `std_dir`, `tasks_dir`: the data that ships with mlab; `checkout_root`: the source checkout, if any;
 - `parse_command`: the start both command lines share (parse, --version, no verb);
 - `quote`: a `.mlab` single-line string literal;
-- `snake_case`: the default tool name of an action.
+- `snake_case`: the default tool name of an action;
+- `closest`: the known name closest to a mistyped one (the compiler's hints and the runtime's).
 """
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ import re
 
 from .lazy import lazy_exports
 
-__all__ = ["DURATION_UNITS", "SIZE_UNITS", "cache_root", "checkout_root", "data_dir", "lazy_exports", "parse_command", "quote",
+__all__ = ["DURATION_UNITS", "SIZE_UNITS", "cache_root", "checkout_root", "closest", "data_dir", "lazy_exports", "parse_command", "quote",
            "snake_case", "std_dir", "store_in_cache", "tasks_dir"]
 
 # name → the kernel module that defines it, imported when the name is first read (so that
 # `import mlabc.shared`, which every subpackage of the runtime does, costs next to nothing)
 _EXPORTS = {"parse_command": "cli_start", "cache_root": "resources", "checkout_root": "resources", "data_dir": "resources", "std_dir": "resources",
-            "tasks_dir": "resources", "store_in_cache": "resources", "DURATION_UNITS": "units", "SIZE_UNITS": "units"}
+            "tasks_dir": "resources", "store_in_cache": "resources", "DURATION_UNITS": "units", "SIZE_UNITS": "units",
+            "closest": "values"}
 
 __getattr__, _ = lazy_exports(__package__, _EXPORTS)  # modules beside this one, in mlabc
 

@@ -27,6 +27,8 @@ def _short(text: str) -> str:
 
 
 def closest(word: str, choices) -> str | None:
+    """The choice closest to a mistyped word (difflib, cutoff 0.6), or None: the one rule of a
+    suggestion, for the compiler (did_you_mean, below) and the runtime (mlab.errors.closest_hint)."""
     import difflib  # here: only a mistake needs it
 
     found = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
@@ -34,6 +36,7 @@ def closest(word: str, choices) -> str | None:
 
 
 def did_you_mean(word: str, choices, what: str = "allowed") -> str:
+    """A compiler diagnostic's hint: "did you mean `x`? (allowed: a, b, x)", or the list alone."""
     guess = closest(word, choices)
     listing = ", ".join(sorted(choices))
     return f"did you mean `{guess}`? ({what}: {listing})" if guess else f"{what}: {listing}"

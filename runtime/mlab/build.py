@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mlab.bounded_json import UntrustedFile, loads as bounded_loads, read_bytes as bounded_read
 from mlab.cache import builds_cache, file_sha256, recall, remember
-from mlab.errors import BuildError, UnknownName, did_you_mean
+from mlab.errors import BuildError, UnknownName, closest_hint
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -174,7 +174,7 @@ class Build:
 
     def task(self, name: str) -> TaskBuild:
         if name not in self.manifest["tasks"]:
-            raise UnknownName(f"the build in {self.dir} has no task {name!r}{did_you_mean(name, self.task_names)}; "
+            raise UnknownName(f"the build in {self.dir} has no task {name!r}{closest_hint(name, self.task_names)}; "
                               f"it has: {', '.join(self.task_names) or 'none'}")
         key = ("task", name)
         if key not in self._loaded:
@@ -183,7 +183,7 @@ class Build:
 
     def agent(self, name: str) -> AgentBuild:
         if name not in self.manifest["agents"]:
-            raise UnknownName(f"the build in {self.dir} has no agent {name!r}{did_you_mean(name, self.agent_names)}; "
+            raise UnknownName(f"the build in {self.dir} has no agent {name!r}{closest_hint(name, self.agent_names)}; "
                               f"it has: {', '.join(self.agent_names) or 'none'}")
         key = ("agent", name)
         if key not in self._loaded:
@@ -418,7 +418,7 @@ def find_task_source(name: str) -> Path:
             if _declares_task(candidate, candidate.stat().st_mtime, name):
                 return candidate
     known = sorted({source_name(p) for folder in dirs for p in source_files(folder)} - {"experiments"})
-    raise UnknownName(f"no task named {name!r}{did_you_mean(name, known)} in {', '.join(map(str, dirs))}; "
+    raise UnknownName(f"no task named {name!r}{closest_hint(name, known)} in {', '.join(map(str, dirs))}; "
                      f"known: {', '.join(known) or 'none'} (or give a .mlab path or a build folder)")
 
 
@@ -426,7 +426,7 @@ def compile_into_cache(sources: list[Path]) -> Build:
     """Compile .mlab files into the build cache (reusing a fresh earlier build)."""
     from mlabc.api import compile_paths
     from mlabc.api import render_all
-    from mlabc.api import BuildError as EmitError
+    from mlabc.api import BuildWriteError
 
     resolved = sorted(str(Path(s).resolve()) for s in sources)
     key = hashlib.sha256("\n".join(resolved).encode()).hexdigest()[:16]
@@ -459,7 +459,7 @@ def compile_into_cache(sources: list[Path]) -> Build:
             os.rename(staging, out)
         except OSError:
             pass  # another process put its (identical) build there first
-    except EmitError as error:
+    except BuildWriteError as error:
         raise BuildError(f"cannot write the build cache: {error}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)

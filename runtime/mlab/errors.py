@@ -152,12 +152,14 @@ class UnknownName(UsageError, BuildError):
     exit 2; still a BuildError for the code that looks names up in a build)."""
 
 
-def did_you_mean(name: str, known) -> str:
-    """' (did you mean `x`?)' for the known name closest to a mistyped one, else ''."""
-    import difflib
+def closest_hint(name: str, known) -> str:
+    """' (did you mean `x`?)' for the known name closest to a mistyped one, else '': the tail of a
+    runtime message about an unknown task, agent or experiment. The closeness is the compiler's
+    (mlabc.values.closest, whose did_you_mean makes the compiler's hints, listing the choices)."""
+    from mlabc.shared import closest
 
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    close = closest(name, known)
+    return f" (did you mean `{close}`?)" if close else ""
 
 
 class StorageError(MlabError):

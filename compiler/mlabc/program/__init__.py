@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from mlabc.lazy import lazy_exports
 
-__all__ = ["BuildError", "Compiled", "Program", "check_program", "expand_paths", "load_program", "plan_build",
+__all__ = ["BuildWriteError", "Compiled", "Program", "check_program", "expand_paths", "load_program", "plan_build",
            "write_build"]
 
 _EXPORTS = {
     "Program": "loader", "expand_paths": "loader", "load_program": "loader",
     "Compiled": "check", "check_program": "check",
-    "BuildError": "emit", "plan_build": "emit", "write_build": "emit",
+    "BuildWriteError": "emit", "plan_build": "emit", "write_build": "emit",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -17,7 +17,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from .. import __version__
 from .check import Compiled
-from ..resources import BuildError  # noqa: F401 (raised here; defined with the file locations so the CLI need not import this module)
+from ..resources import BuildWriteError  # noqa: F401 (raised here; defined with the file locations so the CLI need not import this module)
 from ..lower.versions import scored_digests
 from ..schemas import problems, stamp
 
@@ -130,9 +130,9 @@ def write_build(compiled: Compiled, out: Path) -> dict:
     if found:
         raise AssertionError("mlabc produced an invalid manifest:\n  " + "\n  ".join(found))
     if out.exists() and not out.is_dir():
-        raise BuildError(f"{out} exists and is not a folder")
+        raise BuildWriteError(f"{out} exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
-        raise BuildError(f"{out} is not empty and holds no mlab build (no manifest.json); "
+        raise BuildWriteError(f"{out} is not empty and holds no mlab build (no manifest.json); "
                          "refusing to overwrite it — choose another folder with -o")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -148,5 +148,5 @@ def write_build(compiled: Compiled, out: Path) -> dict:
             path.write_text(text, encoding="utf-8")
         (out / "manifest.json").write_text(to_json(document), encoding="utf-8")
     except OSError as error:
-        raise BuildError(f"cannot write the build to {out}: {error.strerror or error}") from None
+        raise BuildWriteError(f"cannot write the build to {out}: {error.strerror or error}") from None
     return document

@@ -44,7 +44,9 @@ def history_step_view(record: dict) -> dict:
             "observation": record["observation"]}
 
 
-def json_text(value) -> str:
+def prompt_text(value) -> str:
+    """A value as a prompt shows it: a string as itself, anything else as its JSON, non-ASCII kept
+    (a document written to a file is mlab.observation.json_text's job)."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
@@ -97,7 +99,7 @@ def edit_script_segment_context(*, script_name: str, segment: str, start_line: i
 
 def summarize_observation_context(*, action: str, action_input, observation: str, chunk_index: int,
                                   chunk_count: int) -> dict:
-    return {"action": action, "action_input": json_text(action_input), "observation": observation,
+    return {"action": action, "action_input": prompt_text(action_input), "observation": observation,
             "chunk_index": int(chunk_index), "chunk_count": int(chunk_count)}
 
 
@@ -111,7 +113,7 @@ def retrieve_log_context(*, current_plan: str, research_log: str, task) -> dict:
 
 
 def append_summary_context(*, step: int, reply: str, action: str, action_input, observation: str) -> dict:
-    return {"step": int(step), "reply": reply, "action": action, "action_input": json_text(action_input),
+    return {"step": int(step), "reply": reply, "action": action, "action_input": prompt_text(action_input),
             "observation": observation}
 
 

@@ -95,7 +95,7 @@ class AgentLoop:
         parts = []
         for index, chunk in enumerate(chunks, 1):
             prompt = self.templates.render("summarize_observation", **C.summarize_observation_context(
-                action=C.json_text(record.get("action")), action_input=record.get("action_input"),
+                action=C.prompt_text(record.get("action")), action_input=record.get("action_input"),
                 observation=chunk, chunk_index=index, chunk_count=len(chunks)))
             call = self.client.complete("fast", prompt, purpose="summarize_observation")
             pending_calls.append(dict(call.to_json(), prompt=prompt))
@@ -138,7 +138,7 @@ class AgentLoop:
             return  # a record that ended the run has nothing to summarise
         prompt = self.templates.render("append_summary", **C.append_summary_context(
             step=record["step"], reply=(record.get("model") or {}).get("response") or "",
-            action=C.json_text(record["action"]), action_input=record.get("action_input"),
+            action=C.prompt_text(record["action"]), action_input=record.get("action_input"),
             observation=record["observation"]))
         call = self.client.complete("fast", prompt, purpose="append_summary")
         calls.append(dict(call.to_json(), prompt=prompt))

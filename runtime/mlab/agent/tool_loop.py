@@ -236,7 +236,7 @@ class ToolSteps:
             else:  # a step without a tool call (a fallback step, a driven one): as text
                 record = group[0]
                 said = (record.get("model") or {}).get("response") or \
-                    f"Action: {C.json_text(record.get('action'))}\nAction Input: {C.json_text(record.get('action_input'))}"
+                    f"Action: {C.prompt_text(record.get('action'))}\nAction Input: {C.prompt_text(record.get('action_input'))}"
                 messages.append({"role": "assistant", "content": said or "(no text)"})
                 messages.append({"role": "user", "content": "Observation: " +
                                  self.loop.observation_for_history(record, calls)})

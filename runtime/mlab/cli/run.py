@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mlab.cli.display import Display
 from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, MlabError, UnknownName, UsageError, \
-    did_you_mean, plain_failure, printable
+    closest_hint, plain_failure, printable
 from mlab.failure import FailureMode
 
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
@@ -230,7 +230,7 @@ def _open_run(args):
         task = with_std_external(task)  # `--agent mini-swe-agent` on any task: std "external" joins the build
         build = task.build
     if agent_name not in build.agent_names:
-        raise UnknownName(f"no agent {agent_name!r}{did_you_mean(agent_name, build.agent_names)} in the build of "
+        raise UnknownName(f"no agent {agent_name!r}{closest_hint(agent_name, build.agent_names)} in the build of "
                           f"{task.name}; agents: {', '.join(build.agent_names)}")
     agent = build.agent(agent_name)
     no_tools = bool(getattr(args, "no_tools", False))

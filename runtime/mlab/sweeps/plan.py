@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.build import MANIFEST, Build, compile_into_cache, load_build, task_search_dirs
-from mlab.errors import BuildError, UsageError, did_you_mean
+from mlab.errors import BuildError, UsageError, closest_hint
 
 TIERS = ("main", "fast", "edit")
 # Limits `mlab run` takes on its command line (every limit an experiment can set).
@@ -131,7 +131,7 @@ def find_experiment_source(name: str) -> Path:
             if name in declared:
                 return path
             known.update(declared)
-    raise UsageError(f"no experiment named {name!r}{did_you_mean(name, known)} in "
+    raise UsageError(f"no experiment named {name!r}{closest_hint(name, known)} in "
                      f"{', '.join(map(str, task_search_dirs()))}; "
                      f"known: {', '.join(sorted(known)) or 'none'} (or give build/experiments/<name>.yaml)")
 
