@@ -109,3 +109,20 @@ def test_a_sound_task_is_scored_as_before(tmp_path, mlab_env):
     assert score.value == 1.0 and score.failure_mode is None
     (workspace / "submission.csv").write_text("id,label\n1,7\n", encoding="utf-8")
     assert score_workspace(task, "lite", workspace, prepared.private).failure_mode == FailureMode.SUBMISSION_FORMAT_ERROR
+
+
+def test_an_evaluator_of_the_wrong_signature_is_a_task_error_at_run_time(tmp_path, mlab_env):
+    """E568 without the check: the runtime calls the evaluator with two folders, and the TypeError
+    that follows is the task's error, never a score or a format error charged to the agent."""
+    from mlab.scoring.score import score_workspace
+    from mlab.errors import MlabError
+
+    build = _built("E568-evaluator-signature", tmp_path)
+    task = build.task("t")
+    prepared = prepare_data(task, "lite")
+    workspace = tmp_path / "workspace"
+    shutil.copytree(prepared.public, workspace)
+    (workspace / "submission.csv").write_text("Id,y\n1,2.5\n", encoding="utf-8")
+    with pytest.raises(MlabError, match=r"task t: its evaluator files/evaluators/three_arguments.py:score failed: "
+                                        r"TypeError"):
+        score_workspace(task, "lite", workspace, prepared.private)
