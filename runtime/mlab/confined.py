@@ -207,10 +207,11 @@ def read_bytes(root: Path, rel: str | os.PathLike, limit: int | None = None) -> 
     return data
 
 
-def copy_out(root: Path, rel: str | os.PathLike, destination: Path, limit: int | None = None) -> int:
+def copy_out(root: Path, rel: str | os.PathLike, destination: Path, limit: int | None = None,
+             max_names: int = 1) -> int:
     """Copy the verified file `rel` into `destination` (a harness-owned path); returns the size the
     file had when opened. limit: copy at most limit + 1 bytes (enough to tell an over-large file)."""
-    fd, info = open_file(root, rel)
+    fd, info = open_file(root, rel, max_names)
     copied = 0
     with os.fdopen(fd, "rb") as source, open(destination, "wb") as target:
         while limit is None or copied <= limit:
@@ -241,9 +242,10 @@ def walk(root: Path, folders: bool = False) -> Iterator[Entry]:
             yield Entry(rel, "special", info)
 
 
-def copy_tree(source: Path, target: Path, skip=lambda rel: False) -> list[str]:
+def copy_tree(source: Path, target: Path, skip=lambda rel: False, linked=lambda info: False) -> list[str]:
     """Copy the plain files of a workspace into a harness-owned folder (merging); the reasons for
-    what was left out (links, files with several names, special files, files that changed)."""
+    what was left out (links, files with several names, special files, files that changed).
+    linked(info): whether a file with several names is one the harness linked in (read-only data)."""
     left_out = []
     for entry in walk(source, folders=True):
         if skip(entry.rel):
@@ -251,13 +253,14 @@ def copy_tree(source: Path, target: Path, skip=lambda rel: False) -> list[str]:
         if entry.kind == "folder":
             (Path(target) / entry.rel).mkdir(parents=True, exist_ok=True)
             continue
-        if entry.kind != "file":
+        names = entry.info.st_nlink if entry.kind == "hardlink" and linked(entry.info) else 1
+        if entry.kind != "file" and names == 1:
             left_out.append(entry.why_skipped(source))
             continue
         destination = Path(target) / entry.rel
         destination.parent.mkdir(parents=True, exist_ok=True)
         try:
-            copy_out(source, entry.rel, destination)
+            copy_out(source, entry.rel, destination, max_names=names)
         except (Refused, OSError) as problem:
             left_out.append(str(problem))
     return left_out

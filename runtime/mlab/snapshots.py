@@ -127,6 +127,35 @@ class ObjectStore:
             _remove(temp)
             raise
 
+    def adopt(self, source: Path, digest: str) -> Path:
+        """Make the object `digest` hold the harness-owned file `source`, whose SHA-256 the caller
+        knows (a prepared data file): a hard link to it, never read, or a copy when the store is
+        on another file system. The caller keeps `source` unchanged from here (it is read-only)."""
+        target = self.path(digest)
+        if target.is_file():
+            return target
+        target.parent.mkdir(exist_ok=True)
+        try:
+            os.link(source, target)
+            return target
+        except FileExistsError:
+            return target
+        except OSError:
+            pass   # another file system, or too many names: one copy
+        fd, temp = self._temporary()
+        try:
+            with open(source, "rb") as reader, os.fdopen(fd, "wb") as writer:
+                copy_keeping_holes(reader, writer)
+                if self.durable:
+                    writer.flush()
+                    os.fsync(writer.fileno())
+            os.chmod(temp, 0o444)
+            self._commit(temp, digest)
+        except BaseException:
+            _remove(temp)
+            raise
+        return target
+
     def put_json(self, document) -> str:
         return self.put_bytes(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
 
@@ -190,7 +219,38 @@ class Snapshotter:
         self.store = store
         self.manifest: dict[str, str] = dict(manifest or {})
         self._stats: dict[str, tuple] = {}
+        self._links: dict[str, tuple] = {}   # rel → (dev, inode) of a file that is a link to its own object
         self.refused: dict[str, str] = {}  # files of the last scan left out, and why (see scan)
+
+    def adopt(self, placed: dict[str, str]) -> None:
+        """Take files the harness has just put into the workspace with known contents (rel →
+        digest, each stored already) into the manifest without reading them; a file modified
+        within the racy window is read at the next scan all the same."""
+        started = time.time_ns()
+        for rel, digest in placed.items():
+            info = os.lstat(self.root / rel)
+            self.manifest[rel] = digest
+            if info.st_mtime_ns < started - RACY_WINDOW_NS:
+                self._stats[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+
+    def _own_object(self, rel: str, info: os.stat_result) -> bool:
+        """Whether a workspace file with several names is a hard link to the stored object of
+        its manifest entry (read-only data the harness linked in): its contents are then known,
+        as objects are never written to."""
+        digest = self.manifest.get(rel)
+        key = (info.st_dev, info.st_ino)
+        if digest is None or digest.startswith(SYMLINK_PREFIX):
+            return False
+        if self._links.get(rel) == key:
+            return True
+        try:
+            stored = os.stat(self.store.path(digest))
+        except OSError:
+            return False
+        if (stored.st_dev, stored.st_ino) != key:
+            return False
+        self._links[rel] = key
+        return True
 
     def _walk(self):
         """(relative path, full path, lstat result) of every regular file and symlink."""
@@ -215,6 +275,9 @@ class Snapshotter:
         for rel, full, info in found:
             names = names_inside.get((info.st_dev, info.st_ino), 1) if stat.S_ISREG(info.st_mode) else 1
             if stat.S_ISREG(info.st_mode) and info.st_nlink > names:
+                if self._own_object(rel, info):
+                    seen.add(rel)
+                    continue
                 self.refused[rel] = describe(rel, info)
                 continue
             seen.add(rel)
@@ -243,6 +306,7 @@ class Snapshotter:
         for rel in [r for r in self.manifest if r not in seen]:
             del self.manifest[rel]
             self._stats.pop(rel, None)
+            self._links.pop(rel, None)
             delta.removed.append(rel)
         return delta
 
@@ -256,6 +320,7 @@ class Snapshotter:
         restore_files(self.store, manifest, self.root, current=None)
         self.manifest = dict(manifest)
         self._stats.clear()
+        self._links.clear()
         for rel, _, info in self._walk():
             if rel in manifest and info.st_mtime_ns < started - RACY_WINDOW_NS:
                 self._stats[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
@@ -282,7 +347,15 @@ def restore_files(store: ObjectStore, manifest: dict[str, str], target: Path,
 
 
 def _holds(store: ObjectStore, target: Path, rel: str, digest: str) -> bool:
-    """Whether `rel` in target is already a plain file with the stored contents (read confined)."""
+    """Whether `rel` in target is already a plain file with the stored contents (read confined),
+    or a hard link to the stored object itself (read-only data the harness linked in)."""
+    try:
+        info = os.stat(Path(target) / rel, follow_symlinks=False)
+        stored = os.stat(store.path(digest))
+        if stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) == (stored.st_dev, stored.st_ino):
+            return True
+    except OSError:
+        pass
     try:
         fd, info = open_file(target, rel)
     except (Refused, OSError):

@@ -143,7 +143,7 @@ def test_ctrl_c_before_the_agent_loop_starts_exits_130_without_a_traceback(tiny_
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt  # as a Ctrl-C while the run folder is being made
 
-    monkeypatch.setattr(run, "install_data", interrupted)
+    monkeypatch.setattr(run, "install_run_data", interrupted)
     code, out, err = mlab("run", tiny_task, "--model", "mlab/demo", "--runs-dir", tmp_path / "runs")
     assert (code, out, err) == (130, "", "mlab: interrupted\n")
     assert list((tmp_path / "runs").iterdir()) == []  # no half-made run folder is left to confuse a resume

@@ -217,7 +217,7 @@ def test_a_run_driven_by_one_process_cannot_be_resumed_by_another(new_run):
 
 # --- a run killed while its folder is being made (issue 25) --------------------------------
 
-CREATION_POINTS = ["install_starter", "install_data", "_copy_build", "run.json", "models.json", "rename"]
+CREATION_POINTS = ["install_starter", "install_run_data", "_copy_build", "run.json", "models.json", "rename"]
 
 
 def _crash_at(point: str, monkeypatch) -> None:
@@ -235,7 +235,7 @@ def _crash_at(point: str, monkeypatch) -> None:
             return value
         return wrapper
 
-    if point in ("install_starter", "install_data", "_copy_build"):
+    if point in ("install_starter", "install_run_data", "_copy_build"):
         monkeypatch.setattr(module, point, after(getattr(module, point)))
     elif point in ("run.json", "models.json"):
         monkeypatch.setattr(module, "_write_json_atomic",

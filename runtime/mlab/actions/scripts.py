@@ -41,6 +41,12 @@ def script_runner():
     return mlab.sandbox
 
 
+def scripts_sandboxed() -> bool:
+    """Whether workspace scripts run in bubblewrap's sandbox here (not in a stand-in without it)."""
+    available = getattr(script_runner(), "sandbox_available", None)
+    return bool(available is not None and available()[0])
+
+
 @dataclass
 class ScriptSettings:
     """How a run executes scripts (the parts of the sandbox policy that do not change per step)."""

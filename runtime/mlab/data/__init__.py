@@ -9,6 +9,7 @@ _NAMES = {
     "folder_digest": "prepare",
     "generate_seed": "prepare",
     "install_data": "prepare",
+    "install_run_data": "install",
     "install_starter": "prepare",
     "local_source_digest": "prepare",
     "preparation_key": "prepare",

@@ -23,7 +23,8 @@ from mlab import __version__
 from mlab.actions.table import ActionRejected, ActionTable
 from mlab.build import AgentBuild, TaskBuild, compiler_version, load_build
 from mlab.cache import cache_root
-from mlab.data.prepare import install_data, install_starter, prepare_data
+from mlab.data.install import install_run_data
+from mlab.data.prepare import install_starter, prepare_data
 from mlab.data.requirements import check_requirements
 from mlab.errors import MlabError, RunError, StorageError
 from mlab.observation import write_json
@@ -31,7 +32,7 @@ from mlab.actions.history import EditHistory, ResearchLog
 from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
 from mlab.observation import Observation, error, utf8_safe
 from mlab.actions.primitives import PrimitiveContext, RunServices
-from mlab.actions.scripts import ScriptSettings
+from mlab.actions.scripts import ScriptSettings, scripts_sandboxed
 from mlab.snapshots import ObjectStore, Snapshotter
 from mlab.run.canary import write_canary
 from mlab.run.recovery import check_run_folders, lock_run, manifest_at, records_with_intact_objects, write_boot
@@ -249,11 +250,13 @@ class Run:
                 (staging / sub).mkdir()
             install_starter(task, staging / "workspace")
             write_canary(staging / "workspace", task.name, int(task.doc.get("version", 1)))
-            install_data(prepared, staging / "workspace", staging / "private")
-            _copy_build(task, agent, staging / "build")
             store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
+            link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
+            placed = install_run_data(prepared, staging / "workspace", staging / "private", store, link)
+            _copy_build(task, agent, staging / "build")
             snapshotter = Snapshotter(staging / "workspace", store)
-            snapshotter.scan()
+            snapshotter.adopt(placed)
+            snapshotter.scan()   # the starter's files and the canary
             meta = {
                 "schema": RUN_SCHEMA_ID, "schema_version": 5, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),

@@ -8,11 +8,13 @@ private/, the caches, the task sources, mlab itself).
 from __future__ import annotations
 
 import shutil
+import stat
 import sys
 from pathlib import Path
 
 from mlab.confined import copy_tree
 from mlab.limits import resolve_limits
+from mlab.tree import walk_tree
 from mlab.actions.scripts import ScriptSettings
 
 
@@ -36,7 +38,25 @@ def copy_files(source: Path, target: Path) -> list[str]:
     (mlab.confined): followed by the harness, a link, a hard link or a special file could bring
     a file the script may not see (the run's private answers) into its copy.
     """
-    return copy_tree(Path(source), Path(target), skip=lambda rel: "__pycache__" in rel.split("/"))
+    return copy_tree(Path(source), Path(target), skip=lambda rel: "__pycache__" in rel.split("/"),
+                     linked=stored_links(Path(source)))
+
+
+def stored_links(workspace: Path):
+    """A test of whether a file with several names in a run's workspace is a hard link to an object
+    of the run's store (objects/ beside the workspace), as the harness links read-only data in:
+    such a file's contents are the run's own, never a file from outside."""
+    inodes: set | None = None
+
+    def linked(info) -> bool:
+        nonlocal inodes
+        if inodes is None:
+            inodes = set()
+            for _, _, found in walk_tree(Path(workspace).parent / "objects"):
+                if stat.S_ISREG(found.st_mode) and found.st_nlink > 1:
+                    inodes.add((found.st_dev, found.st_ino))
+        return (info.st_dev, info.st_ino) in inodes
+    return linked
 
 
 def fresh_copy(source: Path, target: Path, leave_out: tuple[str, ...] = ()) -> Path:

@@ -1,0 +1,105 @@
+"""Install a prepared data variant into a new run without copying or reading what need not be.
+
+A prepared variant's public files are hashed once, by the first run set up from it (digests.json in
+the cache folder, with each file's size and mtime). A run's object store then takes each file as a
+hard link to the cache file (made read-only), its digest the recorded one; a read-only file of a
+sandboxed run is linked into the workspace as well, and any other file is copied once. So setting
+up a run costs the same whatever the size of its read-only data, and one copy of its writable data.
+Links are made only where scripts run in bubblewrap's sandbox, which binds read-only files
+read-only (and runs them as a uid that does not own them): a script outside it could write
+through the link into the cache.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from mlab.cache import file_sha256
+from mlab.data.prepare import PreparedData, copy_tree, is_debris
+from mlab.snapshots import ObjectStore
+
+DIGESTS = "digests.json"   # each public file's SHA-256, size and mtime
+
+
+def install_run_data(prepared: PreparedData, workspace: Path, private: Path, store: ObjectStore,
+                     link=None) -> dict[str, str]:
+    """Put a prepared variant's public files into a new run's workspace and its private files into
+    private/ (as mlab.data.prepare.install_data does, with the run's store).
+
+    Each public file's contents reach the store without being read: a hard link to the cache file
+    (made read-only first), or one copy when the store is on another file system; its digest is the
+    recorded one. A public file for which `link(rel)` holds (a read-only file of a sandboxed run) is
+    then a hard link to that object in the workspace too; any other is copied once, keeping the cache
+    file's mtime so that the first snapshot need not read it again. Returns rel → digest of each."""
+    copy_tree(prepared.private, private)
+    digests = public_digests(prepared.folder)
+    for folder in sorted(p for p in prepared.public.rglob("*") if p.is_dir()):
+        if not is_debris(folder.relative_to(prepared.public)):
+            (Path(workspace) / folder.relative_to(prepared.public)).mkdir(parents=True, exist_ok=True)
+    for rel in digests:
+        _read_only(prepared.public / rel)
+    placed = {}
+    for rel, digest in digests.items():
+        source, target = prepared.public / rel, Path(workspace) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stored = store.adopt(source, digest)
+        if target.exists() or target.is_symlink():
+            target.unlink()   # a starter file of the same name: the data's file replaces it
+        if link is not None and link(rel):
+            try:
+                os.link(stored, target)
+                placed[rel] = digest
+                continue
+            except OSError:
+                pass   # another file system, or too many names: a copy
+        shutil.copyfile(source, target)
+        info = os.stat(source)
+        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+        placed[rel] = digest
+    return placed
+
+
+def _read_only(path: Path) -> None:
+    """Take every write permission off a cache file (a link to it in a run must not open it)."""
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o222:
+        os.chmod(path, mode & ~0o222)
+
+
+def public_digests(folder: Path) -> dict[str, str]:
+    """The SHA-256 of each public file of a prepared folder (debris left out), as recorded in its
+    digests.json by the first run set up from it; a file missing from the record, or whose size or
+    mtime differ from it (changed in place), is hashed now and the record written again."""
+    record_path = Path(folder) / DIGESTS
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    public = Path(folder) / "public"
+    digests, fresh, changed = {}, {}, False
+    for path in sorted(public.rglob("*")):
+        rel = path.relative_to(public)
+        if is_debris(rel) or not path.is_file() or path.is_symlink():
+            continue
+        name = rel.as_posix()
+        info = path.stat()
+        known = record.get(name)
+        if isinstance(known, list) and len(known) == 3 and known[1:] == [info.st_size, info.st_mtime_ns]:
+            fresh[name] = known
+        else:
+            fresh[name] = [file_sha256(path), info.st_size, info.st_mtime_ns]
+            changed = True
+        digests[name] = fresh[name][0]
+    if changed or len(fresh) != len(record):
+        try:
+            fd, temp = tempfile.mkstemp(dir=folder, prefix=".digests-")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(fresh, handle, sort_keys=True)
+            os.replace(temp, record_path)
+        except OSError:
+            pass   # a cache the harness cannot write: the digests are made again next time
+    return digests

@@ -1,0 +1,134 @@
+"""Setting up a run: read-only data reaches the workspace as a hard link to the prepared cache
+(through the run's object store), never copied nor read; writable data is copied once. Scripts run
+in the real sandbox here (bubblewrap; a failure in CI, where it must be there), since it is what
+keeps a script from writing through the link into the cache."""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from mlab.build import TaskBuild
+from mlab.data.prepare import prepare_data
+from mlab.run.checkout import checkout
+from mlab.run.folder import Run
+from mlab.sandbox import runner
+
+
+@pytest.fixture
+def sandboxed(monkeypatch):
+    from mlab.actions.scripts import use_script_runner
+
+    monkeypatch.delenv(runner.NO_SANDBOX_VARIABLE, raising=False)
+    usable, reason = runner.sandbox_available()
+    if not usable:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"no sandbox here: {reason}")
+    previous = use_script_runner(None)
+    yield
+    use_script_runner(previous)
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def inode(path: Path) -> tuple[int, int]:
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
+
+
+@pytest.fixture
+def house_run(house_task, tmp_path, sandboxed):
+    """A run of house-price whose train.csv is writable (test.csv and the rest stay read-only)."""
+    doc = dict(house_task.doc, read_only=["data_description.txt", "test.csv"])
+    task = TaskBuild(house_task.name, doc, house_task.build)
+    run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
+    yield run, prepare_data(task, "lite")
+    run.close()
+
+
+SPOIL = """
+import os
+for attempt in (lambda: open('test.csv', 'a').write('spoiled'), lambda: os.chmod('test.csv', 0o666),
+                lambda: os.link('test.csv', 'copy.csv'), lambda: os.truncate('test.csv', 0)):
+    try:
+        attempt()
+        print('done')
+    except OSError as problem:
+        print('refused', problem.errno)
+"""
+
+
+def test_read_only_data_is_a_link_to_the_cache_that_no_script_or_action_can_change(house_run):
+    run, prepared = house_run
+    data, cached = run.workspace.root / "test.csv", prepared.public / "test.csv"
+    before = sha(cached)
+    assert inode(data) == inode(cached) and not os.stat(cached).st_mode & 0o222   # linked, not copied
+    assert inode(run.workspace.root / "train.csv") != inode(prepared.public / "train.csv")   # writable: a copy
+    run.step("Write File", {"file_name": "spoil.py", "content": SPOIL})
+    observation = run.step("Execute Script", {"script_name": "spoil.py"})
+    assert "done" not in observation.text and observation.text.count("refused") == 4, observation.text
+    refused = run.step("Write File", {"file_name": "test.csv", "content": "spoiled"})
+    assert refused.status == "error" and "read-only" in refused.text
+    assert sha(cached) == sha(data) == before and inode(data) == inode(cached)
+    assert all("test.csv" not in r["snapshot"]["changed"] for r in run.records)
+    assert all("left out of the workspace's snapshot" not in r["observation"] for r in run.records)
+
+
+def test_snapshots_and_resume_stay_exact_with_linked_data(house_run, tmp_path):
+    run, prepared = house_run
+    expected = {rel: sha(run.workspace.root / rel) for rel in ("train.csv", "test.csv", "data_description.txt")}
+    run.step("Write File", {"file_name": "notes.txt", "content": "one"})
+    run.step("Write File", {"file_name": "train.csv", "content": "a,b\n1,2\n"})
+    folder = run.dir
+    run.close()
+    for step, train in ((0, expected["train.csv"]), (2, hashlib.sha256(b"a,b\n1,2\n").hexdigest())):
+        target = tmp_path / f"at-{step}"
+        checkout(folder, step, target)
+        assert sha(target / "test.csv") == expected["test.csv"] and sha(target / "train.csv") == train
+    resumed = Run.resume(folder)
+    try:
+        data = resumed.workspace.root / "test.csv"
+        assert inode(data) == inode(prepared.public / "test.csv")   # the link is kept, not rewritten
+        observation = resumed.step("List Files", {"dir_path": "."})
+        assert resumed.records[-1]["snapshot"] == {"changed": {}, "removed": []}
+        assert "test.csv" in observation.text and sha(data) == expected["test.csv"]
+    finally:
+        resumed.close()
+
+
+def test_writable_data_changed_by_the_agent_is_restored_by_undo(house_run):
+    run, prepared = house_run
+    data = run.workspace.root / "train.csv"
+    original = sha(data)
+    run.step("Write File", {"file_name": "train.csv", "content": "changed\n"})
+    assert data.read_text() == "changed\n" and sha(prepared.public / "train.csv") == original
+    observation = run.step("Undo Edit Script", {"script_name": "train.csv"})
+    assert observation.status == "ok", observation.text
+    assert sha(data) == original == sha(prepared.public / "train.csv")
+    assert run.records[-1]["snapshot"]["changed"] == {"train.csv": original}
+
+
+def test_a_removed_read_only_file_is_put_back_without_touching_the_cache(house_run):
+    run, prepared = house_run
+    before = sha(prepared.public / "test.csv")
+    run.step("Write File", {"file_name": "rm.py", "content": "import os; os.remove('test.csv')\n"})
+    observation = run.step("Execute Script", {"script_name": "rm.py"})
+    data = run.workspace.root / "test.csv"
+    if "put back" in observation.text:   # bubblewrap binds the file: the script could not remove it
+        assert stat.S_ISREG(os.lstat(data).st_mode)
+    assert sha(data) == before == sha(prepared.public / "test.csv")
+
+
+def test_scoring_copies_take_linked_data_and_still_leave_out_other_hard_links(house_run, tmp_path):
+    from mlab.scoring.timed_sandbox import copy_files
+
+    run, _ = house_run
+    answers = next(p for p in run.private_dir.rglob("*") if p.is_file())
+    os.link(answers, run.workspace.root / "answers.csv")   # what a script outside the sandbox could do
+    left_out = copy_files(run.workspace.root, tmp_path / "copy")
+    assert sha(tmp_path / "copy" / "test.csv") == sha(run.workspace.root / "test.csv")
+    assert not (tmp_path / "copy" / "answers.csv").exists() and any("answers.csv" in why for why in left_out)
