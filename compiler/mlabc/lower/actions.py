@@ -9,6 +9,7 @@ from .. import ast as A
 from ..resources import spec_json
 from ..shared import snake_case
 from ..values import Reporter, closest, did_you_mean, duplicate_entries
+from .extends import ExtendsResolver
 
 TIERS = ("main", "fast", "edit")
 # What providers accept as a function name (OpenAI, Anthropic; some also want no digit first).
@@ -210,43 +211,32 @@ def lower_actions(decl: A.Actions, report: Reporter) -> list[dict]:
     return out
 
 
-class ActionSetResolver:
-    """Action sets with `extends` applied: the parent's actions in order, less those dropped, each
-    redefined one replaced where it stood, then the set's new actions in order."""
+class ActionSetResolver(ExtendsResolver):
+    """Action sets with `extends` applied (lower/extends.py): the parent's actions in order, less those
+    dropped, each redefined one replaced where it stood, then the set's new actions in order."""
+
+    kind, plural, unknown_code = "action set", "action sets", "E303"
 
     def __init__(self, sets: dict[str, A.Actions], report: Reporter):
-        self.sets, self.report = sets, report
-        self.resolved: dict[str, list[dict] | None] = {}
-        self.visiting: list[str] = []
+        super().__init__(sets, report)
 
     def all(self) -> dict[str, list[dict]]:
         """Every set that resolves, by name (a set whose parent is broken is left out, reported once)."""
-        out = {name: self.resolve(name) for name in self.sets}
+        out = {name: self.resolve(name) for name in self.decls}
         return {name: actions for name, actions in out.items() if actions is not None}
 
-    def resolve(self, name: str) -> list[dict] | None:
-        if name in self.resolved:
-            return self.resolved[name]
-        decl = self.sets[name]
-        if name in self.visiting:
-            cycle = " -> ".join(self.visiting[self.visiting.index(name):] + [name])
-            self.report.error("E307", f"action sets extend each other in a cycle: {cycle}", decl.name.span)
-            return None
-        self.visiting.append(name)
-        inherited: list[dict] | None = []
-        if decl.parent is not None:
-            parent = decl.parent.value
-            if parent not in self.sets:
-                self.report.error("E303", f"action set `{name}` extends unknown action set `{parent}`",
-                                  decl.parent.span, did_you_mean(parent, [n for n in self.sets if n != name], "action sets"))
-                inherited = None
-            else:
-                inherited = self.resolve(parent)
-        self.visiting.pop()
-        own = lower_actions(decl, self.report)
-        result = None if inherited is None else self._apply(decl, copy.deepcopy(inherited), own)
-        self.resolved[name] = result
-        return result
+    def empty(self) -> list[dict]:
+        return []
+
+    def inherit(self, decl: A.Actions, parent_result: list[dict]) -> list[dict]:
+        return copy.deepcopy(parent_result)
+
+    def broken(self, decl: A.Actions) -> None:
+        lower_actions(decl, self.report)  # its own actions are still checked
+        return None
+
+    def apply(self, decl: A.Actions, base: list[dict]) -> list[dict]:
+        return self._apply(decl, base, lower_actions(decl, self.report))
 
     def _apply(self, decl: A.Actions, inherited: list[dict], own: list[dict]) -> list[dict]:
         names = [a["name"] for a in inherited]

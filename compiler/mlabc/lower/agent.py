@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import ast as A
 from .actions import TIERS, TOOL_NAME
+from .extends import ExtendsResolver
 from .inherited import as_pinned, check_shown
 from ..resources import spec_json
 from .search import SEARCH_PROMPTS, lower_search
@@ -63,45 +64,25 @@ def settings_copy(value):
     return value
 
 
-class AgentResolver:
-    """Applies an agent's entries over its parent's settings (computed first)."""
+class AgentResolver(ExtendsResolver):
+    """Applies an agent's entries over its parent's settings (lower/extends.py)."""
+
+    kind, plural, unknown_code = "agent", "agents", "E304"
 
     def __init__(self, agents: dict[str, A.Agent], report: Reporter,
                  pinned: dict[str, tuple[str, set[str]]] | None = None):
-        self.agents, self.report = agents, report
+        super().__init__(agents, report)
+        self.agents = agents
         self.pinned = pinned or {}  # file -> (std folder, actions std came to show after its pin)
-        self.settings: dict[str, dict | None] = {}
-        self.visiting: list[str] = []
 
-    def resolve(self, name: str) -> dict | None:
-        if name in self.settings:
-            return self.settings[name]
-        decl = self.agents[name]
-        if name in self.visiting:
-            cycle = " -> ".join(self.visiting[self.visiting.index(name):] + [name])
-            self.report.error("E307", f"agents extend each other in a cycle: {cycle}", decl.name.span)
-            return None
-        self.visiting.append(name)
-        base = empty_settings()
-        if decl.parent is not None:
-            parent = decl.parent.value
-            if parent not in self.agents:  # reported once here; checking the child would only cascade
-                self.report.error("E304", f"agent `{name}` extends unknown agent `{parent}`", decl.parent.span,
-                                  did_you_mean(parent, self.agents, "agents"))
-                self.visiting.pop()
-                self.settings[name] = None
-                return None
-            else:
-                resolved = self.resolve(parent)
-                if resolved is None:
-                    self.visiting.pop()
-                    self.settings[name] = None
-                    return None
-                base = as_pinned(decl, settings_copy(resolved), self.pinned)
-        self.visiting.pop()
-        result = self._apply(decl, base)
-        self.settings[name] = result
-        return result
+    def empty(self) -> dict:
+        return empty_settings()
+
+    def inherit(self, decl: A.Agent, parent_result: dict) -> dict:
+        return as_pinned(decl, settings_copy(parent_result), self.pinned)
+
+    def apply(self, decl: A.Agent, base: dict) -> dict:
+        return self._apply(decl, base)
 
     def _apply(self, decl: A.Agent, s: dict) -> dict:
         report = self.report

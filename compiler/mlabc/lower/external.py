@@ -15,6 +15,7 @@ import re
 from .. import ast as A
 from ..values import Reporter, describe, did_you_mean, duplicate_entries
 from .actions import TIERS
+from .extends import ExtendsResolver
 from ..resources import spec_json
 from .templates import check_template, template_variables
 
@@ -54,40 +55,25 @@ def crosses_kinds(decl: A.Agent, agents: dict[str, A.Agent], report: Reporter) -
     return True
 
 
-class ExternalResolver:
-    """Applies an external agent's entries over its parent's (resolved first)."""
+class ExternalResolver(ExtendsResolver):
+    """Applies an external agent's entries over its parent's (lower/extends.py)."""
+
+    kind, plural, unknown_code = "agent", "agents", "E304"
 
     def __init__(self, agents: dict[str, A.Agent], report: Reporter, model_entry):
-        self.agents, self.report, self.model_entry = agents, report, model_entry
-        self.settings: dict[str, dict | None] = {}
-        self.visiting: list[str] = []
+        super().__init__(agents, report)
+        self.agents, self.model_entry = agents, model_entry
 
-    def resolve(self, name: str) -> dict | None:
-        if name in self.settings:
-            return self.settings[name]
-        decl = self.agents[name]
-        if name in self.visiting:
-            cycle = " -> ".join(self.visiting[self.visiting.index(name):] + [name])
-            self.report.error("E307", f"agents extend each other in a cycle: {cycle}", decl.name.span)
-            return None
-        base = empty_external()
-        if decl.parent is not None:
-            parent = decl.parent.value
-            if parent not in self.agents:
-                self.report.error("E304", f"agent `{name}` extends unknown agent `{parent}`", decl.parent.span,
-                                  did_you_mean(parent, self.agents, "agents"))
-                self.settings[name] = None
-                return None
-            self.visiting.append(name)
-            resolved = self.resolve(parent)
-            self.visiting.pop()
-            if resolved is None:
-                self.settings[name] = None
-                return None
-            base = {k: (dict(v) if isinstance(v, dict) else v) for k, v in resolved.items()}
-            base["models"] = {t: dict(m) for t, m in resolved["models"].items()}
-        self.settings[name] = self._apply(decl, base)
-        return self.settings[name]
+    def empty(self) -> dict:
+        return empty_external()
+
+    def inherit(self, decl: A.Agent, parent_result: dict) -> dict:
+        base = {k: (dict(v) if isinstance(v, dict) else v) for k, v in parent_result.items()}
+        base["models"] = {t: dict(m) for t, m in parent_result["models"].items()}
+        return base
+
+    def apply(self, decl: A.Agent, base: dict) -> dict:
+        return self._apply(decl, base)
 
     def _apply(self, decl: A.Agent, s: dict) -> dict:
         report = self.report
