@@ -7,25 +7,21 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import os
 import socket
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from mlab.external.gateway import Gateway
 from mlab.models.client import ModelClient, TierConfig, Usage
+from needs import module
 
 RELAY = Path(__file__).resolve().parents[2] / "runtime" / "mlab" / "external" / "relay.py"
 
 
 def sdk_module(name: str):
     """A provider's SDK (the test extra installs them): a test without it is skipped, or fails in CI."""
-    if os.environ.get("CI") == "true":
-        return importlib.import_module(name)
-    return pytest.importorskip(name, reason=f"the gateway's {name} test needs it: pip install -e '.[test]'")
+    return module(name, f"the gateway's {name} test needs it: pip install -e '.[test]'")
 
 
 def _relay_module():

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from agent_helpers import FIT_PY, mlab, only_run, result, scripted, trace
+from needs import module
 from test_external_runs import build_with, needs_sandbox
 
-atif = pytest.importorskip("atif", reason="the atif package (a test extra: pip install -e '.[test]')")
+atif = module("atif", "the atif package (a test extra: pip install -e '.[test]')")
 
 TOOL_AGENT = '''
 agent claude-like external {

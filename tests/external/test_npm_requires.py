@@ -14,6 +14,7 @@ import pytest
 
 from agent_helpers import mlab, only_run, result, scripted, trace
 from mlab.sandbox.runner import sandbox_available
+from needs import needs
 
 PACKAGE = "is-number@7.0.0"
 AGENT = '''
@@ -110,7 +111,7 @@ def test_a_missing_node_names_what_to_install(tmp_path, tiny_task, monkeypatch):
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir()), "no run was made"
 
 
-@pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap cannot start a sandbox here")
+@needs(None if sandbox_available()[0] else "bubblewrap cannot start a sandbox here")
 def test_an_agent_runs_its_npm_package_in_the_sandbox(tmp_path, tiny_task, npm_env):
     from test_external_runs import build_with
 

@@ -27,10 +27,9 @@ from mlab.data.install import install_run_data
 from mlab.data.prepare import install_starter, prepare_data
 from mlab.data.requirements import check_requirements
 from mlab.errors import MlabError, RunError, StorageError
-from mlab.observation import write_json
 from mlab.actions.history import EditHistory, ResearchLog
 from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
-from mlab.observation import Observation, error, utf8_safe
+from mlab.observation import Observation, error, utf8_safe, write_json
 from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings, scripts_sandboxed
 from mlab.snapshots import ObjectStore, Snapshotter
