@@ -41,7 +41,7 @@ def make_runs(into: Path, copies: int = 2) -> Path:
             shutil.copytree(TEMPLATE, target)
             (target / "run.json").write_text(json.dumps({**meta, "id": run_id, "seed": number}))
             failed = {"failure_mode": None} if success else \
-                {"failure_mode": "small improvement" if score is not None else "no submission"}
+                {"failure_mode": "small improvement" if score is not None else "submission format error"}
             (target / "result.json").write_text(json.dumps({
                 **result, "run_id": run_id, "seed": number, "success": success, "improvement": gain,
                 "score": score, "submitted": score is not None, "wall_time_s": 3.0 + number,
