@@ -43,7 +43,8 @@ def npm_env(agent_envs):
     """The environment with the package, made once for the module (the registry must answer)."""
     import sys
 
-    from mlab.external.environment import AgentEnvironmentError, find_node, prepare_environment
+    from mlab.external.environment import AgentEnvironmentError, prepare_environment
+    from mlab.run.node import find_node
 
     need(shutil.which("node") is not None and shutil.which("npm") is not None, "node and npm are not installed")
     try:
@@ -70,7 +71,8 @@ def test_the_cache_is_keyed_by_the_exact_versions(npm_env, agent_envs):
     version, or another node major, is another environment."""
     import sys
 
-    from mlab.external.environment import Node, environment_key, find_node, prepare_environment, python_version
+    from mlab.external.environment import environment_key, prepare_environment, python_version
+    from mlab.run.node import Node, find_node
 
     node = find_node([PACKAGE])
     broken = Node(node.path, node.version, "/nonexistent/npm", node.npm_version)
@@ -88,7 +90,8 @@ def test_the_cache_is_keyed_by_the_exact_versions(npm_env, agent_envs):
 def test_a_failed_npm_install_names_the_package(agent_envs, tmp_path):
     import sys
 
-    from mlab.external.environment import AgentEnvironmentError, find_node, prepare_environment
+    from mlab.external.environment import AgentEnvironmentError, prepare_environment
+    from mlab.run.node import find_node
 
     need(shutil.which("node") is not None and shutil.which("npm") is not None, "node and npm are not installed")
     with pytest.raises(AgentEnvironmentError) as raised:

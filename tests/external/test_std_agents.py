@@ -69,7 +69,8 @@ def installed(agent_envs):
     """name → the agent's environment, installed on first use (once per session and agent)."""
     from mlab.build import resolve_task
     from mlab.cli.run import with_std_external
-    from mlab.external.environment import AgentEnvironmentError, NodeMissing, prepare_environment
+    from mlab.external.environment import AgentEnvironmentError, prepare_environment
+    from mlab.run.node import NodeMissing
 
     need(sandbox_available()[0], "bubblewrap cannot start a sandbox here")
     task = with_std_external(resolve_task("house-price"))

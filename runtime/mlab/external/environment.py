@@ -6,14 +6,13 @@ the scripts use), so the agent runs on the same Python with none of mlab's packa
 environment is never used: it is built in a temporary folder and renamed when complete.
 
 npm packages (`requires [npm "@openai/codex@0.171.0"]`) go into node/ of the same folder, installed
-with the host's node and npm (found by find_node: $MLAB_NODE, else `node` on PATH), the digest then
+with the host's node and npm (found by mlab.run.node.find_node: $MLAB_NODE, else `node` on PATH), the digest then
 also covering the packages and node's major version. What the registry sent is recorded in the
 ready marker and in environment.json beside it: each package's version, resolved address and
 integrity hash (npm's lock), and node's version.
 """
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import hashlib
 import importlib.util
@@ -27,11 +26,11 @@ from pathlib import Path
 from typing import Callable
 
 from mlab.errors import MlabError
+from mlab.run.node import Node, find_node
 
 READY = ".mlab-ready"
 MANIFEST = "environment.json"   # what the environment holds: python, pip's packages, npm's with their hashes
 NODE_DIR = "node"               # the npm prefix under the environment (node_modules/, its .bin/)
-MIN_NODE = (18, 0)              # the oldest node the standard agents' packages install and run on
 INSTALL_TIMEOUT_S = 1800.0
 _NOT_FOUND = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the "
                         r"requirement) (\S+)")
@@ -45,68 +44,6 @@ class AgentEnvironmentError(MlabError):
     def __init__(self, message: str, output: str = ""):
         super().__init__(message)
         self.output = output
-
-
-class NodeMissing(MlabError):
-    """The agent has npm packages and no usable node/npm is on this machine."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Node:
-    """The host's node and npm, as an agent with npm packages uses them."""
-
-    path: str
-    version: str          # as `node --version` prints it: v20.20.2
-    npm: str              # npm's path
-    npm_version: str
-
-    @property
-    def major(self) -> int:
-        return int(self.version.lstrip("v").split(".")[0])
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "version": self.version, "npm_version": self.npm_version}
-
-
-def _install_hint(packages: list[str]) -> str:
-    return (f"install Node.js {MIN_NODE[0]} or newer with npm (e.g. `apt-get install nodejs npm`, or from "
-            f"nodejs.org), or set MLAB_NODE to the node binary; it installs {', '.join(packages)}")
-
-
-def find_node(packages: list[str], agent: str = "") -> Node:
-    """The node (and the npm beside it) that installs and runs `packages`; NodeMissing with what to
-    install when there is none, or it is too old, or npm is not beside it."""
-    who = f"agent {agent}" if agent else "this agent"
-    named = os.environ.get("MLAB_NODE", "").strip()
-    path = named or shutil.which("node")
-    if not path or not os.access(path, os.X_OK):
-        where = f"MLAB_NODE ({named}) is not an executable" if named else "no `node` on PATH"
-        raise NodeMissing(f"{who} needs Node.js for its npm packages, and {where}: {_install_hint(packages)}")
-    path = os.path.realpath(path)
-    try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
-        version = done.stdout.strip()
-        major, minor = (int(part) for part in version.lstrip("v").split(".")[:2])
-    except (OSError, subprocess.SubprocessError, ValueError):
-        raise NodeMissing(f"{who} needs Node.js for its npm packages, and {path} does not run as node: "
-                          f"{_install_hint(packages)}") from None
-    if (major, minor) < MIN_NODE:
-        raise NodeMissing(f"{who} needs Node.js {MIN_NODE[0]} or newer for its npm packages; {path} is {version}: "
-                          f"{_install_hint(packages)}")
-    npm = os.path.join(os.path.dirname(path), "npm")
-    if not os.access(npm, os.X_OK):
-        npm = shutil.which("npm") or ""
-    if not npm:
-        raise NodeMissing(f"{who} needs npm beside node ({path}) to install its npm packages: "
-                          f"{_install_hint(packages)}")
-    try:
-        done = subprocess.run([npm, "--version"], capture_output=True, text=True, timeout=120,
-                              env=dict(os.environ, PATH=os.path.dirname(path) + os.pathsep + os.environ.get("PATH", "")))
-        npm_version = done.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        raise NodeMissing(f"{who} needs npm to install its npm packages, and {npm} does not run: "
-                          f"{_install_hint(packages)}") from None
-    return Node(path, version, npm, npm_version)
 
 
 def python_version(python: str) -> str:

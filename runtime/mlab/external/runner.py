@@ -25,8 +25,8 @@ from pathlib import Path
 import jinja2
 
 from mlab.agent.outcome import LoopOutcome
-from mlab.external.environment import (MANIFEST, AgentEnvironmentError, Node, NodeMissing, environment_python, find_node,
-                                       node_bin, prepare_environment)
+from mlab.external.environment import MANIFEST, AgentEnvironmentError, environment_python, node_bin, prepare_environment
+from mlab.run.node import Node, NodeMissing, find_node
 from mlab.external.gateway import STALL_S, Gateway, GatewayEnd
 from mlab.failure import FailureMode
 from mlab.models.client import Usage

@@ -35,6 +35,7 @@ from mlab.actions.scripts import ScriptSettings, scripts_sandboxed
 from mlab.snapshots import ObjectStore, Snapshotter
 from mlab.run.canary import write_canary
 from mlab.run.recovery import check_run_folders, lock_run, manifest_at, records_with_intact_objects, write_boot
+from mlab.run.node import agent_node
 from mlab.run.hardware import measure_hardware, sampled_devices
 from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, timestamp
 from mlab.actions.workspace import Workspace
@@ -44,17 +45,6 @@ LOOP_CONFIG = "models.json"  # what `mlab run` resolved (models per tier, seed),
 PARTIAL_SUFFIX = ".partial"   # .<run-id>.partial: a run folder being made (hidden from every listing)
 ABANDONED_AFTER_S = 60   # a .partial folder this old whose lock no process holds was left by a crash
 RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"
-
-
-def _agent_node(agent: AgentBuild):
-    """The node an external agent with npm packages runs on (recorded in run.json), else None; a run
-    whose agent needs node on a machine without it is refused before anything is made."""
-    npm = ((agent.doc.get("external") or {}).get("npm")) or []
-    if not npm:
-        return None
-    from mlab.external.environment import find_node
-
-    return find_node(list(npm), agent.name)
 
 
 class RunEnded(MlabError):
@@ -222,7 +212,7 @@ class Run:
         variant = task.variant(data)
         resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
         check_requirements(task.name, task.doc.get("requires"), python)  # before any data or script
-        node = _agent_node(agent)  # an agent with npm packages: the host's node, or why there is none
+        node = agent_node(agent)  # an agent with npm packages: the host's node, or why there is none
         prepared = prepare_data(task, data, cache_dir=cache_dir)
         runs_dir = Path(runs_dir).resolve()
         try:
