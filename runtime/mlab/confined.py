@@ -297,8 +297,8 @@ def _folder_for_writing(root: Path, parts: list[str]) -> int:
     return _descend(root, parts, _WALK_FLAGS, make_folder)
 
 
-def write_file(root: Path, rel: str, source: Path) -> None:
-    """Make `rel` inside root a new regular file holding source's bytes (source is harness-owned)."""
+def write_file(root: Path, rel: str, source) -> None:
+    """Make `rel` inside root a new regular file holding source's bytes (source: a binary reader)."""
     parts = _parts(rel)
     folder = _folder_for_writing(Path(root), parts)
     try:
@@ -307,8 +307,8 @@ def write_file(root: Path, rel: str, source: Path) -> None:
                      dir_fd=folder)
     finally:
         os.close(folder)
-    with open(source, "rb") as reader, os.fdopen(fd, "wb") as writer:
-        copy_keeping_holes(reader, writer)
+    with os.fdopen(fd, "wb") as writer:
+        copy_keeping_holes(source, writer)
 
 
 def copy_keeping_holes(reader, writer, on_block=None) -> int:

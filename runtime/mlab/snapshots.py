@@ -17,6 +17,7 @@ it is resumed (`remove_leftovers`).
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -41,9 +42,33 @@ class ObjectStore:
         self.folder = Path(folder)
         self.durable = durable
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._refuse_links()
+
+    def _refuse_links(self) -> None:
+        """A store holds only its own folders and files: the store's folder or a fan-out folder
+        that is a link (a run folder from elsewhere) would have objects written through it, so it
+        is refused (Refused, a message) before anything is read or written."""
+        try:
+            linked = [self.folder] if self.folder.is_symlink() else [
+                Path(entry.path) for entry in os.scandir(self.folder) if entry.is_symlink()]
+        except OSError as problem:
+            raise Refused(f"the object store {self.folder} cannot be read: {problem.strerror}") from None
+        if linked:
+            raise Refused(f"{linked[0]} is a link: a run's object store holds only its own folders and files, "
+                          f"so this run folder is refused")
 
     def path(self, digest: str) -> Path:
         return self.folder / digest[:2] / digest[2:]
+
+    def open_object(self, digest: str):
+        """The object `digest` opened for reading, never through a link put in its place."""
+        try:
+            fd = os.open(self.path(digest), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as problem:
+            if problem.errno == errno.ELOOP:
+                raise Refused(f"{self.path(digest)} is a link, not a stored object") from None
+            raise
+        return os.fdopen(fd, "rb")
 
     def has(self, digest: str) -> bool:
         return self.path(digest).is_file()
@@ -160,7 +185,8 @@ class ObjectStore:
         return self.put_bytes(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
 
     def get_bytes(self, digest: str) -> bytes:
-        return self.path(digest).read_bytes()
+        with self.open_object(digest) as reader:
+            return reader.read()
 
     def get_json(self, digest: str):
         return json.loads(self.get_bytes(digest))
@@ -168,7 +194,8 @@ class ObjectStore:
     def copy_to(self, digest: str, root: Path, rel: str) -> None:
         """Make `rel` inside root a new file with the stored contents: a link, special file or
         folder in the way (at any level) is replaced, never written through (mlab.confined)."""
-        write_file(root, rel, self.path(digest))
+        with self.open_object(digest) as reader:
+            write_file(root, rel, reader)
 
 
 PREFIX = ".in-"  # a store's temporary files, which transfers skip

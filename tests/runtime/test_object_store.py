@@ -2,15 +2,17 @@
 temporary file behind (mlab.snapshots.ObjectStore)."""
 from __future__ import annotations
 
+import hashlib
 import json
-
 import os
 import time
 from pathlib import Path
 
+import pytest
+
 from mlab.run.checkout import checkout
 from mlab.run.folder import Run
-from mlab.snapshots import LEFTOVER_AGE_S, PREFIX
+from mlab.snapshots import LEFTOVER_AGE_S, PREFIX, ObjectStore
 
 FILES = 40   # enough new objects in one step that they land in many fan-out folders
 
@@ -83,3 +85,42 @@ def test_temporary_files_a_killed_harness_left_are_removed_when_its_run_resumes(
     finally:
         resumed.close()
     assert [p.name for p in temporaries_in(objects)] == [fresh.name]
+
+
+def test_a_store_whose_fan_out_folder_is_a_link_is_refused_before_anything_is_written(tmp_path):
+    """A run folder from elsewhere whose objects/ab is a link to a host folder: writing an object
+    there would land outside the run, so the store is refused with a message, and nothing is written."""
+    from mlab.confined import Refused
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    objects = tmp_path / "run" / "objects"
+    objects.mkdir(parents=True)
+    digest = hashlib.sha256(b"payload").hexdigest()
+    (objects / digest[:2]).symlink_to(outside)
+    with pytest.raises(Refused, match="is a link"):
+        ObjectStore(objects).put_bytes(b"payload")
+    assert list(outside.iterdir()) == []
+
+
+def test_an_object_that_is_a_link_is_never_read_through(tmp_path):
+    """An object file replaced by a link to a host file is refused, never copied into a workspace
+    (a resume or checkout of a run folder from elsewhere) nor shown by the viewer's diff."""
+    from mlab.confined import Refused
+    from mlab.viewer.diff import file_change
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret\n")
+    store = ObjectStore(tmp_path / "objects")
+    digest = store.put_bytes(b"harmless\n")
+    store.path(digest).unlink()
+    store.path(digest).symlink_to(secret)
+    with pytest.raises(Refused, match="is a link"):
+        store.get_bytes(digest)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    with pytest.raises(Refused):
+        store.copy_to(digest, workspace, "data.txt")
+    assert not (workspace / "data.txt").exists()
+    shown = file_change(store, "data.txt", None, digest)
+    assert shown.diff is None and "is a link" in shown.note and "host secret" not in repr(shown)

@@ -434,7 +434,7 @@ class SearchEngine:
                 if digest.startswith("symlink:"):
                     continue
                 if rel.lower().endswith((".csv", ".tsv")):
-                    with open(store.path(digest), "rb") as handle:
+                    with store.open_object(digest) as handle:
                         files[rel] = handle.read(C.PREVIEW_BYTES)
                 else:
                     files[rel] = store.path(digest).stat().st_size

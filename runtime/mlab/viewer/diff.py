@@ -8,10 +8,12 @@ each step shows at most MAX_FILES files, so a page stays small whatever the run 
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from mlab.reports.runs import record_workspaces
+from mlab.confined import Refused
 from mlab.snapshots import SYMLINK_PREFIX, ObjectStore
 
 MAX_TEXT_BYTES = 256 * 1024
@@ -63,12 +65,14 @@ def _text(store: ObjectStore, digest: str | None) -> tuple[list[str] | None, str
         return [], ""
     if digest.startswith(SYMLINK_PREFIX):
         return [f"-> {digest[len(SYMLINK_PREFIX):]}\n"], ""
-    path = store.path(digest)
     try:
-        size = path.stat().st_size
-        if size > MAX_TEXT_BYTES:
-            return None, f"{size:,} bytes: too large to diff"
-        data = path.read_bytes()
+        with store.open_object(digest) as reader:
+            size = os.fstat(reader.fileno()).st_size
+            if size > MAX_TEXT_BYTES:
+                return None, f"{size:,} bytes: too large to diff"
+            data = reader.read()
+    except Refused as refused:
+        return None, str(refused)
     except OSError:
         return None, "the stored content is missing"
     if b"\0" in data[:8192]:
