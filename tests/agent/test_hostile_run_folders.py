@@ -163,6 +163,11 @@ def test_report_and_the_mle_bench_export_leave_out_forged_results_saying_why(fin
     for name in ("list", "nan", "infinity", "direction"):
         assert f"left out {runs / name}" in err, err
     assert "is not a JSON object" in err and "NaN" in err and "Infinity" in err and "sideways" in err
+    # a valid direction that is not the task's: left out of every figure, and the report says why
+    reported = (tmp_path / "report" / "runs.csv").read_text()
+    assert "higher_is_better" not in reported and reported.count("\n") == 2, reported  # header + the honest run
+    assert "left out flipped: result.json's metric direction (higher_is_better) is not the task's" in \
+        (tmp_path / "report" / "report.md").read_text()
     code, out, err = mlab("export", runs, "--to", "mle-bench", "-o", tmp_path / "medals.json")
     no_traceback(code, out, err)
     report = json.loads((tmp_path / "medals.json").read_text())

@@ -29,7 +29,7 @@ from pathlib import Path
 from mlab.errors import UsageError
 from mlab.export.files import json_text, write_new
 from mlab.reports.medals import leaderboard_scores, medal, percentile, task_thresholds
-from mlab.reports.runs import LoadedRun, load_runs, task_document
+from mlab.reports.runs import LoadedRun, direction_mismatch, load_runs, task_document
 
 LEVELS = ("gold", "silver", "bronze", "median")
 SCORE_DECIMALS = 5  # MLE-bench's grader rounds every score so
@@ -111,10 +111,9 @@ def _why_not(run: LoadedRun) -> str | None:
         return "a demonstration run (mlab/demo) is not an agent's result"
     if task_document(run) is None:
         return "the run's build copy (build/tasks/<task>/task.yaml) is missing"
-    declared = ((task_document(run) or {}).get("metric") or {}).get("direction")
-    if (run.result or {}).get("direction") != declared:
-        return (f"result.json's metric direction ({run.result.get('direction')}) is not the task's ({declared}); "
-                "the result cannot be graded")
+    mismatch = direction_mismatch(run)
+    if mismatch:
+        return f"{mismatch}; the result cannot be graded"
     if thresholds_of(run) is None:
         return (f"task `{run.task}` declares no thresholds (thresholds {{ gold .. silver .. bronze .. }}) "
                 f"and no leaderboard file (leaderboard \"FILE.csv\" source \"...\")")

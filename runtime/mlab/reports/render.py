@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from mlab.errors import StorageError
+from mlab.errors import StorageError, printable
 from mlab.reports.budget_report import budget_frame, budget_plot, budget_table
 from mlab.reports.compare import Comparison, compare
 from mlab.reports.comparability import compute_table, hardware_footnote, known_issues, probe_lines, task_labels
 from mlab.reports.cost import efficiency_cost_cell, frontier_plot, unknown_pairs
 from mlab.reports.eval import evaluate_runs
 from mlab.reports.figures import field_tables, task_references
-from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, load_runs
+from mlab.reports.runs import DEMO_SUFFIX, LoadedRun, direction_mismatch, load_runs
 from mlab.reports.stats import (EFFICIENCY, RESAMPLES, best_versus_last, efficiency, failure_counts, over_tasks,
                            per_task, runs_frame, shared_tasks)
 from mlab.reports.tables import Table, number, percent, signed_percent, text, to_markdown, with_interval, write_table
@@ -209,6 +209,15 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
 
         raise UsageError(f"none of the {len(runs)} run(s) in {runs_dir} has finished (no result.json); "
                          "nothing to report")
+    unfinished = len(runs) - len(finished)
+    left_out = [(run, why) for run in finished if (why := direction_mismatch(run))]
+    if left_out:  # a forged or damaged result.json: never compared with the others (run folders may come from elsewhere)
+        dropped = {id(run) for run, _ in left_out}
+        finished = [run for run in finished if id(run) not in dropped]
+        if not finished:
+            from mlab.errors import UsageError
+
+            raise UsageError(f"no run in {runs_dir} can be reported: {left_out[0][1]} ({left_out[0][0].dir.name})")
     labels = task_labels(finished, by_version)  # refuses to pool task versions before anything is written
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -236,7 +245,9 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
         if footnote:
             table.note = f"{table.note} {footnote}"
             report.notes.append(footnote.lstrip("† "))
-    lines = ["# mlab report", "", *_summary(frame, len(runs) - len(finished), runs_dir, seed), ""]
+    for run, why in left_out:
+        report.notes.append(f"left out {printable(run.dir.name)}: {printable(why)}")
+    lines = ["# mlab report", "", *_summary(frame, unfinished, runs_dir, seed), ""]
     for note in shared_notes:
         lines += [f"**Compared on the same tasks.** {note}", ""]
     issues = known_issues(finished)

@@ -210,6 +210,16 @@ def task_document(run: LoadedRun) -> dict | None:
     return _build_document(run.build_key, run.dir / "build" / "tasks" / run.task / "task.yaml")
 
 
+def direction_mismatch(run: LoadedRun) -> str | None:
+    """Why a finished run's result.json cannot be compared with others of its task: its metric
+    direction is not the one its build copy declares (a forged or damaged result); else None."""
+    declared = ((task_document(run) or {}).get("metric") or {}).get("direction")
+    stated = (run.result or {}).get("direction")
+    if declared is None or stated == declared:
+        return None
+    return f"result.json's metric direction ({stated}) is not the task's ({declared})"
+
+
 def record_workspaces(initial: dict[str, str], records: list[dict]):
     """(manifest before, manifest after) of each record's workspace, in order.
 
