@@ -24,6 +24,7 @@ EXPECTED = {
     "memory.py": "harness process of one run",
     "prompt.py": "harness peak memory",
     "report.py": "mlab eval:",
+    "setup.py": "writable / cp -r",
     "startup.py": "one-file mlabc check / YAML load",
     "step.py": "resume of a",
     "sweep.py": "local:",

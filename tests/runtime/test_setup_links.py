@@ -132,3 +132,23 @@ def test_scoring_copies_take_linked_data_and_still_leave_out_other_hard_links(ho
     left_out = copy_files(run.workspace.root, tmp_path / "copy")
     assert sha(tmp_path / "copy" / "test.csv") == sha(run.workspace.root / "test.csv")
     assert not (tmp_path / "copy" / "answers.csv").exists() and any("answers.csv" in why for why in left_out)
+
+
+def test_a_large_source_file_is_hashed_once_until_it_changes(tmp_path, monkeypatch):
+    import mlab.cache as cache
+
+    monkeypatch.setenv("MLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "SETTLED_S", -1.0)   # the file need not be two seconds old here
+    path = tmp_path / "source.bin"
+    path.write_bytes(os.urandom(cache.REMEMBERED_FROM))
+    real = cache.file_sha256(path)
+    assert real == sha(path)
+    entries = list((tmp_path / "cache" / "hashes").rglob("*"))
+    remembered = next(p for p in entries if p.is_file())
+    remembered.write_text("f" * 64)   # the next call answers from this entry without reading the file
+    assert cache.file_sha256(path) == "f" * 64
+    info = os.stat(path)
+    with open(path, "r+b") as handle:   # the same size and mtime, other contents: its ctime moves
+        handle.write(b"changed")
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert cache.file_sha256(path) == sha(path) != real
