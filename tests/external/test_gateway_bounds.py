@@ -182,3 +182,26 @@ def test_a_scoring_child_past_its_time_is_stopped_with_a_message():
         call("time:sleep", 30, timeout_s=1)
     assert time.monotonic() - started < 10
 
+
+
+def test_a_body_that_trickles_in_is_refused_and_frees_its_slot(serve, monkeypatch):
+    """A sender that declares a body and never sends it all would hold its reading slot (and with
+    MAX_READING of them, every model call of the run): after BODY_TIMEOUT_S it gets a 408 and the
+    gateway answers the others."""
+    import mlab.external.gateway as gateway_module
+
+    monkeypatch.setattr(gateway_module, "BODY_TIMEOUT_S", 0.5)
+    gateway = serve()
+    stalled = []
+    for _ in range(MAX_READING):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(20)
+        sock.connect(gateway.socket_path)
+        sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer {gateway.key}"
+                     "\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"mess".encode())
+        stalled.append(sock)
+    assert chat(gateway) == 200   # served once a slot is freed, not held for ever
+    for sock in stalled:
+        reply = sock.recv(65536).decode()
+        assert reply.startswith("HTTP/1.1 408") and "did not arrive within 0.5 s" in reply
+        sock.close()

@@ -25,7 +25,8 @@ What the agent sends is bounded before it is decoded, on every route of every di
 the body left unread); it is decoded by the one bounded decoder (mlab.models.decode: nesting past
 MAX_JSON_DEPTH is a 400); and at most MAX_READING requests are read and held at once, from their
 first byte of body to their reply, the others waiting with their bodies unread in their sockets
-(exchanges run one at a time anyway). API keys are compared as bytes, whatever the header holds.
+(exchanges run one at a time anyway); a declared body that has not arrived within BODY_TIMEOUT_S
+is refused (408), freeing its slot. API keys are compared as bytes, whatever the header holds.
 Validate Submission runs one call at a time per run (`Gateway.validating`), the others waiting
 their turn.
 
@@ -57,6 +58,7 @@ from mlab.models.client import TIERS, ModelError, Usage
 
 MAX_REQUEST_BYTES = 16 << 20  # a request body larger than this is refused, not read
 MAX_READING = 2  # request bodies read and held at once: one being answered, one waiting for it
+BODY_TIMEOUT_S = 60.0  # a declared body must arrive within this, or the request is refused and its slot freed
 STALL_S = 300.0  # a streamed reply with no event for this long ends with the dialect's error event
 _DONE, _FAILED = "done", "failed"  # the last item of a stream's events (after its deltas)
 
@@ -383,7 +385,15 @@ class _Handler(BaseHTTPRequestHandler):
             length = -1
         if length < 0 or length > MAX_REQUEST_BYTES:
             raise _BadBody(413, f"the request must declare a Content-Length of at most {MAX_REQUEST_BYTES} bytes")
-        data = self.rfile.read(length)
+        # a sender that declares a body and trickles it would hold a reading slot for ever, and
+        # with the others the run's model calls: the body must arrive within BODY_TIMEOUT_S
+        self.connection.settimeout(BODY_TIMEOUT_S)
+        try:
+            data = self.rfile.read(length)
+        except TimeoutError:
+            raise _BadBody(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s") from None
+        finally:
+            self.connection.settimeout(None)
         if len(data) < length:
             raise _BadBody(400, "the request body ended before its Content-Length")
         try:
