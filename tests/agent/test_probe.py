@@ -87,8 +87,16 @@ def test_the_report_shows_saved_probes_beside_the_scores(tmp_path):
     (runs / "probes").mkdir()
     _probe(tmp_path, source, lambda i: "an unrelated sentence", "fresh")
     (tmp_path / "fresh-probe.json").rename(runs / "probes" / "fresh.json")
+    # probes/ of a runs folder from elsewhere: a file of the wrong shape is not read as a probe, and
+    # a probe's texts reach report.md without terminal control sequences or a '|' that breaks the row
+    (runs / "probes" / "shape.json").write_text(json.dumps({"task": ["x"], "model": 1, "familiarity": "high",
+                                                            "canary": None, "interval": [1], "verdict": {}}))
+    hostile = json.loads((runs / "probes" / "fresh.json").read_text())
+    (runs / "probes" / "title.json").write_text(json.dumps({**hostile, "verdict": "owned\x1b]0;pwned\x07 | extra"}))
     code, _, err = mlab("report", runs)
     assert code == 0, err
     report = (runs / "report" / "report.md").read_text()
     assert "## Familiarity probes" in report
     assert "| tiny | 1 | mlab/scripted:" in report and "| no sign of familiarity |" in report
+    assert "| shape.json | | | not a probe result | | |" in report
+    assert "\x1b" not in report and "\x07" not in report and "owned" in report and "\\| extra |" in report

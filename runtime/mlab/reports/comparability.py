@@ -119,16 +119,19 @@ def probe_lines(runs_dir) -> list[str]:
     from mlab.bounded_json import read_json
     from mlab.errors import MlabError, printable
 
+    def cell(text: str) -> str:  # printable, and no '|' to break the table's row
+        return printable(text).replace("|", "\\|")
+
     lines = []
     for path in sorted((Path(runs_dir) / "probes").glob("*.json")):
         try:
-            doc = read_json(path)   # a runs folder from elsewhere: bounded, never a pipe
+            doc = read_json(path, schema="probe")   # a runs folder from elsewhere: bounded, checked, never a pipe
             interval = doc.get("interval")
             span = f" [{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else ""
             familiarity = "n/a" if doc.get("familiarity") is None else f"{doc['familiarity']:+.3f}"
             canary = "n/a" if doc.get("canary") is None else f"{doc['canary']:.2f}"
-            lines.append(f"| {doc['task']} | {doc.get('task_version', 1)} | {doc['model']} | {familiarity}{span} | "
-                         f"{canary} | {doc.get('verdict', '')} |")
+            task, model, said = (cell(doc.get(key, "")) for key in ("task", "model", "verdict"))
+            lines.append(f"| {task} | {doc.get('task_version', 1)} | {model} | {familiarity}{span} | {canary} | {said} |")
         except (OSError, ValueError, KeyError, TypeError, IndexError, MlabError):
             lines.append(f"| {printable(path.name)} | | | not a probe result | | |")
     if not lines:
