@@ -100,6 +100,29 @@ def test_snapshots_and_resume_stay_exact_with_linked_data(house_run, tmp_path):
         resumed.close()
 
 
+def test_a_run_resumed_without_the_sandbox_gets_copies_of_its_linked_data(house_run, monkeypatch):
+    """Where scripts run without bubblewrap nothing binds the linked data read-only, so a run
+    resumed there gives its workspace copies of its own: a script cannot write into the cache."""
+    import mlab.run.folder as folder_module
+
+    run, prepared = house_run
+    folder, cached = run.dir, prepared.public / "test.csv"
+    before = sha(cached)
+    run.close()
+    monkeypatch.setattr(folder_module, "scripts_sandboxed", lambda: False)
+    resumed = Run.resume(folder)
+    try:
+        data = resumed.workspace.root / "test.csv"
+        assert inode(data) != inode(cached) and os.stat(data).st_nlink == 1 and sha(data) == before
+        resumed.step("List Files", {"dir_path": "."})
+        assert resumed.records[-1]["snapshot"] == {"changed": {}, "removed": []}
+        os.chmod(data, 0o644)
+        data.write_text("spoiled")   # what an unsandboxed script could do: the cache keeps its bytes
+        assert sha(cached) == before
+    finally:
+        resumed.close()
+
+
 def test_writable_data_changed_by_the_agent_is_restored_by_undo(house_run):
     run, prepared = house_run
     data = run.workspace.root / "train.csv"

@@ -103,3 +103,17 @@ def public_digests(folder: Path) -> dict[str, str]:
         except OSError:
             pass   # a cache the harness cannot write: the digests are made again next time
     return digests
+
+
+def unshare_files(workspace: Path) -> None:
+    """Make every file of the workspace that shares its inode (read-only data linked to the run's
+    store and the prepared cache) a copy of its own, for a run resumed where scripts run without the
+    sandbox: nothing binds those files read-only there, and a script could write through the link."""
+    for folder, _, names in os.walk(workspace):
+        for name in names:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                copy = os.path.join(folder, f".unshare-{name}")
+                shutil.copy2(path, copy)
+                os.replace(copy, path)

@@ -23,7 +23,7 @@ from mlab import __version__
 from mlab.actions.table import ActionRejected, ActionTable
 from mlab.build import AgentBuild, TaskBuild, compiler_version, load_build
 from mlab.cache import cache_root
-from mlab.data.install import install_run_data
+from mlab.data.install import install_run_data, unshare_files
 from mlab.data.prepare import install_starter, prepare_data
 from mlab.data.requirements import check_requirements
 from mlab.errors import MlabError, RunError, StorageError
@@ -302,6 +302,8 @@ class Run:
             raise
         run = cls(folder, meta, task, agent, records, {}, lock)
         run.snapshotter.restore(manifest)
+        if not scripts_sandboxed():   # no read-only bind here: linked data becomes the workspace's own copy
+            unshare_files(run.workspace.root)
         for record in records:
             run.edits.replay(record.get("edits", []))
         run.research_log.rebuild([full_text(r, ["research_log"], run.store.folder) if r.get("research_log") else ""
