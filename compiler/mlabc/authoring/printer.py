@@ -106,14 +106,17 @@ class MlabPrinter:
         runs = self._runs(units)
         self.sections_below = any(isinstance(u, A.Section) and self._too_long(u, indent) for u in units)
         codes = [self.code(unit, indent, runs[i][1]) for i, unit in enumerate(units)]
+        # one line of code (a comment from inside the unit may stand above it, as it will stand
+        # before the unit once formatted): its trailing comment joins its run's comment column
+        one_line = [all(line.lstrip().startswith("#") for line in code[:-1]) for code in codes]
         comment_column: dict[int, int] = {}
         for i, unit in enumerate(units):
-            if self.cmap.of(unit).trailing and len(codes[i]) == 1:
+            if self.cmap.of(unit).trailing and one_line[i]:
                 run = runs[i][0]
-                comment_column[run] = max(comment_column.get(run, 0), len(codes[i][0]) + 2)
+                comment_column[run] = max(comment_column.get(run, 0), len(codes[i][-1]) + 2)
         for i, unit in enumerate(units):
             self._leading(unit, lines, indent)
-            column = comment_column.get(runs[i][0], 0) if len(codes[i]) == 1 else 0
+            column = comment_column.get(runs[i][0], 0) if one_line[i] else 0
             lines += self.with_trailing(unit, codes[i], indent, column)
         self._notes(closing, lines, indent)
         return lines
