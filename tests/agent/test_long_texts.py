@@ -35,7 +35,9 @@ def test_a_10_mb_write_file_makes_a_small_trace_record_and_a_bounded_next_prompt
     assert max(len(line) for line in lines) < 200_000  # was about 50 MB: input, validated input, reply x3
     assert (run_dir / "trace.jsonl").stat().st_size < 500_000
     first, second = trace(run_dir)[:2]
-    assert first["schema_version"] == 5
+    from mlab.trace import TRACE_VERSION
+
+    assert first["schema_version"] == TRACE_VERSION
     content = first["action_input"]["content"]
     assert len(content) < 5_000 and content.startswith("line 0000000 of a big file")
     assert f"{len(BIG) - 4000:,} of {len(BIG):,} characters not shown here" in content

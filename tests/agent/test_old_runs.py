@@ -49,7 +49,9 @@ def test_a_version_1_run_killed_after_its_first_step_resumes_and_is_scored(old_r
     records = trace(run_dir)
     assert [r["action"] for r in records] == ["List Files", "Execute Script", "Final Answer"]
     assert "wrote 4 predictions" in records[1]["observation"]
-    assert [r.get("schema_version") for r in records] == [None, 5, 5]  # version 1, then what resume wrote
+    from mlab.trace import TRACE_VERSION
+
+    assert [r.get("schema_version") for r in records] == [None, TRACE_VERSION, TRACE_VERSION]  # version 1, then what resume wrote
     assert trace_problems(run_dir) == []
     document = result(run_dir)
     assert (document["end_reason"], document["score"], document["steps"]) == ("final_answer", 8.5, 3)

@@ -37,7 +37,10 @@ def build(tmp_path, tiny_task, monkeypatch) -> Path:
 @pytest.mark.parametrize("agent, named, why", [
     ("absent", "mlab-absent @ file:///nonexistent/mlab-absent", "No such file or directory"),
     ("unknown", "mlab-never-published==1.0", "pip found no matching distribution")])
-def test_a_failed_install_ends_as_a_scored_run(tmp_path, build, agent_envs, agent, named, why):
+def test_a_failed_install_ends_as_a_scored_run(tmp_path, build, monkeypatch, agent, named, why):
+    # an agent cache of its own: the session's may hold another worker's install under way
+    agent_envs = tmp_path / "agent-envs"
+    monkeypatch.setenv("MLAB_AGENT_ENVS", str(agent_envs))
     code, out, err = mlab("run", "tiny", "--build", build, "--agent", agent, "--model", scripted(tmp_path, []),
                           "--runs-dir", tmp_path / "runs")
     run = only_run(tmp_path / "runs")
@@ -57,7 +60,7 @@ def test_a_failed_install_ends_as_a_scored_run(tmp_path, build, agent_envs, agen
     assert [r["end_reason"] for r in records] == ["agent_install_failed"]
     assert not (run / "workspace" / "problem.md").exists(), "the command never started"
     assert not list(Path(run).rglob("*.tmp")) and not list(agent_envs.glob("*.partial")), "nothing half-written"
-    assert not [p for p in agent_envs.iterdir() if p.is_dir()] or all(
+    assert not agent_envs.exists() or not [p for p in agent_envs.iterdir() if p.is_dir()] or all(
         (p / ".mlab-ready").is_file() for p in agent_envs.iterdir() if p.is_dir())
 
 
