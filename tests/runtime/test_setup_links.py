@@ -108,12 +108,17 @@ def test_a_run_resumed_without_the_sandbox_gets_copies_of_its_linked_data(house_
     run, prepared = house_run
     folder, cached = run.dir, prepared.public / "test.csv"
     before = sha(cached)
+    outside = run.dir.parent / "outside.txt"
+    outside.write_text("host file\n")
+    (run.workspace.root / ".unshare-test.csv").symlink_to(outside)   # a link the agent left: never written through
+    run.step("List Files", {"dir_path": "."})
     run.close()
     monkeypatch.setattr(folder_module, "scripts_sandboxed", lambda: False)
     resumed = Run.resume(folder)
     try:
         data = resumed.workspace.root / "test.csv"
         assert inode(data) != inode(cached) and os.stat(data).st_nlink == 1 and sha(data) == before
+        assert outside.read_text() == "host file\n"
         resumed.step("List Files", {"dir_path": "."})
         assert resumed.records[-1]["snapshot"] == {"changed": {}, "removed": []}
         os.chmod(data, 0o644)

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from mlab.cache import file_sha256
+from mlab.confined import open_binary, write_file
 from mlab.data.prepare import PreparedData, copy_tree, is_debris
 from mlab.snapshots import ObjectStore
 
@@ -114,6 +115,9 @@ def unshare_files(workspace: Path) -> None:
             path = os.path.join(folder, name)
             info = os.lstat(path)
             if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-                copy = os.path.join(folder, f".unshare-{name}")
-                shutil.copy2(path, copy)
-                os.replace(copy, path)
+                # through the one confined writer: the agent's links in the workspace are replaced,
+                # never written through (a second name beside the file could be one)
+                with open_binary(workspace, os.path.relpath(path, workspace), max_names=info.st_nlink) as reader:
+                    write_file(workspace, os.path.relpath(path, workspace), reader)
+                os.chmod(path, stat.S_IMODE(info.st_mode))
+                os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
