@@ -126,3 +126,51 @@ def test_an_evaluator_of_the_wrong_signature_is_a_task_error_at_run_time(tmp_pat
     with pytest.raises(MlabError, match=r"task t: its evaluator files/evaluators/three_arguments.py:score failed: "
                                         r"TypeError"):
         score_workspace(task, "lite", workspace, prepared.private)
+
+
+def test_an_evaluator_that_never_rejects_makes_a_malformed_submission_a_task_error(tmp_path, mlab_env):
+    """E569 without the check: the evaluator has no way to refuse what it cannot read, so a
+    submission that is not text crashes it, and that crash is the task's error, not the agent's
+    `submission format error`."""
+    build = _built("E569-evaluator-never-rejects", tmp_path)
+    task = build.task("t")
+    prepared = prepare_data(task, "lite")
+    workspace = tmp_path / "workspace"
+    shutil.copytree(prepared.public, workspace)
+    (workspace / "submission.csv").write_bytes(b"Id,y\n1,\xff\xfe\n")
+    run = SimpleNamespace(task=task, meta={"data": {"variant": "lite"}},
+                          workspace=SimpleNamespace(root=workspace), private_dir=prepared.private)
+    result = evaluate(run)
+    assert result["failure_mode"] == FailureMode.TASK_ERROR and result["score"] is None
+    assert result["detail"].startswith("the task could not be scored: task t: its evaluator "
+                                       "files/evaluators/never_rejects.py:score failed: UnicodeDecodeError")
+
+
+def test_a_demonstration_that_runs_a_missing_script_is_a_task_error_not_a_format_error(tmp_path, mlab_env):
+    """E570 without the check: mlab/demo plays the demonstration to its Final Answer, step 4's
+    'trian.py' fails and no submission follows; the run is the task's error (its demonstration is
+    broken), not the `submission format error` the missing submission would otherwise be."""
+    from mlab.agent.outcome import LoopOutcome
+    from mlab.cli.run import demonstration_verdict
+    from mlab.scoring.evaluate import judged
+    from mlab.scoring.score import score_workspace
+
+    task = _built("E570-demonstration-runs-a-missing-script", tmp_path).task("t")
+    prepared = prepare_data(task, "lite")
+    workspace = tmp_path / "workspace"
+    shutil.copytree(prepared.public, workspace)  # what the played steps left: no submission
+    run = SimpleNamespace(task=task, meta={"data": {"variant": "lite"}})
+    score = score_workspace(task, "lite", workspace, prepared.private)
+    baseline = {"kind": "run", "value": 1.0, "measured": True}  # the starter's, as measured at scoring
+    played = LoopOutcome("final_answer")
+    assert judged(task.view, score, baseline, played.failure_mode, played.detail)["failure_mode"] == \
+        FailureMode.SUBMISSION_FORMAT_ERROR
+    outcome = demonstration_verdict(run, played)
+    result = judged(task.view, score, baseline, outcome.failure_mode, outcome.detail)
+    assert result["failure_mode"] == FailureMode.TASK_ERROR
+    assert result["detail"] == ("the task's demonstration files/demo-scripts/demo.json executes 'trian.py' at "
+                                "step 4, which no starter file, public file or earlier step provides (mlabc check: E570)")
+    sound = _built("E570-demonstration-runs-a-missing-script", tmp_path / "sound")
+    demo = Path(sound.task("t").root) / "files" / "demo-scripts" / "demo.json"
+    demo.write_text(demo.read_text(encoding="utf-8").replace("trian.py", "train.py"), encoding="utf-8")
+    assert demonstration_verdict(SimpleNamespace(task=sound.task("t"), meta=run.meta), played) is played

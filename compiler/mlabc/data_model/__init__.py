@@ -10,7 +10,8 @@ runtime tells, at preparation and at scoring, a failure the task explains from t
 - `DataModel`, `profile_tables`, `read_prepared`: what each table holds;
 - `Finding`, `task_findings`: the declarations checked against a model;
 - `model_variant`: a variant made in memory from its offline source (the compiler's check);
-  `modelled`: whether the compiler makes a variant (else preparation checks it).
+  `modelled`: whether the compiler makes a variant (else preparation checks it);
+- `missing_script`: the first script a demonstration executes that nothing provides (E570).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ _EXPORTS = {
     "split_frames": "tables", "split_table": "tables",
     "DataModel": "model", "profile_tables": "model", "read_prepared": "model",
     "Finding": "checks", "task_findings": "checks",
-    "model_variant": "build", "modelled": "build",
+    "model_variant": "build", "modelled": "build", "missing_script": "scripts",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, _ = lazy_exports(__package__, _EXPORTS)

@@ -27,6 +27,22 @@ def _written(step: dict) -> list[str]:
     return [normalise_pattern(n) for n in names]
 
 
+def missing_script(steps: list[dict], present: set[str]) -> tuple[int, str, list[str]] | None:
+    """(step number, script, the scripts there) of the first step that executes a script which
+    neither `present` (the starter's and the public files) nor an earlier step provides; None when
+    every executed script is there. The compiler's E570 and the runtime's verdict on a played
+    demonstration (mlab.data.faults.demonstration_fault) both ask this."""
+    present = {normalise_pattern(p) for p in present}
+    for number, step in enumerate(steps, 1):
+        script = (step.get("input") or {}).get("script_name")
+        if "execute" in str(step.get("action", "")).lower() and isinstance(script, str):
+            name = normalise_pattern(script)
+            if name not in present:
+                return number, script, sorted(p for p in present if p.endswith(".py"))
+        present.update(_written(step))
+    return None
+
+
 def check_demo_scripts(decl: A.Task, ir: dict, root: Path, report: Reporter) -> None:
     """E570 for a demonstration step that executes a script no starter file, public file or
     earlier step provides: the demonstration would fail at that step, at run time."""
@@ -38,18 +54,13 @@ def check_demo_scripts(decl: A.Task, ir: dict, root: Path, report: Reporter) -> 
     if starter is not None and starter.is_dir():
         present = {p.relative_to(starter).as_posix() for p in starter.rglob("*") if p.is_file()}
     present |= {normalise_pattern(n) for variant in ir["data"].values() for n in variant["public"]}
-    for number, step in enumerate(demo_steps(root, ir["demo"]), 1):
-        script = (step.get("input") or {}).get("script_name")
-        if "execute" in step["action"].lower() and isinstance(script, str):
-            name = normalise_pattern(script)
-            if name not in present:
-                scripts = sorted(p for p in present if p.endswith(".py"))
-                report.error("E570", f"demonstration {ir['demo']!r} step {number} executes {script!r}, which no "
-                             "starter file, public file or earlier step provides", entry.value.span,
-                             hint=did_you_mean(name, scripts, "the scripts there") if scripts
-                             else "write the script in an earlier step (Write File), or add it to the starter")
-                return
-        present.update(_written(step))
+    missing = missing_script(demo_steps(root, ir["demo"]), present)
+    if missing is not None:
+        number, script, scripts = missing
+        report.error("E570", f"demonstration {ir['demo']!r} step {number} executes {script!r}, which no "
+                     "starter file, public file or earlier step provides", entry.value.span,
+                     hint=did_you_mean(normalise_pattern(script), scripts, "the scripts there") if scripts
+                     else "write the script in an earlier step (Write File), or add it to the starter")
 
 
 def check_evaluator(decl: A.Task, ir: dict, root: Path, report: Reporter) -> None:

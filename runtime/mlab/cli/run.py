@@ -119,6 +119,23 @@ def _check_demonstration(task, agent, models: list[str]) -> None:
         raise UsageError(f"--model mlab/demo: {problem}") from None
 
 
+def demonstration_verdict(run, outcome):
+    """A demonstration that executes a script nothing provides failed by the task's doing: the
+    run is a task error (mlab.data.faults.demonstration_fault), whatever the loop's outcome."""
+    import dataclasses
+
+    from mlab.data.faults import demonstration_fault
+    from mlab.failure import FailureMode
+
+    demonstration = _demonstration(run.task)
+    if demonstration is None or demonstration.replies is not None:
+        return outcome
+    fault = demonstration_fault(run.task, run.meta["data"]["variant"], demonstration.steps)
+    if fault is None:
+        return outcome
+    return dataclasses.replace(outcome, failure_mode=FailureMode.TASK_ERROR, detail=fault)
+
+
 def _prepare_offline(task, records: list[dict], agent=None):
     """The run's offline models: the task's demonstration loaded with the agent's reply format
     (which mlab/demo renders each step in), and on resume each model moved past the replies
@@ -320,6 +337,8 @@ def main(args) -> int:
     if outcome is None or outcome.end_reason == "interrupted":
         print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if demo and not search and not run.agent.doc.get("external"):
+        outcome = demonstration_verdict(run, outcome)
     print("scoring the submission...", file=sys.stderr, flush=True)
     if search:
         from mlab.search.engine import write_search_result as write_result

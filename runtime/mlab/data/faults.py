@@ -5,7 +5,9 @@ preparation checks it the same way before any script runs (`check_prepared`). At
 mlab.scoring.score asks `findings` whether the task's own data explains a refused or meaningless
 score (ids that do not name the test rows, blank answers, answers the metric cannot score, classes
 a probability table cannot name, constraints the answers break): then the run is a task error,
-never charged to the agent.
+never charged to the agent. A demonstration played by mlab/demo that executes a script nothing
+provides (`demonstration_fault`, the compiler's E570) fails at that step by the task's own doing:
+the run is a task error, never the demonstration's "agent" failing.
 """
 from __future__ import annotations
 
@@ -47,3 +49,21 @@ def check_prepared(task, variant_name: str, public: Path, private: Path, where: 
     found = findings(task, variant_name, public, private, codes)
     if found:
         raise DataError(f"{where}: the prepared data breaks the task's declarations: {describe(found)}")
+
+
+def demonstration_fault(task, variant_name: str, steps) -> str | None:
+    """Why the task's demonstration cannot play through on this variant (a step executes a
+    script that no starter file, public file or earlier step provides), or None."""
+    from mlabc.data_model import missing_script
+
+    starter = task.root / task.doc["starter"] if task.doc.get("starter") else None
+    present = set()
+    if starter is not None and starter.is_dir():
+        present = {p.relative_to(starter).as_posix() for p in starter.rglob("*") if p.is_file()}
+    present |= set(task.variant(variant_name).get("public") or [])
+    missing = missing_script([{"action": s.action, "input": s.input} for s in steps], present)
+    if missing is None:
+        return None
+    number, script, _ = missing
+    return (f"the task's demonstration {task.doc.get('demo')} executes {script!r} at step {number}, which no "
+            f"starter file, public file or earlier step provides (mlabc check: E570)")
