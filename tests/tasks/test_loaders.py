@@ -259,3 +259,37 @@ def test_checksums_printed_by_prepare_are_the_ones_a_task_can_record(task_copy, 
     assert recorded.variant("full")["checksums"] == {line.split('"')[1]: line.split('"')[3] for line in lines}
     assert mlab_main(["prepare", str(recorded.root / "house-price.mlab"), "--data", "full"]) == 0
     assert "checksums: 4 declared, all verified" in capsys.readouterr().out
+
+
+def _houses(edit) -> dict[str, bytes]:
+    files = houses_download()
+    frame = pd.read_csv(io.BytesIO(files["train.csv"]))
+    edit(frame)
+    files["train.csv"] = frame.to_csv(index=False).encode()
+    return files
+
+
+def _blank_prices(frame):
+    frame.loc[frame.index % 50 == 0, "SalePrice"] = None
+
+
+def _price_in_dollars_and_cents(frame):
+    frame["PriceCents"] = frame["SalePrice"] * 100  # a public column that recodes the answer
+
+
+@pytest.mark.parametrize("edit, said", [
+    (_blank_prices, "answers of `SalePrice` (data `full`) are blank (E561: a blank answer can never be matched"),
+    (_price_in_dollars_and_cents, "(E565: "),
+], ids=["blank answers", "a public column recodes the answer"])
+def test_a_remote_full_variant_with_a_data_mistake_is_refused_at_preparation(edit, said, own_cache, monkeypatch,
+                                                                             capsys, suite_build):
+    """mlabc check cannot make a remote variant; preparation makes it and applies the data model's
+    checks (every one, leaks included) before any script runs: `mlab prepare` (as every run's
+    preparation) fails with the task's error naming the variant, the column and the fix, and
+    nothing is left prepared for a run to use."""
+    serve_kaggle(monkeypatch, _houses(edit))
+    assert mlab_main(["prepare", "house-price", "--data", "full", "--build", str(suite_build.dir)]) != 0
+    err = capsys.readouterr().err
+    assert "data variant full of task house-price: the prepared data breaks the task's declarations: " in err
+    assert said in err
+    assert not [p for p in (own_cache / "data").glob("house-price-full-*")]
