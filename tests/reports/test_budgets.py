@@ -3,6 +3,7 @@ worked out by hand from runs whose snapshots, times, tokens and costs are known 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -227,3 +228,39 @@ def test_the_budget_plot_draws_the_mean_score_at_each_budget(budget_report, tmp_
     assert means[1] == pytest.approx(2.0)   # 30 min: MAE 0.5, 0.5 and 5.0
     assert means[2] == pytest.approx(0.0)   # 4 h: every final result
     assert line.get_label() == "research · mlab/scripted"
+
+
+def _as(run: Path, task: str, agent: str) -> Path:
+    """The run as one of `agent` on `task` (a copy of the tiny task's build under that name)."""
+    import shutil
+
+    shutil.move(run / "build" / "tasks" / "tiny", run / "build" / "tasks" / task)
+    if agent != "research":
+        shutil.copytree(run / "build" / "agents" / "research", run / "build" / "agents" / agent)
+    for name in ("run.json", "result.json"):
+        document = json.loads((run / name).read_text())
+        (run / name).write_text(json.dumps({**document, "task": task, "agent": agent}))
+    return run
+
+
+def test_the_all_tasks_row_at_each_budget_is_over_the_tasks_every_agent_ran(run_of, tmp_path):
+    # research ran t1 (succeeds by 30 min) and t2 (does not); research-b ran t2 (succeeds) and t3 (does
+    # not): the one task both ran is t2, so each agent's "all tasks" row is its t2 run alone
+    source, runs = run_of("research-0"), tmp_path / "runs"
+    made = [("t1", "research", STEPS), ("t2", "research", WORSE), ("t2", "research-b", STEPS),
+            ("t3", "research-b", WORSE)]
+    for number, (task, agent, steps) in enumerate(made):
+        run_id = f"20261202T100000-fffff{number}"
+        linear_run(source, runs / run_id, steps, run_id, 0)
+    code, out, err = mlab("eval", runs, "--at", "time=30m")  # scored as runs of the tiny task, then renamed
+    assert code == 0, err
+    for number, (task, agent, _) in enumerate(made):
+        _as(runs / f"20261202T100000-fffff{number}", task, agent)
+    code, out, err = mlab("report", runs, "-o", tmp_path / "report")
+    assert code == 0, err
+    table = pd.read_csv(tmp_path / "report" / "budget_success.csv")
+    rows = {(row["agent"], row["task"]): row for row in table.to_dict("records")}
+    assert {key: row["time_30m_success"] for key, row in rows.items()} == {
+        ("research", "t1"): 1.0, ("research", "t2"): 0.0, ("research", "all tasks"): 0.0,
+        ("research-b", "t2"): 1.0, ("research-b", "t3"): 0.0, ("research-b", "all tasks"): 1.0}
+    assert rows[("research", "all tasks")]["runs"] == rows[("research-b", "all tasks")]["runs"] == 1
