@@ -94,7 +94,7 @@ CODES: dict[str, Code] = {
     "E604": Code("missing prompt", "A model-backed action or a hook of the agent has no prompt."),
     "E605": Code("unknown prompt", "`prompts` holds a name that no primitive or hook uses."),
     "E606": Code("prompt never says how to reply", "The prompt of an agent that replies in text (sections or JSON) must render `{{ reply_format }}` (or name every section of its reply format itself): otherwise the model is never told how to reply, and every step ends in a format error."),
-    "E607": Code("field outside the template context", "A prompt reads a field that its object does not have (`task.titel`): every prompt is rendered at check time under strict undefined with a context of the catalogue's shape (spec/template-context.json), so a misspelled field is found at its line instead of a traceback at run time."),
+    "E607": Code("field outside the template context", "A prompt reads a field that its object does not have (`task.titel`): every field a prompt reads, in every branch (taken or not), is checked at compile time against the shape the catalogue gives its object (spec/template-context.json), so a misspelled field is found at its line instead of a traceback at run time."),
     # reply format
     "E701": Code("no action section", "The reply format must have exactly one section of kind `action`."),
     "E702": Code("no action-input section", "The reply format must have exactly one section of kind `json`."),

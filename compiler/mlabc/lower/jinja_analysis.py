@@ -100,65 +100,9 @@ def _save(key: str, entry: list) -> None:
     store_in_cache(path, data)
 
 
-# --- rendering with a full context of the right shape ------------------------------------------
+# --- every field read checked against the context's shape -------------------------------------
 
-Rendered = tuple[int | None, str, tuple[str, ...]] | None  # (line, attribute, the object's fields) or None
-
-
-class _Leaf(str):
-    """A value of the sample context whose shape the catalogue does not spell out: anything may be
-    done with it (an attribute, a call, a loop, arithmetic), so only the shape around it is checked."""
-
-    def __getattr__(self, name: str) -> "_Leaf":
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _Leaf("x")
-
-    def __call__(self, *args, **kwargs) -> "_Leaf":
-        return _Leaf("x")
-
-    def __iter__(self):
-        return iter(())
-
-    def _any(self, *args) -> "_Leaf":
-        return _Leaf("x")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = _any
-
-    def __eq__(self, other) -> bool:  # a branch guarded by a comparison is rendered too
-        return True
-
-    def __ne__(self, other) -> bool:
-        return False
-
-    __hash__ = str.__hash__
-
-
-class ShapeError(Exception):
-    def __init__(self, name: str, fields: tuple[str, ...]):
-        super().__init__(name)
-        self.name, self.fields = name, fields
-
-
-class _Object:
-    """An object of the sample context: its catalogued fields, and nothing else."""
-
-    def __init__(self, fields: dict):
-        self.__dict__["_fields"] = fields
-
-    def __getattr__(self, name: str):
-        fields = self.__dict__["_fields"]
-        if name in fields:
-            return fields[name]
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise ShapeError(name, tuple(fields))
-
-    def __getitem__(self, name):
-        return self.__getattr__(name)
-
-    def __iter__(self):
-        return iter(self.__dict__["_fields"])
+Problem = tuple[int | None, str, tuple[str, ...]] | None  # (line, attribute, the object's fields) or None
 
 
 def _split_fields(text: str) -> list[str]:
@@ -176,51 +120,83 @@ def _split_fields(text: str) -> list[str]:
     return [n.split("(")[0].strip() for n in names if n.split("(")[0].strip()]
 
 
-def sample_value(description: str):
-    """A value of the shape a template-context.json description gives."""
+def shape_of(description: str) -> tuple[str, tuple[str, ...]] | None:
+    """("object", fields) or ("list", each item's fields) for a template-context.json description
+    of an object or a list of objects; None for a value whose shape it does not spell out."""
     text = description.strip()
     if text.startswith("object:"):
-        return _Object({name: _Leaf("x") for name in _split_fields(text[len("object:"):])})
+        return "object", tuple(_split_fields(text[len("object:"):]))
     if text.startswith("list of objects:"):
-        return [_Object({name: _Leaf("x") for name in _split_fields(text[len("list of objects:"):])})]
-    if text.startswith("list"):
-        return [_Leaf("x")]
-    if text.startswith("int"):
-        return 1
-    return _Leaf("x")
+        return "list", tuple(_split_fields(text[len("list of objects:"):]))
+    return None
 
 
 @functools.cache
 def _code_digest() -> bytes:
-    """This module's code: a changed sample context renders every template afresh."""
+    """This module's code: a changed check looks at every template afresh."""
     return hashlib.sha256(Path(__file__).read_bytes()).digest()
 
 
-def render_problem(text: str, context: dict[str, str]) -> Rendered:
-    """(line, attribute, the object's fields) of the first attribute `text` reads that its object
-    does not have, rendered under StrictUndefined with a context of the described shape; None when
-    it renders. Kept in the user cache beside the analyses."""
-    key = hashlib.sha256(_code_digest() + ("render\0" + json.dumps(context, sort_keys=True) + "\0" + text)
+def shape_problem(text: str, context: dict[str, str]) -> Problem:
+    """(line, attribute, the object's fields) of the first field `text` reads that its object does
+    not have; None when every read is of a catalogued field. Every branch counts, taken or not (an
+    `{% if %}`, an `{% else %}`, a loop's body): the template's syntax tree is walked, each
+    `object.field` (or `object["field"]`) of a context object, or of a loop's item over a list of
+    objects, checked against the catalogue's fields. Kept in the user cache beside the analyses."""
+    key = hashlib.sha256(_code_digest() + ("shape\0" + json.dumps(context, sort_keys=True) + "\0" + text)
                          .encode("utf-8", "surrogatepass")).hexdigest()
     entry = _stored(_store_path()).get(key)
-    if isinstance(entry, list) and entry[:1] == ["rendered"]:
+    if isinstance(entry, list) and entry[:1] == ["shape"]:
         return None if entry[1] is None else (entry[1][0], entry[1][1], tuple(entry[1][2]))
-    found: Rendered = None
+    import jinja2
+
     try:
-        template = _environment().from_string(text)
-        template.render({name: sample_value(description) for name, description in context.items()})
-    except ShapeError as error:
-        found = (_template_line(error), error.name, error.fields)
-    except Exception:  # noqa: BLE001 - anything else is a runtime value, not a shape, question
-        found = None
-    _save(key, ["rendered", None if found is None else [found[0], found[1], list(found[2])]])
+        tree = _environment().parse(text)
+    except jinja2.TemplateSyntaxError:
+        return None  # E601 says why
+    shapes = {name: shape for name, description in context.items() if (shape := shape_of(description))}
+    found = _first_problem(tree, shapes)
+    _save(key, ["shape", None if found is None else [found[0], found[1], list(found[2])]])
     return found
 
 
-def _template_line(error: BaseException) -> int | None:
-    line, trace = None, error.__traceback__
-    while trace is not None:
-        if trace.tb_frame.f_code.co_filename == "<template>":
-            line = trace.tb_lineno
-        trace = trace.tb_next
-    return line
+def _first_problem(tree, shapes: dict) -> Problem:
+    from jinja2 import nodes
+
+    # a name the template binds itself ({% set %}, a macro's argument, {% with %}) is its own value
+    bound = {n.name for kind in (nodes.Assign, nodes.AssignBlock, nodes.Macro, nodes.With, nodes.CallBlock)
+             for node in tree.find_all(kind) for n in node.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    scope = {name: shape for name, shape in shapes.items() if name not in bound}
+    problems: list = []
+
+    def read(node, scope) -> None:
+        if isinstance(node, nodes.Test) and node.name in ("defined", "undefined"):
+            return  # `task.x is defined` asks; it reads nothing
+        if isinstance(node, nodes.For):
+            read(node.iter, scope)
+            inner = dict(scope)
+            targets = [node.target] if isinstance(node.target, nodes.Name) else node.target.find_all(nodes.Name)
+            for name in targets:
+                inner.pop(name.name, None)
+            listed = scope.get(node.iter.name) if isinstance(node.iter, nodes.Name) else None
+            if isinstance(node.target, nodes.Name) and listed is not None and listed[0] == "list":
+                inner[node.target.name] = ("object", listed[1])
+            for child in [*node.body, *([node.test] if node.test is not None else [])]:
+                read(child, inner)
+            for child in node.else_:
+                read(child, scope)
+            return
+        field = None
+        if isinstance(node, nodes.Getattr):
+            field = node.attr
+        elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+            field = node.arg.value
+        if field is not None and isinstance(node.node, nodes.Name) and not field.startswith("__"):
+            shape = scope.get(node.node.name)
+            if shape is not None and shape[0] == "object" and field not in shape[1]:
+                problems.append((node.lineno, field, shape[1]))
+        for child in node.iter_child_nodes():
+            read(child, scope)
+
+    read(tree, scope)
+    return min(problems, key=lambda p: p[0] or 0) if problems else None

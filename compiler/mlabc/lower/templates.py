@@ -8,7 +8,7 @@ import re
 from .. import ast as A
 from ..resources import spec_json
 from ..values import Reporter, did_you_mean
-from .jinja_analysis import analyse, render_problem
+from .jinja_analysis import analyse, shape_problem
 
 DEFAULT_FORMAT_ERROR = (
     "Your reply could not be used: {{ error }}\n"
@@ -82,7 +82,7 @@ def check_template(text: str, value: A.Value, template: str, report: Reporter, o
                      span, hint)
     if undeclared - allowed or kind == "external":
         return
-    problem = render_problem(text, context_shape(template, kind))
+    problem = shape_problem(text, context_shape(template, kind))
     if problem is not None:
         line, attribute, fields = problem
         span = _locate(attribute, text, value)

@@ -112,10 +112,10 @@ EXPLANATIONS: dict[str, Explanation] = {
         _agent('  prompt """\n    Solve {{ task.problem }}.\n    {{ tools }}\n    """\n'),
         _agent('  prompt """\n    Solve {{ task.problem }}.\n    {{ tools }}\n    {{ reply_format }}\n    """\n')),
     "E607": Explanation(
-        "Every prompt is rendered at check time, under strict undefined, with a context of the shape "
-        "spec/template-context.json gives (the task's fields, the actions', the sections'...): a "
-        "misspelled field is reported at its line with the object's fields, instead of failing the "
-        "first step of every run. Branches guarded by comparisons are rendered too.",
+        "Every field a prompt reads is checked at compile time against the shape "
+        "spec/template-context.json gives its object (the task's fields, the actions', the sections'...), "
+        "in every branch, taken or not (an `if`, its `else`, a loop's body): a misspelled field is "
+        "reported at its line with the object's fields, instead of failing a step of some run.",
         _agent('  prompt """\n    Task: {{ task.titel }}\n    {{ tools }}\n    {{ reply_format }}\n    """\n'),
         _agent('  prompt """\n    Task: {{ task.title }}\n    {{ tools }}\n    {{ reply_format }}\n    """\n')),
 }
