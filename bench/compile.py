@@ -180,7 +180,7 @@ def check_against_yaml(task: Path, pairs: int) -> None:
     """The one-file target: `mlabc check TASK` / the YAML load of its task.yaml, in interleaved pairs."""
     from startup import YAML_LOAD, task_yaml
 
-    from mlabc.shared import data_dir
+    from mlabc.resources import data_dir
 
     compiled = task_yaml(task)
     check = [sys.executable, "-m", "mlabc", "check", "--no-data", str(task)]

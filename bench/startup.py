@@ -73,7 +73,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = 2 if args.quick else args.runs
     python, task = sys.executable, Path(args.task).resolve()
-    from mlabc.shared import data_dir
+    from mlabc.resources import data_dir
 
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)  # no ./tasks here: `mlab list` lists the bundled tasks

@@ -26,8 +26,10 @@ RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
 COMPILER_RANKS = [("kernel",), ("lower",), ("data_model",), ("yaml",), ("program",), ("authoring",)]
 COMPILER_ENTRY = {"mlabc.api", "mlabc.cli", "mlabc.__main__"}
-# what the runtime may import from the compiler
-MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.shared", "mlabc.data_model"}
+# what the runtime may import from the compiler: compiling and checking (api), the data model both
+# halves use, and the kernel modules that hold a rule both halves follow, each cheap to import
+MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.data_model", "mlabc.resources", "mlabc.units", "mlabc.names",
+                "mlabc.literals", "mlabc.cli_start", "mlabc.lazy"}
 
 MLAB = Tree("mlab", RUNTIME)
 MLABC = Tree("mlabc", COMPILER)
@@ -108,18 +110,19 @@ def test_the_compiler_never_imports_the_runtime():
 
 
 def test_the_kernel_stays_small():
-    # __init__, build and the kernel's modules (bounded_json: the one bounded decoder, used from trace.py up)
-    assert len([p for p in RUNTIME.glob("*.py")]) <= 13
+    # __init__, build and the kernel's modules (bounded_json: the one bounded decoder, used from trace.py up;
+    # text, standard_json and installation: what observation.py and errors.py held beside their own job)
+    assert len([p for p in RUNTIME.glob("*.py")]) <= 16
 
 
-def test_the_shared_module_costs_the_runtime_nothing_of_the_compiler():
+def test_the_runtime_starts_without_the_compiler():
     import subprocess
     import sys
 
     code = ("import sys, mlab.scoring, mlab.search, mlab.cli\n"
             "print(sorted(m for m in sys.modules if m.startswith('mlabc') or m in ('lark', 'jinja2', 'ruamel')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "['mlabc', 'mlabc.lazy', 'mlabc.shared']"
+    assert done.stdout.strip() == "['mlabc', 'mlabc.lazy']"
 
 
 def test_no_module_passes_the_projects_bound_of_500_lines():

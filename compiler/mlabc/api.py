@@ -1,8 +1,9 @@
 """The library behind the CLI, and mlabc's public API: check and compile paths.
 
-`mlabc.api` (with `mlabc.__version__`) and `mlabc.shared` (the small pieces both halves share:
-unit tables, the cache root, the bundled folders, quoting, lazy exports) are the whole of mlabc
-that the runtime (`mlab`) and other programs may use; every other module of mlabc may be renamed
+`mlabc.api` (with `mlabc.__version__`), `mlabc.data_model` and the kernel modules that hold a rule
+both halves follow (`resources`: the cache root and the bundled folders; `units`; `names`:
+tool names and "did you mean"; `literals`: quoting; `cli_start`) are the whole of mlabc that the
+runtime (`mlab`) and other programs may use; every other module of mlabc may be renamed
 or moved without notice. The names re-exported here are imported on first use, so
 `import mlabc.api` stays cheap for the runtime's start-up:
 
@@ -18,7 +19,7 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a tenth of `mlab --help`)
 
 from . import __version__
-from .shared import lazy_exports
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .program.check import Compiled

@@ -2,7 +2,7 @@
 
 A name is imported from its module on first use, so importing the package costs only what it
 asks for: `mlabc check` does not pay for the authoring tools, and the runtime's start-up does not
-pay for the compiler. The runtime's subpackages use the same function (through `mlabc.shared`).
+pay for the compiler. The runtime's subpackages use the same function.
 """
 from __future__ import annotations
 

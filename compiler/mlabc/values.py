@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from . import ast as A
 from .diagnostics import Diagnostic, Span
+from .names import closest
 
 _ARTICLES = {"integer": "an integer", "number": "a number", "string": "a string", "duration": "a duration",
              "size": "a size", "percentage": "a percentage", "name": "a name", "list": "a list",
@@ -24,15 +25,6 @@ def describe(value: A.Value) -> str:
 
 def _short(text: str) -> str:
     return repr(text if len(text) <= 30 else text[:27] + "...")
-
-
-def closest(word: str, choices) -> str | None:
-    """The choice closest to a mistyped word (difflib, cutoff 0.6), or None: the one rule of a
-    suggestion, for the compiler (did_you_mean, below) and the runtime (mlab.errors.closest_hint)."""
-    import difflib  # here: only a mistake needs it
-
-    found = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return found[0] if found else None
 
 
 def did_you_mean(word: str, choices, what: str = "allowed") -> str:

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from mlab.errors import MlabError
-from mlab.observation import MAX_EXPORT_DEPTH
+from mlab.standard_json import MAX_EXPORT_DEPTH
 
 # A run folder's JSON documents (run.json, result.json, lock.json, budgets.json, probes/ files, the
 # build copy's manifest): nested at most as deep as mlab itself writes (MAX_EXPORT_DEPTH) ...

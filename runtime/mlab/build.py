@@ -214,7 +214,7 @@ class Build:
 
     def compile_command(self) -> str:
         """The command that rebuilds this folder from its sources."""
-        from mlabc.shared import std_dir
+        from mlabc.resources import std_dir
 
         std = str(std_dir().resolve())
         sources = sorted({entry["source"] for kind in ("tasks", "agents", "experiments")
@@ -350,7 +350,7 @@ def _modified_artifacts(folder: Path, manifest: dict) -> list[str]:
 
 def task_search_dirs() -> list[Path]:
     """Where tasks named by name are looked for: ./tasks, then the bundled tasks."""
-    from mlabc.shared import tasks_dir
+    from mlabc.resources import tasks_dir
 
     dirs = [Path("tasks").resolve()] if Path("tasks").is_dir() else []
     bundled = tasks_dir().resolve()

@@ -23,7 +23,7 @@ from pathlib import Path
 def cache_root() -> Path:
     """$MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab: the rule the compiler's cache
     of parse tables follows too, so both are one function."""
-    from mlabc.shared import cache_root as shared_rule
+    from mlabc.resources import cache_root as shared_rule
 
     return shared_rule()
 
@@ -81,7 +81,7 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 
 @functools.cache
 def _schema_digest(kind: str) -> str:
-    from mlabc.shared import data_dir
+    from mlabc.resources import data_dir
 
     try:
         return hashlib.sha256((data_dir("spec") / f"{kind}.schema.json").read_bytes()).hexdigest()[:16]
@@ -114,6 +114,6 @@ def remember(kind: str, digest: str, document: dict) -> None:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # a text UTF-8 cannot hold (a lone surrogate)
         return
-    from mlabc.shared import store_in_cache
+    from mlabc.resources import store_in_cache
 
     store_in_cache(_entry(kind, digest), data)

@@ -361,8 +361,8 @@ def _placed(root: Path, folder: int, name: str, fd: int, shown: str) -> None:
 def write_into(root: Path, rel: str | os.PathLike, data: bytes | str, *, sync: bool = False) -> Path:
     """Make `rel` inside root hold `data` (str: written as UTF-8), replaced whole: a reader sees
     the old file or the new one (sync: flushed to disk first). No link is followed at any level;
-    one in the way is replaced. The project's one atomic writer (mlab.observation.write_json and
-    write_text_atomic go through it). Returns the path written; OSError and Refused are the caller's."""
+    one in the way is replaced. The project's one atomic writer (mlab.standard_json.write_json and
+    write_lines go through it). Returns the path written; OSError and Refused are the caller's."""
     import secrets
 
     parts = _parts(rel)

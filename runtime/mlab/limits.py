@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from mlabc.shared import DURATION_UNITS, SIZE_UNITS
+from mlabc.units import DURATION_UNITS, SIZE_UNITS
 
 from mlab.errors import UsageError
 

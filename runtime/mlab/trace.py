@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mlab.errors import RunError
-from mlab.observation import dumps
+from mlab.standard_json import dumps
 
 TRACE = "trace.jsonl"
 TORN_SUFFIX = ".torn"

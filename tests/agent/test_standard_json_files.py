@@ -86,7 +86,7 @@ def test_eval_of_a_hostile_run_is_standard_json(hostile_run):
 
 
 def test_the_one_writer_replaces_only_what_standard_json_has_no_value_for(tmp_path):
-    from mlab.observation import dumps, write_json, write_lines
+    from mlab.standard_json import dumps, write_json, write_lines
 
     hostile = {"nan": float("nan"), "big": [float("inf"), -float("inf")], "text\udcff": "a \udcff b",
                "path": Path("x"), "fine": [1, 2.5, "é", None, True]}

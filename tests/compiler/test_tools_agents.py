@@ -12,7 +12,7 @@ from jinja2 import meta
 from mlabc import cli
 from mlabc.program.check import check_program
 from mlabc.program.loader import load_program
-from mlabc.shared import snake_case
+from mlabc.names import snake_case
 from mlabc.resources import std_dir
 
 from mlabc_cases import REPO_ROOT

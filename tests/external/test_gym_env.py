@@ -76,7 +76,7 @@ def test_environments_run_in_parallel_processes(tmp_path, tiny_task):
 
 
 def test_a_scripted_episode_wins_house_price(tmp_path):
-    from mlabc.shared import tasks_dir
+    from mlabc.resources import tasks_dir
 
     solution = (tasks_dir() / "house-price" / "solution" / "train_improved.py").read_text()
     env = make("house-price", runs_dir=tmp_path / "runs")

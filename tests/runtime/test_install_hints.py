@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 import tomllib
 
-from mlab import errors
-from mlab.errors import DISTRIBUTION, install_hint
+from mlab import installation
+from mlab.installation import DISTRIBUTION, install_hint
 
 from runtime_helpers import REPO
 
@@ -38,13 +38,13 @@ def test_in_a_checkout_the_hint_reinstalls_the_checkout_with_the_extra(monkeypat
 
 
 def installed_copy(tmp_path, monkeypatch, origin: dict | None):
-    """A fake installed mlab: site-packages/mlab/errors.py (where mlab.errors says it lives) and
+    """A fake installed mlab: site-packages/mlab/installation.py (where mlab.installation says it lives) and
     the distribution's metadata, with pip's record of where it was installed from."""
     from importlib import metadata
 
     site = tmp_path / "site-packages"
     (site / "mlab").mkdir(parents=True)
-    (site / "mlab" / "errors.py").write_text("")
+    (site / "mlab" / "installation.py").write_text("")
     info = site / f"{DISTRIBUTION.replace('-', '_')}-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: 0.1.0\n"
@@ -53,7 +53,7 @@ def installed_copy(tmp_path, monkeypatch, origin: dict | None):
                                    'Requires-Dist: ogb>=1.3.6; extra == "ogb"\n')
     if origin is not None:
         (info / "direct_url.json").write_text(__import__("json").dumps(origin))
-    monkeypatch.setattr(errors, "__file__", str(site / "mlab" / "errors.py"))
+    monkeypatch.setattr(installation, "__file__", str(site / "mlab" / "installation.py"))
     monkeypatch.setattr(metadata, "distribution", lambda name: metadata.PathDistribution(info))
     monkeypatch.chdir(tmp_path)
 

@@ -6,7 +6,7 @@ import io
 import json
 
 from mlab.cli import main
-from mlab.errors import printable
+from mlab.text import printable
 
 HOSTILE = "\x1b]0;owned\x07\x1b]52;c;aGVsbG8=\x07\x1b[2J\r\u202e"
 ESCAPED = "\\x1b]0;owned\\x07\\x1b]52;c;aGVsbG8=\\x07\\x1b[2J\\x0d\\u202e"

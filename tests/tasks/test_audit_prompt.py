@@ -38,7 +38,7 @@ def test_a_tool_agent_is_audited_on_its_system_prompt_and_first_user_message(hou
 def test_an_agent_whose_first_messages_omit_the_submission_is_a_finding(tmp_path, suite_cache):
     import shutil
 
-    from mlabc.shared import tasks_dir
+    from mlabc.resources import tasks_dir
 
     folder = tmp_path / "tasks"
     shutil.copytree(tasks_dir() / "house-price", folder / "house-price")

@@ -17,7 +17,8 @@ from task_helpers import REPO
 
 from mlab.cli import main as mlab_main
 from mlab.data.prepare import prepare_data
-from mlab.errors import DataError, install_hint
+from mlab.errors import DataError
+from mlab.installation import install_hint
 
 
 @pytest.fixture

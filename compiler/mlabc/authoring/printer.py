@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .. import ast as A
 from ..comments import CommentMap, Note, children
-from ..shared import quote
+from ..literals import quote
 from ..transform import decode_string, decode_text
 
 WIDTH = 100

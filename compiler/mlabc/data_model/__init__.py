@@ -1,7 +1,7 @@
 """The data model of a task: its variants' tables made in memory, profiled, and every declaration
 checked against them (docs/authoring.md, "The data model").
 
-The runtime may use this package too (as `mlabc.shared` and `mlabc.api`): the preparation logic
+The runtime may use this package too (beside `mlabc.api` and a few kernel modules): the preparation logic
 of `tables` is the runtime's own (mlab.data writes what it makes), and `checks` is how the
 runtime tells, at preparation and at scoring, a failure the task explains from the agent's.
 

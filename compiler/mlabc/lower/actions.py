@@ -7,8 +7,9 @@ import re
 
 from .. import ast as A
 from ..resources import spec_json
-from ..shared import snake_case
-from ..values import Reporter, closest, did_you_mean, duplicate_entries
+from ..names import snake_case
+from ..names import closest
+from ..values import Reporter, did_you_mean, duplicate_entries
 from .extends import ExtendsResolver
 
 TIERS = ("main", "fast", "edit")

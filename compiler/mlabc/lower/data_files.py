@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import ast as A
-from ..values import Reporter, closest, did_you_mean
+from ..names import closest
+from ..values import Reporter, did_you_mean
 from .table_facts import TableFacts, table_facts
 
 

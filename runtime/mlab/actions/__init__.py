@@ -1,5 +1,5 @@
 """What an agent can do: the compiled action table, the primitive registry and the primitives on files and scripts, the workspace they act on, undo history and research log."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

@@ -11,7 +11,8 @@ import shutil
 import stat
 from pathlib import Path
 
-from mlab.observation import ActionFailed, Observation, bound_text
+from mlab.observation import ActionFailed, Observation
+from mlab.text import bound_text
 from mlab.actions.workspace import PathRefused
 
 MAX_LISTED = 1000

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mlab.observation import utf8_safe
+from mlab.text import utf8_safe
 from mlab.snapshots import ObjectStore
 
 MAX_UNDO_DEPTH = 100  # per file; older versions are forgotten

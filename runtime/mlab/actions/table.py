@@ -106,7 +106,7 @@ class ActionTable:
             given = {}
         if isinstance(given, str):
             from mlab.bounded_json import TooDeep, TooLarge, loads
-            from mlab.observation import MAX_JSON_DEPTH
+            from mlab.standard_json import MAX_JSON_DEPTH
 
             try:  # bounded as a model's reply is: deep or huge text is refused, never decoded
                 parsed = loads(given, what="the action input", max_depth=MAX_JSON_DEPTH)

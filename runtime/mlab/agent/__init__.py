@@ -1,5 +1,5 @@
 """The agent loop: templates rendered with their context, replies parsed by format, model-backed primitives registered."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

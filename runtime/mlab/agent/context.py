@@ -46,7 +46,7 @@ def history_step_view(record: dict) -> dict:
 
 def prompt_text(value) -> str:
     """A value as a prompt shows it: a string as itself, anything else as its JSON, non-ASCII kept
-    (a document written to a file is mlab.observation.json_text's job)."""
+    (a document written to a file is mlab.standard_json.json_text's job)."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 

@@ -15,7 +15,7 @@ from mlab.agent.model_actions import install as install_model_actions
 from mlab.scoring.validation import install as install_validation
 from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
 from mlab.models.usage import Budget, limit_spent
-from mlab.observation import bound_text
+from mlab.text import bound_text
 from mlab.agent.prompting import Templates, stable_prefix
 from mlab.agent.replies import ParsedReply, ReplyError, parse_reply
 from mlab.agent.outcome import LoopOutcome, model_outcome

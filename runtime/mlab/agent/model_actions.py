@@ -16,7 +16,8 @@ from mlab.actions.primitives import PrimitiveRegistry
 from mlab.actions.files import read_text, write_text
 from mlab.models.client import ModelError
 from mlab.models.errors import BudgetSpent
-from mlab.observation import ActionFailed, Observation, bound_text
+from mlab.observation import ActionFailed, Observation
+from mlab.text import bound_text
 
 DIFF_SHOWN_CHARS = 6000
 

@@ -29,7 +29,7 @@ from mlab.models.response import ECHOED_FIELDS
 from mlab.models.decode import MAX_ARGUMENT_CHARS, object_arguments, refusal
 from mlab.models.errors import ToolsRefused
 from mlab.models.offline import tool_definition
-from mlab.observation import bound_text
+from mlab.text import bound_text
 from mlab.trace import PREVIEW_CHARS
 
 ONE_PER_STEP = ("Not run: this agent takes one action per step, and only the first tool call of the reply "

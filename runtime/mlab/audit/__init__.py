@@ -1,5 +1,5 @@
 """`mlab audit`: checks that a task can be trusted as a benchmark task (leaks, a sandbox probe, the baseline, cheap exploits)."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from mlab.errors import MlabError
-from mlab.observation import write_json
+from mlab.standard_json import write_json
 
 HISTORY = "task-versions.json"
 

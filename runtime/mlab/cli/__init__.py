@@ -14,7 +14,8 @@ import os
 import sys
 
 from mlab.cli import args as shared
-from mlab.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError, printable
+from mlab.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError
+from mlab.text import printable
 
 __all__ = ["COMMANDS", "main"]
 
@@ -326,7 +327,7 @@ def _add_checks(verbs) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mlabc.shared import parse_command
+    from mlabc.cli_start import parse_command
 
     from mlab import __version__
 

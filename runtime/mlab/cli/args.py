@@ -57,6 +57,6 @@ def print_json(args, document) -> None:
     """The document of a --json verb, on the stdout the dispatcher kept aside for it."""
     import sys
 
-    from mlab.observation import dumps  # standard JSON for other tools: no NaN, no lone surrogate
+    from mlab.standard_json import dumps  # standard JSON for other tools: no NaN, no lone surrogate
 
     print(dumps(document, indent=2, ascii=True), file=getattr(args, "json_stdout", sys.stdout), flush=True)

@@ -1,7 +1,7 @@
 """The live display of `mlab run`: one line per step, a rich panel on a terminal.
 
 While a step runs, the panel says so and ticks its elapsed time, with the last line of a script's
-output as it comes (bounded, through mlab.errors.printable); an external agent's model exchanges
+output as it comes (bounded, through mlab.text.printable); an external agent's model exchanges
 are lines of their own as they happen, the command a reply asks for included.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from mlab.errors import printable
+from mlab.text import printable
 from mlab.limits import WIND_DOWN_LABEL, is_wind_down
 
 TAIL_CHARS = 4096   # what is kept of a script's output to find its last line

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import EXIT_OK, UsageError, printable
+from mlab.errors import EXIT_OK, UsageError
+from mlab.text import printable
 
 
 def _step_printer(steps: int | None):

@@ -8,7 +8,8 @@ import csv
 import sys
 from pathlib import Path
 
-from mlab.errors import EXIT_OK, StorageError, printable
+from mlab.errors import EXIT_OK, StorageError
+from mlab.text import printable
 
 
 _SHOWN = [("run", "run_id"), ("task", "task"), ("data", "data_variant"), ("agent", "agent"), ("model", "model"),

@@ -50,7 +50,7 @@ def _listing() -> dict:
 def _std_external():
     """The build of the standard library's external agents (tasks/std/external.mlab), or None."""
     from mlab.build import compile_into_cache
-    from mlabc.shared import std_dir
+    from mlabc.resources import std_dir
 
     source = std_dir() / "external.mlab"
     return compile_into_cache([source]) if source.is_file() else None

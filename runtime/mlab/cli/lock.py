@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import EXIT_FAILED, EXIT_OK, printable
+from mlab.errors import EXIT_FAILED, EXIT_OK
+from mlab.text import printable
 
 
 def main(args) -> int:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import EXIT_OK, printable
+from mlab.errors import EXIT_OK
+from mlab.text import printable
 
 
 def main(args) -> int:

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from mlab.cli.display import Display
-from mlab.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, MlabError, UnknownName, UsageError, \
-    closest_hint, plain_failure, printable
+from mlab.errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, MlabError, UnknownName, UsageError,
+                         closest_hint, plain_failure)
+from mlab.text import printable
 from mlab.failure import FailureMode
 
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
@@ -165,7 +166,7 @@ def _prepare_offline(task, records: list[dict], agent=None):
 def with_std_external(task):
     """The task compiled together with the standard library's external agents (tasks/std/external.mlab)."""
     from mlab.build import compile_into_cache
-    from mlabc.shared import std_dir
+    from mlabc.resources import std_dir
 
     source = Path(task.build.manifest["tasks"][task.name]["source"])
     external = std_dir() / "external.mlab"

@@ -9,7 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-from mlab.errors import UsageError, printable
+from mlab.errors import UsageError
+from mlab.text import printable
 from mlab.sweeps.plan import (Experiment, RunSpec, chosen_tasks, expand, limits_not_passed, load_experiment,
                               select)
 from mlab.sweeps.state import DONE, FAILED, SweepFolder, Work, reconcile, steps_taken

@@ -1,5 +1,5 @@
 """Task data: prepare a variant once into the cache (local files, generators, remote sources), split it, install it into runs."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

@@ -405,7 +405,7 @@ def checksum_lines(task: TaskBuild, variant_name: str, prepared: PreparedData) -
     them, checked when the download is fetched); any other source's cover the prepared public
     and private files. Either way they are the entries `_verify_checksums` checks.
     """
-    from mlabc.shared import quote
+    from mlabc.literals import quote
 
     variant = task.variant(variant_name)
     source = variant["source"]

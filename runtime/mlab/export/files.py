@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from mlab.errors import StorageError, UsageError
-from mlab.observation import MAX_EXPORT_DEPTH, NON_FINITE, TOO_DEEP, json_text, standard  # noqa: F401  (the exports' names)
+from mlab.standard_json import MAX_EXPORT_DEPTH, NON_FINITE, TOO_DEEP, json_text, standard  # noqa: F401  (the exports' names)
 
 
 def refuse_existing(path: Path) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlab.errors import UsageError
+from mlab.installation import DISTRIBUTION
 
 from mlab.export.harbor_files import (SCHEMA_VERSION, VERIFIER_HOME, ExportError, agent_dockerfile, instruction,
                                       solution_files, task_toml, test_script, verifier_dockerfile)
@@ -35,7 +36,6 @@ from mlab.export.pins import distribution_requirements, pinned
 
 __all__ = ["SCHEMA_VERSION", "ExportError", "Options", "check_output", "export_tasks", "prepare"]
 
-DISTRIBUTION = "mlab-harness"
 WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "compiler", "runtime", "grammars", "spec", "tasks")
 
 
@@ -116,7 +116,7 @@ def check_output(out: Path) -> None:
 def build_wheel(into: Path) -> Path:
     """This project's wheel, built from the checkout mlab runs from (`pip wheel . --no-deps`), or
     for an installed copy packed from its installed files (mlab.export.wheel)."""
-    from mlabc.shared import checkout_root
+    from mlabc.resources import checkout_root
 
     checkout = checkout_root()
     if checkout is None:

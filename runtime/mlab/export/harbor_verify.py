@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from mlab.errors import MlabError
-from mlab.observation import json_text
+from mlab.standard_json import json_text
 
 
 def exported_task(home: Path):

@@ -15,7 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlab.errors import RunError, StorageError, UsageError, first_line, install_hint
+from mlab.errors import RunError, StorageError, UsageError, first_line
+from mlab.installation import install_hint
 from mlab.export.files import refuse_existing
 from mlab.export.turns import RunConversation, Turn, read_conversation
 from mlab.reports.runs import find_run_dirs

@@ -14,7 +14,8 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-from mlab.errors import DISTRIBUTION, MlabError, installed_distribution
+from mlab.errors import MlabError
+from mlab.installation import DISTRIBUTION, installed_distribution
 
 # dist-info files an installer writes, not part of the wheel it installed
 INSTALLER_FILES = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}

@@ -5,7 +5,7 @@
 and `validate_client` (run inside the sandbox, standard library only), `environment` (the agent's
 cached virtual environment, keyed by the digest of its requirements).
 """
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

@@ -265,11 +265,11 @@ class ExternalRunner:
 
     def _keep_manifest(self, folder: Path) -> None:
         """output/agent-environment.json: what the agent ran on (its packages, npm's integrity hashes)."""
-        from mlab.observation import write_text_atomic
+        from mlab.confined import write_into
 
         source = folder / MANIFEST
         if source.is_file():
-            write_text_atomic(self.run.dir / "output" / ENVIRONMENT, source.read_text(encoding="utf-8"))
+            write_into(self.run.dir, f"output/{ENVIRONMENT}", source.read_text(encoding="utf-8"))
 
     def _not_installed(self, problem: AgentEnvironmentError) -> LoopOutcome:
         """The run ends before the command starts: the installer's output under output/, one step

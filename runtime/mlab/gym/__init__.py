@@ -1,4 +1,5 @@
-"""mlab tasks as Gymnasium environments (the optional extra `gym`; mlab.errors.install_hint says how to install it).
+"""mlab tasks as Gymnasium environments (the optional extra `gym`;
+mlab.installation.install_hint says how to install it).
 
 `MlabEnv(task, agent=...)`: reset() gives the problem and the workspace as text; step(action) runs one
 action of the agent's action table; the reward at the end is the scored improvement over the
@@ -7,7 +8,7 @@ baseline. Episodes are runs (trace, snapshots, result.json).
 `import mlab.gym` registers `mlab/Task-v0` with Gymnasium when it is installed, so that
 `gymnasium.make("mlab/Task-v0", task=...)` works; the environment's module is imported by that make.
 """
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

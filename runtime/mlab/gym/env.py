@@ -22,7 +22,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from mlab.errors import MlabError, install_hint
+from mlab.errors import MlabError
+from mlab.installation import install_hint
 
 MAX_TEXT = 4_000_000  # the observation space's bound on a text
 

@@ -1,5 +1,5 @@
 """Model calls through litellm (real providers and the offline `mlab/` ones), usage and cost, and how calls fail."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

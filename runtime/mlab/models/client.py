@@ -28,7 +28,7 @@ from mlab.models.offline import OFFLINE_METADATA, OfflineModels
 from mlab.models.prices import is_offline
 from mlab.models.usage import Budget, Usage  # noqa: F401  (Usage: the client's public name)
 from mlab.models.response import MalformedResponse, finish_reason, reply_message, reply_text, stream_pieces, usage_counts
-from mlab.observation import utf8_safe
+from mlab.text import utf8_safe
 
 TIERS = ("main", "fast", "edit")
 

@@ -14,7 +14,7 @@ import math
 
 from mlab.bounded_json import TooDeep, TooLarge, balanced, nesting  # the one bounded decoder (run folders use it too)
 from mlab.bounded_json import loads as bounded_loads
-from mlab.observation import MAX_JSON_DEPTH  # nesting deeper is refused everywhere (replies, arguments, bodies, exports)
+from mlab.standard_json import MAX_JSON_DEPTH  # nesting deeper is refused everywhere (replies, arguments, bodies, exports)
 
 # The longest reply text parsed at all; room for a Write File of a few tens of megabytes.
 MAX_REPLY_CHARS = 64 << 20

@@ -25,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-from mlab.errors import printable
+from mlab.text import printable
 from mlab.models.decode import FILE_CHARS, loads
 from mlab.models.demonstration import Demonstration, DemoStep
 from mlab.models.errors import RepliesExhausted
@@ -264,7 +264,7 @@ class Demo(OfflineModel):
 def tool_name(action: str) -> str:
     """An action's default tool name, by mlabc's rule (List Files -> list_files), for tables made
     before tool calling; a name with no letter or digit becomes "action"."""
-    from mlabc.shared import snake_case
+    from mlabc.names import snake_case
 
     return snake_case(action) or "action"
 

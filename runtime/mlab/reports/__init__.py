@@ -1,5 +1,5 @@
 """Reports over runs: loading runs, evaluation tables, comparisons, statistics, plots and the failure taxonomy."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

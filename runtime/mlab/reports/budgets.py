@@ -31,7 +31,7 @@ from pathlib import Path
 
 from mlab.errors import RunError, UsageError
 from mlab.limits import parse_duration
-from mlab.observation import dumps, write_json
+from mlab.standard_json import dumps, write_json
 from mlab.reports.runs import LoadedRun, task_document
 from mlab.reports.snapshot_score import judge_snapshot, snapshot_key, step_workspaces
 

@@ -117,7 +117,8 @@ def probe_lines(runs_dir) -> list[str]:
     from pathlib import Path
 
     from mlab.bounded_json import read_json
-    from mlab.errors import MlabError, printable
+    from mlab.errors import MlabError
+    from mlab.text import printable
 
     def cell(text: str) -> str:  # printable, and no '|' to break the table's row
         return printable(text).replace("|", "\\|")

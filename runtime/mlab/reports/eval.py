@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
-from mlab.observation import write_lines
+from mlab.standard_json import write_lines
 from mlab.reports.figures import run_figures
 from mlab.reports.runs import SCORES, LoadedRun
 from mlab.reports.snapshot_score import judge_snapshot, score_snapshot, snapshot_key, step_workspaces

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from mlab.errors import StorageError, printable
+from mlab.errors import StorageError
+from mlab.text import printable
 from mlab.reports.budget_report import budget_frame, budget_plot, budget_table
 from mlab.reports.compare import Comparison, compare
 from mlab.reports.comparability import compute_table, hardware_footnote, known_issues, probe_lines, task_labels

@@ -331,7 +331,7 @@ def load_runs(paths: list[Path], skipped: list | None = None) -> list[LoadedRun]
     """
     import sys
 
-    from mlab.errors import printable
+    from mlab.text import printable
 
     runs: list[LoadedRun] = []
     seen: set[Path] = set()

@@ -1,5 +1,5 @@
 """A run folder driven step by step: create and resume runs, check out a step's workspace, drive a run with scripted actions."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

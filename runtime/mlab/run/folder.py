@@ -29,7 +29,9 @@ from mlab.data.requirements import check_requirements
 from mlab.errors import MlabError, RunError, StorageError
 from mlab.actions.history import EditHistory, ResearchLog
 from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
-from mlab.observation import Observation, error, utf8_safe, write_json
+from mlab.observation import Observation, error
+from mlab.standard_json import write_json
+from mlab.text import utf8_safe
 from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings, scripts_sandboxed
 from mlab.snapshots import ObjectStore, Snapshotter
@@ -97,7 +99,7 @@ def bundled_datasets() -> list[Path]:
 def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
     """What a script must not see: other runs, data caches, task sources, mlab itself."""
     import mlabc
-    from mlabc.shared import checkout_root
+    from mlabc.resources import checkout_root
 
     import mlab
 

@@ -104,7 +104,7 @@ def write_lock(run, config: dict) -> dict:
     found = problems("lock", lock)
     if found:
         raise MlabError("internal error: the lock does not match spec/lock.schema.json: " + "; ".join(found))
-    from mlab.observation import write_json
+    from mlab.standard_json import write_json
 
     write_json(Path(run.dir) / LOCK, lock)
     return lock

@@ -1,5 +1,5 @@
 """Running an agent's script under its limits, in a bubblewrap sandbox where available."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

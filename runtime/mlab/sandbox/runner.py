@@ -207,7 +207,7 @@ def _default_hidden() -> list[str]:
             spec = None
         folders += list(spec.submodule_search_locations or []) if spec else []
     try:
-        from mlabc.shared import data_dir
+        from mlabc.resources import data_dir
         for name in ("tasks", "spec", "grammars"):
             folders.append(str(data_dir(name)))
     except (ImportError, FileNotFoundError):

@@ -1,5 +1,5 @@
 """Scoring a submission (tabular metrics, timed metrics, a task's evaluator) against the baseline, into result.json."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

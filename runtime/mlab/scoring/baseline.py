@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mlab.cache import cache_root
 from mlab.errors import MlabError, StorageError
-from mlab.observation import write_json
+from mlab.standard_json import write_json
 
 BASELINES_FILE = "baselines.json"
 SCHEMA_VERSION = 2  # 2: the code hash covers mlab's preparation code; 1 (read, never trusted): it did not

@@ -8,7 +8,7 @@ from pathlib import Path
 from mlab import __version__
 from mlab.errors import MlabError
 from mlab.limits import counted_steps
-from mlab.observation import write_json
+from mlab.standard_json import write_json
 
 RESULT = "result.json"
 RESULT_VERSION = 5  # 5: failure mode 'agent install failed', compute's accelerator_devices; 4: sandbox, agent_kind, task_version, compute's hours and accelerator; 3: reply_format, search; 2: tier sources

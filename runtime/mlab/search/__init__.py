@@ -1,5 +1,5 @@
 """Tree search: the tree of candidate solutions, the policies that grow it, and the engine that runs them."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

@@ -29,7 +29,7 @@ from mlab.failure import FailureMode
 from mlab.models.client import ModelClient, ModelError, Usage
 from mlab.models.errors import BudgetSpent, DemonstrationDone
 from mlab.models.usage import Budget, limit_spent
-from mlab.observation import utf8_safe
+from mlab.text import utf8_safe
 from mlab.search import context as C
 from mlab.search.evaluation import Evaluation, NodeEvaluator, score_by_pattern
 from mlab.search.operators import OPERATOR_FORMAT, Asker, ask_review, parse_operator_reply

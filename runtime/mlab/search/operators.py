@@ -15,7 +15,7 @@ from mlab.agent.replies import MAX_REPLY_CHARS, ReplyError, parse_json_lenient
 from mlab.models.client import ModelClient
 from mlab.models.decode import refusal
 from mlab.models.errors import BudgetSpent
-from mlab.observation import bound_text
+from mlab.text import bound_text
 from mlab.trace import PREVIEW_CHARS
 
 # What an operator's reply must look like: the text the format_error template gets as `reply_format`.

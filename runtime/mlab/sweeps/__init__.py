@@ -1,5 +1,5 @@
 """Sweeps: plan an experiment's runs, run each exactly once through an executor (local or Ray), keep its state, report it."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from mlab.errors import printable
+from mlab.text import printable
 
 
 class RunUsage:

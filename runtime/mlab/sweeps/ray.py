@@ -20,7 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from mlab.errors import MlabError, UsageError, install_hint
+from mlab.errors import MlabError, UsageError
+from mlab.installation import install_hint
 from mlab.sweeps.executors import (Attempt, Ended, Executor, die_with_parent, last_message, mlab_command,
                                    resume_arguments)
 from mlab.sweeps.plan import RunSpec

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlab.errors import MlabError, StorageError
-from mlab.observation import write_json
+from mlab.standard_json import write_json
 from mlab.locks import run_is_busy, try_lock
 from mlab.sweeps.plan import RunSpec
 

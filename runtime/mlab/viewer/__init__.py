@@ -1,5 +1,5 @@
 """The self-contained HTML pages of runs (`mlab view`) and their index."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

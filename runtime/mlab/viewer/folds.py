@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from mlab.observation import utf8_safe
+from mlab.text import utf8_safe
 
 SEPARATOR = "\n\n"       # a prompt is its paragraphs joined by this (str.split and join are exact inverses)
 ELEMENT_ID = "folds"     # the id of the script element holding the table

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mlab.errors import RunError, StorageError
 from mlab.limits import WIND_DOWN_LABEL, is_wind_down, step_limit
-from mlab.observation import utf8_safe
+from mlab.text import utf8_safe
 from mlab.reports.runs import LoadedRun, load_run, task_document
 from mlab.reports.taxonomy import findings
 from mlab.scoring.result import unsandboxed_note
@@ -410,12 +410,12 @@ def render_run(run: LoadedRun) -> str:
 
 def write_page(path: Path, page: str) -> Path:
     """The page into `path` (RUN_DIR/view.html by default: never through a link planted there)."""
+    from mlab.confined import write_into
     from mlab.errors import MlabError
-    from mlab.observation import write_text_atomic
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, utf8_safe(page))  # a trace may hold lone surrogates
+        write_into(path.parent, path.name, utf8_safe(page))  # a trace may hold lone surrogates
     except (OSError, MlabError) as problem:
         raise StorageError(f"cannot write {path}: {problem.strerror or problem}") from None
     return path

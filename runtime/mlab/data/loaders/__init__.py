@@ -1,5 +1,5 @@
 """Remote data sources (Kaggle, Hugging Face, torchvision, OGB): download once, verify, convert into a variant's files."""
-from mlabc.shared import lazy_exports as exports
+from mlabc.lazy import lazy_exports as exports
 
 # name → the module under this package that defines it; imported on first use
 _NAMES = {

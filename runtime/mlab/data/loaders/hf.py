@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import DataError, first_line, install_hint
+from mlab.errors import DataError, first_line
+from mlab.installation import install_hint
 
 INSTALL_HINT = install_hint("hf")
 

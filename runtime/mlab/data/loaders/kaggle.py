@@ -12,7 +12,8 @@ import os
 import zipfile
 from pathlib import Path
 
-from mlab.errors import DataError, first_line, install_hint
+from mlab.errors import DataError, first_line
+from mlab.installation import install_hint
 
 INSTALL_HINT = install_hint("kaggle")
 

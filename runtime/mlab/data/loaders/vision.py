@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlab.errors import DataError, first_line, install_hint
+from mlab.errors import DataError, first_line
+from mlab.installation import install_hint
 
 INSTALL_HINT = install_hint("vision")
 PARTS = (("train", True), ("test", False))
