@@ -123,7 +123,7 @@ def test_installed_wheel_uses_its_bundled_files(tmp_path):
     # The installed copy knows where it came from: an install hint names the wheel with the
     # extra (runnable as printed), and its wheel for `mlab export-task` is packed from its
     # installed files into the same files the original wheel holds.
-    code = ("import sys; from pathlib import Path; from mlab.errors import install_hint; "
+    code = ("import sys; from pathlib import Path; from mlab.installation import install_hint; "
             "from mlab.export.harbor import build_wheel; "
             "print(install_hint('inspect')); print(build_wheel(Path(sys.argv[1])))")
     hint, repacked = run([python, "-c", code, tmp_path / "repacked"], cwd=elsewhere).stdout.splitlines()
