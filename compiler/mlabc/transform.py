@@ -156,7 +156,6 @@ class ToAst(Transformer):
     success = _one(A.Success)
     demo = _one(A.Demo)
     id_column = _one(A.IdColumn)
-    answers = _one(A.Answers)
     public = _one(A.Public)
     private = _one(A.Private)
     prepare = _one(A.Prepare)
@@ -245,6 +244,9 @@ class ToAst(Transformer):
 
     def data(self, meta, name, *entries):
         return A.Data(self._span(meta), self._ident(name), entries)
+
+    def answers(self, meta, value, unlabelled=None):
+        return A.Answers(self._span(meta), value, self._ident(unlabelled))
 
     def source(self, meta, kind, value):
         return A.Source(self._span(meta), self._ident(kind), value)

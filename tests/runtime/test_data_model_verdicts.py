@@ -174,3 +174,32 @@ def test_a_demonstration_that_runs_a_missing_script_is_a_task_error_not_a_format
     demo = Path(sound.task("t").root) / "files" / "demo-scripts" / "demo.json"
     demo.write_text(demo.read_text(encoding="utf-8").replace("trian.py", "train.py"), encoding="utf-8")
     assert demonstration_verdict(SimpleNamespace(task=sound.task("t"), meta=run.meta), played) is played
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["declared", "not declared"])
+def test_unlabelled_training_rows_are_prepared_only_where_declared(declared, tmp_path, mlab_env):
+    """`answers ["y"] unlabelled` (a semi-supervised task): preparation keeps training rows without a
+    label; undeclared, the same rows are the task's error (E561) before any script runs."""
+    folder = tmp_path / "case"
+    folder.mkdir()
+    shutil.copytree(ERRORS / "files" / "env", folder / "env")
+    rows = [f"{i},{i * 0.5},{'' if i % 4 == 0 and i <= 30 else i + 1}" for i in range(1, 41)]
+    (folder / "rows.csv").write_text("id,x,y\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "t.mlab").write_text(f'''task t {{
+  title "Semi-supervised" category canonical problem "Predict y." starter "env"
+  data lite {{
+    from csv "rows.csv" split ordered 0.25 id "id"
+    answers ["y"]{" unlabelled" if declared else ""}
+    public ["train.csv", "test.csv"] private ["answers.csv"]
+  }}
+  metric mae on "y" baseline run "train.py"
+}}
+''', encoding="utf-8")
+    task = compile_into_cache([folder / "t.mlab"]).task("t")
+    if declared:
+        prepared = prepare_data(task, "lite", tmp_path / "data")  # a cache of its own: the same rows either way
+        assert (prepared.public / "train.csv").read_text().count(",\n") == 7  # 7 training rows without y
+        return
+    with pytest.raises(DataError, match=r"7 of the 30 training rows of data `lite` have no `y` \(E561: .*declare "
+                                        r"them: `answers \[\"y\"\] unlabelled`\)"):
+        prepare_data(task, "lite", tmp_path / "data")

@@ -244,7 +244,9 @@ class IdColumn(Entry):
 
 @node
 class Answers(Entry):
+    """`answers ["label"]`, with `unlabelled` when training rows may leave the answers blank."""
     value: Value
+    unlabelled: Ident | None = None
     keyword: ClassVar[str] = "answers"
 
 

@@ -392,7 +392,7 @@ ENTRY_LAYOUT = {
     A.Source: lambda e: ("from", [e.kind_.value, e.value], None, False),
     A.Split: lambda e: ("split", [e.method.value, *e.args] + (["seed", e.seed] if e.seed is not None else []),
                         None, False),
-    A.IdColumn: _one("id"), A.Answers: _one("answers"), A.Public: _one("public"), A.Private: _one("private"),
+    A.IdColumn: _one("id"), A.Answers: lambda e: ("answers", [e.value] + (["unlabelled"] if e.unlabelled else []), None, False), A.Public: _one("public"), A.Private: _one("private"),
     A.Checksum: lambda e: ("checksum", [e.file, e.digest], None, False),
     A.Prepare: _one("prepare"),
     A.Validation: _one("validation"),

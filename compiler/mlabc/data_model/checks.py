@@ -141,6 +141,8 @@ def _answer_findings(task: dict, name: str, variant: dict, answers: TableProfile
 
 
 def _training_label_findings(name: str, variant: dict, train: TableProfile) -> list[Finding]:
+    if variant.get("unlabelled"):
+        return []  # `answers [...] unlabelled`: a semi-supervised task's training rows may have none
     out = []
     for column in variant.get("answers") or []:
         profile = train.columns.get(column)
@@ -148,7 +150,9 @@ def _training_label_findings(name: str, variant: dict, train: TableProfile) -> l
             out.append(Finding("E561", ("answers", name, column),
                                f"{profile.blanks} of the {train.rows} training rows of data `{name}` have no `{column}`",
                                "drop the rows without a label from the source (or the generator), so that the "
-                               "starter and every agent train on labelled rows"))
+                               "starter and every agent train on labelled rows; or, where unlabelled training "
+                               "rows are meant (a semi-supervised task), declare them: "
+                               f"`answers [\"{column}\"] unlabelled`"))
     return out
 
 

@@ -276,6 +276,8 @@ class TaskLowerer:
                 variant[entry.keyword] = self.report.string_list(entry.value, f"{entry.keyword} files"
                                                                  if entry.keyword != "answers"
                                                                  else "answer columns") or []
+                if isinstance(entry, A.Answers) and entry.unlabelled is not None:
+                    variant["unlabelled"] = True  # training rows may leave the answers blank
             elif isinstance(entry, A.Checksum):
                 file = self.report.string(entry.file, "`checksum` file")
                 digest = self.report.string(entry.digest, "`checksum` digest")

@@ -194,7 +194,7 @@ class YamlBuilder(Commented):
     def single(self, e):
         v = value_node
         simple = {A.Title: "str", A.Category: "name", A.Problem: "str", A.Starter: "str", A.ReadOnly: "str",
-                  A.Requires: "str", A.Demo: "str", A.IdColumn: "str", A.Answers: "str", A.Public: "str",
+                  A.Requires: "str", A.Demo: "str", A.IdColumn: "str", A.Public: "str",
                   A.Private: "str", A.Prepare: "str", A.Validation: "auto", A.Describe: "str", A.Returns: "str", A.Tool: "str", A.Show: "str", A.Hide: "str",
                   A.History: "auto", A.Summarize: "auto", A.Retries: "auto", A.Prompt: "str",
                   A.FormatError: "str", A.ExpTasks: "name", A.ExpAgents: "name", A.ExpRuns: "auto",
@@ -202,6 +202,10 @@ class YamlBuilder(Commented):
                   A.Command: "str", A.Submits: "str", A.NoDeps: "str", A.Dialect: "name"}
         if type(e) in simple:
             return v(e.value, simple[type(e)])
+        if isinstance(e, A.Answers):
+            if e.unlabelled is None:
+                return v(e.value, "str")
+            return Map([Item("columns", v(e.value, "str")), Item("unlabelled", Scalar("true"))])
         if isinstance(e, (A.DefaultAgent, A.UsesActions, A.Tier)):
             return Scalar(e.name.value)
         if isinstance(e, A.Submission):

@@ -340,13 +340,33 @@ def _data_handlers(r: YamlReader) -> dict:
     return {
         "from": lambda n, k, v, out: _source(r, k, v, out),
         "split": lambda n, k, v, out: _split(r, k, v, out),
-        "id": one_value(r, A.IdColumn), "answers": one_value(r, A.Answers),
+        "id": one_value(r, A.IdColumn), "answers": lambda n, k, v, out: _answers(r, k, v, out),
         "public": one_value(r, A.Public), "private": one_value(r, A.Private),
         "checksum": lambda n, k, v, out: _checksums(r, v, out),
         "prepare": one_value(r, A.Prepare),
         "validation": one_value(r, A.Validation, "auto"),
         "limits": limits_entry(r),
     }
+
+
+def _answers(r, key, value, out):
+    """`answers: [label]`, or `answers: {columns: [label], unlabelled: true}` (training rows may
+    leave the answers blank: the .mlab `answers ["label"] unlabelled`)."""
+    span = r.entry_span(key, value)
+    if not isinstance(value, MappingNode):
+        columns = r.value(value, "str", "`answers`")
+        if columns is not None:
+            out.append(A.Answers(span, columns))
+        return
+    parts = parts_of(r, value, "`answers`", {"columns": "str", "unlabelled": "node"}, required=("columns",))
+    if parts is None or parts.get("columns") is None:
+        return
+    flag = parts.get("unlabelled")
+    if flag is not None and (node_tag(flag) != "bool"):
+        r.error("E401", "`unlabelled` takes true or false", flag)
+        return
+    allowed = flag is not None and flag.value.lower() == "true"
+    out.append(A.Answers(span, parts["columns"], A.Ident("unlabelled", r.span(flag)) if allowed else None))
 
 
 def _source(r, key, value, out):

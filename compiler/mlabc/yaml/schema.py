@@ -148,7 +148,9 @@ def _data_def() -> dict:
             "fraction": {"anyOf": [{"type": "number"}, _ref("percent")]},
             "seed": {"type": "integer"},
             "last": {"type": "string", "description": "a time split's horizon, e.g. 30 days"}}, required=("method",))]},
-        "id": {"type": "string"}, "answers": _ref("strings"), "public": _ref("strings"),
+        "id": {"type": "string"}, "answers": {"anyOf": [_ref("strings"), _object(
+            {"columns": _ref("strings"), "unlabelled": {"type": "boolean"}}, required=["columns"])],
+            "description": "the answer columns; `unlabelled: true` lets training rows leave them blank"}, "public": _ref("strings"),
         "private": _ref("strings"),
         "checksum": {"type": "object", "description": "file → SHA-256 digest",
                      "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]{64}$"}},

@@ -32,7 +32,8 @@ EXPLANATIONS: dict[str, Explanation] = {
     "E561": Explanation(
         "A blank answer can never be matched by a prediction, and training rows without a label make "
         "the starter (and every agent) train on rows that say nothing. Drop the rows without a label "
-        "from the source, or fill them.",
+        "from the source, or fill them; where training rows without a label are meant (a semi-supervised "
+        "task), declare them: `answers [\"y\"] unlabelled`.",
         _table("blank-y.csv"), example_task()),
     "E562": Explanation(
         "The metric's columns must hold, in the prepared answers, values it can score: numbers for an "
