@@ -2,7 +2,8 @@
 
 A synthetic task has a folder of random data files of the given size (files of 64 MB at most);
 it is set up three ways, each after one untimed set-up that prepares the data and records its
-digests (that first set-up's time is printed too):
+digests (that first set-up's time is printed too), and the ways alternate within each repeat
+(with a `cp -r`), so that the ratios compare set-ups made under the same load:
 
 - without the data (a task whose only data file is 1 KB): the set-up every run pays;
 - with the data read-only (the task's `read_only` covers it): target at most 1.2x the set-up
@@ -11,9 +12,11 @@ digests (that first set-up's time is printed too):
   set-up), since each file is copied once and not hashed.
 
 Read-only data is linked only where scripts run in bubblewrap (else it is copied): the script
-says which. Each figure is the median of --repeats set-ups, run folders removed between them.
+says which. Each time is the median of --repeats set-ups, run folders removed between them; each
+ratio the median of the repeats' ratios. `--file-mb 1` makes many small files, to see what a file
+costs.
 
-    python bench/setup.py [--sizes 0.1,1] [--repeats 5] [--dir DIR] [--quick]
+    python bench/setup.py [--sizes 0.1,1] [--repeats 5] [--file-mb 64] [--dir DIR] [--quick]
 """
 from __future__ import annotations
 
@@ -73,33 +76,31 @@ def with_read_only(task, patterns: list[str]):
     return TaskBuild(task.name, dict(task.doc, read_only=patterns), task.build)
 
 
-def time_setups(task, runs: Path, repeats: int) -> tuple[float, float, bool]:
-    """(first set-up, median of the next `repeats`, whether the first data file was linked)."""
+def set_up_once(task, runs: Path) -> tuple[float, float, bool]:
+    """One set-up: (wall seconds, CPU seconds, whether the first data file was linked)."""
     from mlab.run.folder import Run
 
-    times, linked = [], False
-    for index in range(repeats + 1):
-        started = time.perf_counter()
-        run = Run.create(task, task.build.agent("research"), runs)
-        times.append(time.perf_counter() - started)
-        data = sorted(run.workspace.root.glob("part*.bin"))
-        linked = bool(data) and os.stat(data[0]).st_nlink > 1
-        run.close()
-        shutil.rmtree(run.dir)
-    return times[0], statistics.median(times[1:]), linked
+    started, cpu = time.perf_counter(), time.process_time()
+    run = Run.create(task, task.build.agent("research"), runs)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    data = sorted(run.workspace.root.glob("part*.bin"))
+    linked = bool(data) and os.stat(data[0]).st_nlink > 1
+    run.close()
+    shutil.rmtree(run.dir)
+    return wall, cpu, linked
 
 
-def time_copy(source: Path, target: Path, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        subprocess.run(["cp", "-r", str(source), str(target)], check=True)
-        times.append(time.perf_counter() - started)
-        shutil.rmtree(target)
-    return statistics.median(times)
+def copy_once(source: Path, target: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(["cp", "-r", str(source), str(target)], check=True)
+    wall = time.perf_counter() - started
+    shutil.rmtree(target)
+    return wall
 
 
 def measure(where: Path, size: int, repeats: int) -> dict:
+    """Each repeat sets up the three ways and copies the data once, in a rotating order, so that a
+    spell of load on the shared machine falls on all four: the ratios are taken within a repeat."""
     from mlab.build import resolve_task
     from mlab.data.prepare import prepare_data
 
@@ -112,25 +113,56 @@ def measure(where: Path, size: int, repeats: int) -> dict:
     (src / "tiny" / "part000.bin").write_bytes(os.urandom(1024))
     big = resolve_task(str(make_task(src, "big", "data", files)))
     tiny = resolve_task(str(make_task(src / "t", "tiny", "../tiny", ["part000.bin"])))
-    figures = {"size": size}
-    figures["none"] = time_setups(with_read_only(tiny, ["*.bin"]), where / "runs", repeats)
-    figures["read_only"] = time_setups(with_read_only(big, ["*.bin"]), where / "runs", repeats)
-    figures["writable"] = time_setups(with_read_only(big, []), where / "runs", repeats)
-    figures["cp"] = time_copy(prepare_data(big, "lite").public, where / "copy", repeats)
+    runs = where / "runs"
+    tasks = {"none": with_read_only(tiny, ["*.bin"]), "read_only": with_read_only(big, ["*.bin"]),
+             "writable": with_read_only(big, [])}
+    figures = {"size": size, "files": len(files), "first": {}, "linked": False}
+    for name, task in tasks.items():   # prepares the data and records its digests
+        figures["first"][name] = set_up_once(task, runs)[0]
+    public = prepare_data(big, "lite").public
+    ways = [*tasks, "cp"]
+    samples = {name: [] for name in ways}
+    for index in range(repeats):
+        for name in ways[index % 4:] + ways[: index % 4]:
+            if name == "cp":
+                samples["cp"].append((copy_once(public, where / "copy"), 0.0))
+            else:
+                wall, cpu, linked = set_up_once(tasks[name], runs)
+                samples[name].append((wall, cpu))
+                figures["linked"] |= linked and name == "read_only"
+    figures["samples"] = samples
     return figures
 
 
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], statistics.median(values), q[2]
+
+
 def report(figures: dict) -> None:
-    gb = figures["size"] / 1e9
-    none, read_only, writable, copy = (figures[k] for k in ("none", "read_only", "writable", "cp"))
-    print(f"\n{gb:g} GB of data:")
-    print(f"  set-up without the data:      {none[1] * 1e3:9.1f} ms (first {none[0] * 1e3:.1f} ms)")
-    print(f"  set-up, the data read-only:   {read_only[1] * 1e3:9.1f} ms (first, digests recorded: "
-          f"{read_only[0] * 1e3:.1f} ms), {'linked' if read_only[2] else 'copied: no sandbox here'}")
-    print(f"  set-up, the data writable:    {writable[1] * 1e3:9.1f} ms (first {writable[0] * 1e3:.1f} ms)")
-    print(f"  cp -r of the data:            {copy * 1e3:9.1f} ms")
-    print(f"  read-only / without: {read_only[1] / none[1]:.2f}x (target <= 1.2x); "
-          f"writable / cp -r: {writable[1] / copy:.2f}x (target <= 1.5x)")
+    gb, files = figures["size"] / 1e9, figures["files"]
+    samples = figures["samples"]
+    wall = {name: [w for w, _ in values] for name, values in samples.items()}
+    cpu = {name: [c for _, c in values] for name, values in samples.items()}
+    median = {name: statistics.median(values) for name, values in wall.items()}
+    read_only = [r / n for r, n in zip(wall["read_only"], wall["none"])]
+    writable = [w / c for w, c in zip(wall["writable"], wall["cp"])]
+    read_only_cpu = [r / n for r, n in zip(cpu["read_only"], cpu["none"])]
+    extra = [(r - n) / files for r, n in zip(wall["read_only"], wall["none"])]
+    print(f"\n{gb:g} GB of data in {files} files ({len(wall['none'])} repeats, ratios within a repeat):")
+    first = figures["first"]
+    print(f"  set-up without the data:      {median['none'] * 1e3:9.1f} ms (first {first['none'] * 1e3:.1f} ms)")
+    print(f"  set-up, the data read-only:   {median['read_only'] * 1e3:9.1f} ms (first, digests recorded: "
+          f"{first['read_only'] * 1e3:.1f} ms), {'linked' if figures['linked'] else 'copied: no sandbox here'}")
+    print(f"  set-up, the data writable:    {median['writable'] * 1e3:9.1f} ms (first {first['writable'] * 1e3:.1f} ms)")
+    print(f"  cp -r of the data:            {median['cp'] * 1e3:9.1f} ms")
+    low, mid, high = quartiles(read_only)
+    print(f"  read-only / without: {mid:.2f}x (quartiles {low:.2f} to {high:.2f}; target <= 1.2x); "
+          f"CPU {statistics.median(read_only_cpu):.2f}x; {statistics.median(extra) * 1e3:.3f} ms more a file")
+    low, mid, high = quartiles(writable)
+    print(f"  writable / cp -r: {mid:.2f}x (quartiles {low:.2f} to {high:.2f}; target <= 1.5x)")
 
 
 def main() -> None:
@@ -138,11 +170,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="0.1,1", help="data sizes in GB, comma-separated")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dir", default=None, help="folder on the disk to measure (default: the temp folder)")
+    parser.add_argument("--file-mb", type=float, default=64, help="size of each data file (smaller: more files)")
     parser.add_argument("--quick", action="store_true", help="10 MB, one repeat: checks the benchmark runs")
     args = parser.parse_args()
     sizes = [0.01] if args.quick else [float(s) for s in args.sizes.split(",")]
     repeats = 1 if args.quick else args.repeats
     sys.path.insert(0, str(REPO))
+    global FILE_BYTES
+    FILE_BYTES = int(args.file_mb * (1 << 20))
     for size in sizes:
         where = Path(tempfile.mkdtemp(prefix="mlab-bench-setup-", dir=args.dir))
         os.environ["MLAB_CACHE"] = str(where / "cache")

@@ -51,30 +51,53 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     except OSError:
         info = None
     entry = None
-    if info is not None and info.st_size >= REMEMBERED_FROM and time.time() - info.st_ctime > SETTLED_S:
-        key = f"{info.st_dev}\0{info.st_ino}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
-        name = hashlib.sha256(key.encode()).hexdigest()
-        entry = cache_root() / "hashes" / name[:2] / name
-        try:
-            known = entry.read_text(encoding="ascii")
-            if len(known) == 64:
-                return known
-        except (OSError, ValueError):
-            pass
+    if info is not None and info.st_size >= REMEMBERED_FROM and settled(info):
+        entry = remembered_entry(stat_key(info))
+        known = recall_digest(entry)
+        if known is not None:
+            return known
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while block := handle.read(chunk):
             digest.update(block)
     if entry is not None:
-        try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=entry.parent, prefix=".in-")
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(digest.hexdigest())
-            os.replace(temp, entry)
-        except OSError:
-            pass   # a cache that cannot be written: the file is hashed again next time
+        remember_digest(entry, digest.hexdigest())
     return digest.hexdigest()
+
+
+def settled(info: os.stat_result) -> bool:
+    """Whether a file's last change is old enough for its stat to name its contents."""
+    return time.time() - info.st_ctime > SETTLED_S
+
+
+def stat_key(info: os.stat_result) -> str:
+    """A file's device, inode, size, mtime and ctime: any write or change of mode moves it."""
+    return f"{info.st_dev}\0{info.st_ino}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
+
+
+def remembered_entry(key: str) -> Path:
+    """Where a digest remembered under `key` (stat_key, or a folder's list of them) is kept."""
+    name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+    return cache_root() / "hashes" / name[:2] / name
+
+
+def recall_digest(entry: Path) -> str | None:
+    try:
+        known = entry.read_text(encoding="ascii")
+    except (OSError, ValueError):
+        return None
+    return known if len(known) == 64 else None
+
+
+def remember_digest(entry: Path, digest: str) -> None:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=entry.parent, prefix=".in-")
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(digest)
+        os.replace(temp, entry)
+    except OSError:
+        pass   # a cache that cannot be written: the file is hashed again next time
 
 
 # -- validated build artifacts --------------------------------------------------------------

@@ -156,17 +156,22 @@ class ObjectStore:
         """Make the object `digest` hold the harness-owned file `source`, whose SHA-256 the caller
         knows (a prepared data file): a hard link to it, never read, or a copy when the store is
         on another file system. The caller keeps `source` unchanged from here (it is read-only)."""
-        target = self.path(digest)
-        if target.is_file():
-            return target
-        target.parent.mkdir(exist_ok=True)
-        try:
-            os.link(source, target)
-            return target
-        except FileExistsError:
-            return target
-        except OSError:
-            pass   # another file system, or too many names: one copy
+        folder = os.path.join(self.folder, digest[:2])
+        target = os.path.join(folder, digest[2:])
+        for _ in range(2):   # the link first: its fan-out folder is made only when it is missing
+            try:
+                os.link(source, target)
+                return Path(target)
+            except FileExistsError:
+                return Path(target)
+            except FileNotFoundError:
+                try:
+                    os.mkdir(folder)
+                except FileExistsError:
+                    pass
+            except OSError:
+                break   # another file system, or too many names: one copy
+        target = Path(target)
         fd, temp = self._temporary()
         try:
             with open(source, "rb") as reader, os.fdopen(fd, "wb") as writer:
@@ -249,16 +254,26 @@ class Snapshotter:
         self._links: dict[str, tuple] = {}   # rel → (dev, inode) of a file that is a link to its own object
         self.refused: dict[str, str] = {}  # files of the last scan left out, and why (see scan)
 
-    def adopt(self, placed: dict[str, str]) -> None:
+    def adopt(self, placed: dict[str, str], linked: set[str] = frozenset()) -> None:
         """Take files the harness has just put into the workspace with known contents (rel →
         digest, each stored already) into the manifest without reading them; a file modified
-        within the racy window is read at the next scan all the same."""
+        within the racy window is read at the next scan all the same. `linked`: those of them the
+        harness has just made hard links to their own object (read-only data)."""
         started = time.time_ns()
+        root = os.fspath(self.root)
         for rel, digest in placed.items():
-            info = os.lstat(self.root / rel)
+            info = os.lstat(os.path.join(root, rel))
             self.manifest[rel] = digest
+            if rel in linked:
+                self._links[rel] = (info.st_dev, info.st_ino)
             if info.st_mtime_ns < started - RACY_WINDOW_NS:
                 self._stats[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+
+    def take_stats(self, other: "Snapshotter") -> None:
+        """Know the files as `other` (of the same workspace, renamed into place since) last saw
+        them, so that files it had stored or adopted are not read again by the next scan."""
+        self._stats.update(other._stats)
+        self._links.update(other._links)
 
     def _own_object(self, rel: str, info: os.stat_result) -> bool:
         """Whether a workspace file with several names is a hard link to the stored object of

@@ -180,3 +180,45 @@ def test_a_large_source_file_is_hashed_once_until_it_changes(tmp_path, monkeypat
         handle.write(b"changed")
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
     assert cache.file_sha256(path) == sha(path) != real
+
+
+def test_the_first_step_reads_no_data_file_the_set_up_placed(house_run, monkeypatch):
+    from mlab.snapshots import ObjectStore
+
+    run, _ = house_run
+    read = []
+    original = ObjectStore.put_workspace_file
+
+    def spy(store, root, rel, names=1):
+        read.append(rel)
+        return original(store, root, rel, names)
+
+    monkeypatch.setattr(ObjectStore, "put_workspace_file", spy)
+    observation = run.step("Write File", {"file_name": "notes.txt", "content": "hello\n"})
+    assert observation.status == "ok", observation.text
+    assert "notes.txt" in read and "train.csv" not in read and "test.csv" not in read, read
+    assert run.records[-1]["snapshot"]["changed"].keys() == {"notes.txt"}
+
+
+def test_a_source_folder_is_read_once_until_one_of_its_files_changes(tmp_path, monkeypatch):
+    import mlab.cache as cache
+    from mlab.data.prepare import folder_digest
+
+    monkeypatch.setenv("MLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "SETTLED_S", -1.0)   # the files need not be two seconds old here
+    folder = tmp_path / "source"
+    (folder / "sub").mkdir(parents=True)
+    for index in range(20):
+        (folder / ("sub" if index % 2 else ".") / f"part{index}.txt").write_text(f"row {index}\n")
+    first = folder_digest(folder)
+    hashed = []
+    monkeypatch.setattr("mlab.data.prepare.file_sha256", lambda path: hashed.append(path) or sha(path))
+    assert folder_digest(folder) == first and hashed == []   # remembered: no file read
+    edited = folder / "sub" / "part3.txt"
+    info = os.stat(edited)
+    edited.write_text("row 9\n")   # the same size and mtime, other contents: its ctime moves
+    os.utime(edited, ns=(info.st_atime_ns, info.st_mtime_ns))
+    changed = folder_digest(folder)
+    assert changed != first and len(hashed) == 20
+    (folder / "part2.txt").rename(folder / "part2b.txt")   # a renamed file: another digest
+    assert folder_digest(folder) not in (first, changed)

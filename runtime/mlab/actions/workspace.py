@@ -82,8 +82,10 @@ class Workspace:
     # -- read-only ---------------------------------------------------------------------
     def read_only_pattern(self, real: Path) -> str | None:
         """The read-only pattern that covers a resolved path (itself or a folder above it)."""
-        rel = self.relative(real)
-        if rel == ".":
+        return self._pattern_of(self.relative(real))
+
+    def _pattern_of(self, rel: str) -> str | None:
+        if rel == "." or not self.read_only:
             return None
         parts = rel.split("/")
         prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
@@ -93,8 +95,15 @@ class Workspace:
         return None
 
     def is_read_only(self, rel: str) -> bool:
-        """Whether a workspace-relative path is covered by a read-only pattern."""
-        return self.read_only_pattern(self.root / rel) is not None
+        """Whether a workspace-relative path is covered by a read-only pattern (the path's text
+        normalised as `relative` would, without touching the file system: a run's set-up asks
+        this of every data file)."""
+        if not self.read_only:
+            return False
+        text = os.path.normpath(rel)
+        if os.path.isabs(text) or text == ".." or text.startswith("../"):
+            return self.read_only_pattern(self.root / rel) is not None
+        return self._pattern_of(text) is not None
 
     def read_only_files(self) -> list[Path]:
         """Every file of the workspace covered by a read-only pattern."""

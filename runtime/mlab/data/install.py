@@ -22,12 +22,13 @@ from mlab.cache import file_sha256
 from mlab.confined import open_binary, write_file
 from mlab.data.prepare import PreparedData, copy_tree, is_debris
 from mlab.snapshots import ObjectStore
+from mlab.tree import walk_tree
 
 DIGESTS = "digests.json"   # each public file's SHA-256, size and mtime
 
 
 def install_run_data(prepared: PreparedData, workspace: Path, private: Path, store: ObjectStore,
-                     link=None) -> dict[str, str]:
+                     link=None, linked: set[str] | None = None) -> dict[str, str]:
     """Put a prepared variant's public files into a new run's workspace and its private files into
     private/ (as mlab.data.prepare.install_data does, with the run's store).
 
@@ -35,28 +36,28 @@ def install_run_data(prepared: PreparedData, workspace: Path, private: Path, sto
     (made read-only first), or one copy when the store is on another file system; its digest is the
     recorded one. A public file for which `link(rel)` holds (a read-only file of a sandboxed run) is
     then a hard link to that object in the workspace too; any other is copied once, keeping the cache
-    file's mtime so that the first snapshot need not read it again. Returns rel → digest of each."""
+    file's mtime so that the first snapshot need not read it again. Returns rel → digest of each;
+    `linked`, when given, receives the files linked to their object."""
     copy_tree(prepared.private, private)
-    digests = public_digests(prepared.folder)
-    for folder in sorted(p for p in prepared.public.rglob("*") if p.is_dir()):
-        if not is_debris(folder.relative_to(prepared.public)):
-            (Path(workspace) / folder.relative_to(prepared.public)).mkdir(parents=True, exist_ok=True)
-    for rel in digests:
-        _read_only(prepared.public / rel)
+    folders: list[str] = []
+    digests = public_digests(prepared.folder, folders)
+    for folder in folders:
+        (Path(workspace) / folder).mkdir(parents=True, exist_ok=True)
     placed = {}
+    public, root = os.fspath(prepared.public), os.fspath(workspace)
     for rel, digest in digests.items():
-        source, target = prepared.public / rel, Path(workspace) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        source, target = os.path.join(public, rel), os.path.join(root, rel)
         stored = store.adopt(source, digest)
-        if target.exists() or target.is_symlink():
-            target.unlink()   # a starter file of the same name: the data's file replaces it
         if link is not None and link(rel):
             try:
-                os.link(stored, target)
+                _link_replacing(stored, target)
                 placed[rel] = digest
+                if linked is not None:
+                    linked.add(rel)
                 continue
             except OSError:
                 pass   # another file system, or too many names: a copy
+        _remove_file(target)   # a starter file of the same name: the data's file replaces it
         shutil.copyfile(source, target)
         info = os.stat(source)
         os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
@@ -64,17 +65,29 @@ def install_run_data(prepared: PreparedData, workspace: Path, private: Path, sto
     return placed
 
 
-def _read_only(path: Path) -> None:
-    """Take every write permission off a cache file (a link to it in a run must not open it)."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    if mode & 0o222:
-        os.chmod(path, mode & ~0o222)
+def _link_replacing(stored: str, target: str) -> None:
+    try:
+        os.link(stored, target)
+    except FileExistsError:   # a starter file of the same name: the data's file replaces it
+        _remove_file(target)
+        os.link(stored, target)
 
 
-def public_digests(folder: Path) -> dict[str, str]:
+def _remove_file(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def public_digests(folder: Path, folders: list[str] | None = None) -> dict[str, str]:
     """The SHA-256 of each public file of a prepared folder (debris left out), as recorded in its
     digests.json by the first run set up from it; a file missing from the record, or whose size or
-    mtime differ from it (changed in place), is hashed now and the record written again."""
+    mtime differ from it (changed in place), is hashed now and the record written again. Every
+    write permission is taken off each file (a link to it in a run must not open it).
+
+    One stat a file, from the folder walk: a set-up pays this for every data file. `folders`, when
+    given, receives the public folders' names (debris left out), parents first."""
     record_path = Path(folder) / DIGESTS
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
@@ -82,17 +95,21 @@ def public_digests(folder: Path) -> dict[str, str]:
         record = {}
     public = Path(folder) / "public"
     digests, fresh, changed = {}, {}, False
-    for path in sorted(public.rglob("*")):
-        rel = path.relative_to(public)
-        if is_debris(rel) or not path.is_file() or path.is_symlink():
+    for name, full, info in sorted(walk_tree(public)):
+        if is_debris(Path(name)):
             continue
-        name = rel.as_posix()
-        info = path.stat()
+        if stat.S_ISDIR(info.st_mode) and folders is not None:
+            folders.append(name)
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o222:
+            os.chmod(full, mode & ~0o222)
         known = record.get(name)
         if isinstance(known, list) and len(known) == 3 and known[1:] == [info.st_size, info.st_mtime_ns]:
             fresh[name] = known
         else:
-            fresh[name] = [file_sha256(path), info.st_size, info.st_mtime_ns]
+            fresh[name] = [file_sha256(Path(full)), info.st_size, info.st_mtime_ns]
             changed = True
         digests[name] = fresh[name][0]
     if changed or len(fresh) != len(record):

@@ -16,13 +16,15 @@ import importlib.util
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from mlab.build import TaskBuild
-from mlab.cache import data_cache, file_sha256
+from mlab.cache import data_cache, file_sha256, recall_digest, remember_digest, remembered_entry, settled, stat_key
 from mlab.errors import DataError
+from mlab.tree import walk_tree
 from mlab.data.answers import check_answer_ids
 from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
@@ -75,6 +77,12 @@ def is_debris(rel: Path) -> bool:
     return any(part in DEBRIS_NAMES for part in rel.parts) or rel.name.endswith(DEBRIS_SUFFIXES)
 
 
+def debris_name(rel: str) -> bool:
+    """is_debris for a POSIX relative path given as text (no Path made: a folder walk asks it of
+    every file)."""
+    return any(part in DEBRIS_NAMES for part in rel.split("/")) or rel.endswith(DEBRIS_SUFFIXES)
+
+
 def folder_digest(folder: Path, leave_out: tuple[Path, ...] = ()) -> str:
     """SHA-256 over the names and contents of a folder's files (debris left out: is_debris; so are
     the files and folders named in leave_out)."""
@@ -82,13 +90,34 @@ def folder_digest(folder: Path, leave_out: tuple[Path, ...] = ()) -> str:
     skipped = tuple(Path(p).resolve() for p in leave_out)
 
     def counted(path: Path) -> bool:
+        if not skipped:
+            return True
         resolved = path.resolve()
         return not any(resolved == s or s in resolved.parents for s in skipped)
 
-    files = (p for p in folder.rglob("*")
-             if p.is_file() and not is_debris(p.relative_to(folder)) and counted(p))
-    for path in sorted(files):
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode())
+    listed = []   # (rel, full path, stat) of each file, a link to a file followed as rglob did
+    for rel, full, info in walk_tree(folder):
+        if stat.S_ISLNK(info.st_mode):
+            try:
+                info = os.stat(full)
+            except OSError:
+                continue
+        if stat.S_ISREG(info.st_mode) and not debris_name(rel) and counted(Path(full)):
+            listed.append((rel, full, info))
+    listed.sort(key=lambda item: item[0].split("/"))   # the order of sorted Paths, as before
+    # Every run's set-up hashes its task's local source for the preparation key: the folder's digest
+    # is remembered under each file's name and stat (mlab.cache.stat_key), so a folder of many files
+    # costs a stat each, not a read and a lookup each.
+    entry = None
+    if all(settled(info) for _, _, info in listed):
+        entry = remembered_entry("folder\0" + "".join(f"{rel}\0{stat_key(info)}\n" for rel, _, info in listed))
+        known = recall_digest(entry)
+        if known is not None:
+            return known
+    for rel, full, _ in listed:
+        digest.update(f"{rel}\0{file_sha256(Path(full))}\n".encode())
+    if entry is not None:
+        remember_digest(entry, digest.hexdigest())
     return digest.hexdigest()
 
 

@@ -243,10 +243,11 @@ class Run:
             write_canary(staging / "workspace", task.name, int(task.doc.get("version", 1)))
             store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
             link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
-            placed = install_run_data(prepared, staging / "workspace", staging / "private", store, link)
+            linked: set[str] = set()
+            placed = install_run_data(prepared, staging / "workspace", staging / "private", store, link, linked)
             _copy_build(task, agent, staging / "build")
             snapshotter = Snapshotter(staging / "workspace", store)
-            snapshotter.adopt(placed)
+            snapshotter.adopt(placed, linked)
             snapshotter.scan()   # the starter's files and the canary
             meta = {
                 "schema": RUN_SCHEMA_ID, "schema_version": 5, "id": run_id, "created": timestamp(),
@@ -274,7 +275,9 @@ class Run:
             if lock is not None:
                 os.close(lock)
             raise
-        return cls(folder, meta, task, agent, [], dict(snapshotter.manifest), lock)
+        run = cls(folder, meta, task, agent, [], dict(snapshotter.manifest), lock)
+        run.snapshotter.take_stats(snapshotter)   # so the first step reads no data file again
+        return run
 
     @classmethod
     def resume(cls, folder: Path, device: str | None = None) -> "Run":
