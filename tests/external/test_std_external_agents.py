@@ -126,32 +126,52 @@ def test_the_agent_scores_house_price_with_its_own_shell_tool(tmp_path, installe
         assert json.loads((run / "run.json").read_text())["node"]["version"] == recorded["node"]["version"]
 
 
+# The first reply of a run whose token limit (1000) its first exchange uses up: each agent's shell
+# call, and for aider, whose --message mode makes one exchange when its command runs, an edit that
+# does not apply, which it sends back to the model (a second call, refused).
+PAST_THE_LIMIT = dict({name: reply for name, (reply, _) in SHELL.items()}, aider=(
+    "train.py\n```python\n<<<<<<< SEARCH\nthis line is not in the file\n=======\nprint('no')\n"
+    ">>>>>>> REPLACE\n```\n"))
+# The agents that stream their replies: aider asks for whole ones (--no-stream), which the model
+# client's time-out bounds, so no stream of its can stall.
+STREAMING = sorted(set(SHELL) - {"aider"})
+
+
 @pytest.mark.slow
-def test_a_token_limit_ends_claude_code_with_its_failure_mode(tmp_path, installed):
-    installed("claude-code")
-    reply, _ = SHELL["claude-code"]
-    code, out, err = mlab("run", "house-price", "--agent", "claude-code", "--model",
-                          scripted(tmp_path, [reply, FINAL, FINAL]), "--tokens", "1000", "--runs-dir", tmp_path / "runs")
+@pytest.mark.parametrize("name", sorted(PAST_THE_LIMIT))
+def test_a_token_limit_ends_the_agents_run_with_its_failure_mode(tmp_path, installed, name):
+    """The gateway refuses the call past the run's token limit with the dialect's rate-limit error;
+    the agent is given a few seconds to end by itself, then stopped: the run ends `tokens_limit`."""
+    installed(name)
+    code, out, err = mlab("run", "house-price", "--agent", name, "--model",
+                          scripted(tmp_path, [PAST_THE_LIMIT[name], FINAL, FINAL]), "--tokens", "1000",
+                          "--runs-dir", tmp_path / "runs")
     run = only_run(tmp_path / "runs")
     document = result(run)
-    assert document["end_reason"] == "tokens_limit" and document["failure_mode"] == "limit reached", err
-    assert len(external_calls(run)) == 1 and "tokens limit" in trace(run)[-1]["observation"]
+    log = (run / "output" / "agent.log").read_text(errors="replace")
+    assert document["end_reason"] == "tokens_limit" and document["failure_mode"] == "limit reached", (err, log[-2000:])
+    assert len(external_calls(run)) == 1
+    assert "tokens limit" in trace(run)[-1]["observation"]
 
 
 @pytest.mark.slow
-def test_a_stalled_stream_ends_claude_codes_run_with_its_failure_mode(tmp_path, installed, monkeypatch):
+@pytest.mark.parametrize("name", STREAMING)
+def test_a_stalled_stream_ends_the_agents_run_with_its_failure_mode(tmp_path, installed, monkeypatch, name):
     """The upstream sends the first piece of its streamed reply and then nothing: past the stall time
-    the gateway ends the stream with the Anthropic error event, records what came, and ends the run."""
+    the gateway ends the stream with the dialect's error event, records what came, and ends the run,
+    whatever the agent then does (retry, wait or exit)."""
     from fake_openai import FakeOpenAI
 
-    installed("claude-code")
+    installed(name)
     monkeypatch.setenv("MLAB_STALL_S", "2")
     with FakeOpenAI(["Never finished, this reply."], faults=["stall"]) as upstream:
-        code, out, err = mlab("run", "house-price", "--agent", "claude-code", "--model", "openai/upstream",
+        code, out, err = mlab("run", "house-price", "--agent", name, "--model", "openai/upstream",
                               "--api-base", upstream.base, "--runs-dir", tmp_path / "runs")
     run = only_run(tmp_path / "runs")
     document = result(run)
-    assert document["end_reason"] == "failed" and document["failure_mode"] == "model API failure", err
+    log = (run / "output" / "agent.log").read_text(errors="replace")
+    assert document["end_reason"] == "failed" and document["failure_mode"] == "model API failure", (err, log[-2000:])
     calls = external_calls(run)
-    assert len(calls) == 1 and calls[0]["model"]["stalled"] is True and calls[0]["model"]["dialect"] == "anthropic"
+    assert len(calls) == 1 and calls[0]["model"]["stalled"] is True
+    assert calls[0]["model"]["dialect"] == STD_EXTERNAL[name] and calls[0]["model"]["stream"] is True
     assert "stalled" in trace(run)[-1]["observation"]
