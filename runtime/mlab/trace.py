@@ -20,6 +20,8 @@ from mlab.standard_json import dumps
 
 TRACE = "trace.jsonl"
 TORN_SUFFIX = ".torn"
+# Version 7: an external exchange may say it compacted the agent's conversation (compaction) and what
+# the gateway dropped from its request (notes).
 # Version 6: an external exchange may name its dialect, the model asked for, stream and stalled;
 # a model call may hold its cache writes (cache_write_tokens).
 # Version 5: a script's compute may hold its accelerators' busy seconds (compute.accelerator).
@@ -27,7 +29,7 @@ TORN_SUFFIX = ".torn"
 # Version 3: records may hold native tool calls and tree-search nodes (optional fields).
 # Version 2: records carry schema_version and may store long texts apart (see store_long_texts);
 # a record without schema_version is a version-1 record, read the same way.
-TRACE_VERSION = 6
+TRACE_VERSION = 7
 # A text of the record longer than this goes into objects/ once, by content hash; the record keeps
 # a preview of PREVIEW_CHARS with a note, and lists where it was taken from under "stored".
 STORED_OVER_CHARS = 65_536

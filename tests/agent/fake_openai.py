@@ -92,7 +92,7 @@ class FakeOpenAI:
 
             def _stream(self, body: dict, message: dict, stall: bool):
                 """The reply as chat.completion.chunk events, `gap_s` apart: the reasoning and the text
-                in pieces of 4 characters, each tool call's id and name, then its arguments in pieces;
+                in pieces of 4 characters (the reasoning's signatures after it), each tool call's id and name, then its arguments in pieces;
                 the finish reason, the usage (when asked for) and [DONE]. With `stall`: after the
                 first piece, nothing more for 30 s."""
                 def chunk(delta, finish=None, **more):
@@ -103,6 +103,10 @@ class FakeOpenAI:
                 for field in ("reasoning_content", "content"):
                     text = message.get(field) or ""
                     chunks += [chunk({field: text[i:i + 4]}) for i in range(0, len(text), 4)]
+                    if field == "reasoning_content":  # the reasoning's signature ends it, as Anthropic's does
+                        chunks += [chunk({"thinking_blocks": [{"type": "thinking", "thinking": "",
+                                                               "signature": block["signature"]}]})
+                                   for block in message.get("thinking_blocks") or [] if block.get("signature")]
                 for index, call in enumerate(message.get("tool_calls") or []):
                     chunks.append(chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function",
                                                          "function": {"name": call["function"]["name"],

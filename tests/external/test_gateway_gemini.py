@@ -128,3 +128,50 @@ def test_a_stalled_stream_ends_with_an_error_chunk_and_a_record(tmp_path):
             list(client.models.generate_content_stream(model="m", contents="go"))
         assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
         assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]
+
+
+THOUGHT = [{"type": "thinking", "thinking": "Distances matter.", "signature": "sig-upstream-1"}]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_thought_signature_goes_out_and_comes_back_to_the_upstream(tmp_path, stream):
+    """The upstream's reasoning blocks (with their signatures) reach the agent as a thought part and
+    a thoughtSignature on the function call; sent back in the next turn (the thought parts left out,
+    as Gemini CLI leaves them), they reach the upstream again."""
+    reply = {"content": None, "reasoning_content": "Distances matter.", "thinking_blocks": THOUGHT,
+             "tool_calls": [{"id": "call_1", "type": "function",
+                             "function": {"name": "run_shell_command", "arguments": '{"command": "ls"}'}}]}
+    with FakeOpenAI([reply, "Done."]) as upstream, served(tmp_path, server_client(upstream.base)) as gateway:
+        client = sdk(gateway)
+        config = types.GenerateContentConfig(tools=[types.Tool(function_declarations=[SHELL])])
+        if stream:
+            chunks = list(client.models.generate_content_stream(model="gemini-3-pro", contents="Look.", config=config))
+        else:
+            chunks = [client.models.generate_content(model="gemini-3-pro", contents="Look.", config=config)]
+        parts = parts_of(chunks)
+        assert "".join(p.text for p in parts if p.thought) == "Distances matter."
+        (call,) = [p for p in parts if p.function_call]
+        assert call.thought_signature
+        history = [types.Content(role="user", parts=[types.Part(text="Look.")]),
+                   types.Content(role="model", parts=[call]),
+                   types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+                       id=call.function_call.id, name="run_shell_command", response={"output": "total 0"}))])]
+        assert client.models.generate_content(model="gemini-3-pro", contents=history, config=config).text == "Done."
+        assistant = upstream.requests[1]["messages"][1]
+        assert assistant["thinking_blocks"] == THOUGHT and assistant["reasoning_content"] == "Distances matter."
+        assert "notes" not in gateway.exchange
+
+
+def test_a_thought_signature_the_gateway_did_not_issue_is_dropped_with_a_note(tmp_path):
+    with served(tmp_path, scripted_client(tmp_path, ["ok", "ok"])) as gateway:
+        client = sdk(gateway)
+        turns = [types.Content(role="user", parts=[types.Part(text="a")]),
+                 types.Content(role="model", parts=[types.Part(text="b", thought_signature=b"another server's")]),
+                 types.Content(role="user", parts=[types.Part(text="c")])]
+        client.models.generate_content(model="m", contents=turns)
+        assert gateway.exchange["messages"][1] == {"role": "assistant", "content": "b"}
+        assert gateway.exchange["notes"] == ["contents[1].parts[0]: a thoughtSignature that this gateway did not "
+                                             "issue was dropped"]
+        turns[1].parts[0].thought_signature = b"skip_thought_signature_validator"  # Gemini CLI's placeholder
+        client.models.generate_content(model="m", contents=turns)
+        assert "notes" not in gateway.exchange

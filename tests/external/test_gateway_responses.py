@@ -124,3 +124,86 @@ def test_a_stalled_stream_ends_with_response_failed_and_a_record(tmp_path):
         assert events[-1].type == "response.failed" and "stalled" in events[-1].response.error.message
         assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
         assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]
+
+
+THOUGHT = [{"type": "thinking", "thinking": "The data is tabular.", "signature": "sig-upstream-1"}]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_reasoning_goes_out_as_an_encrypted_item_and_comes_back_to_the_upstream(tmp_path, stream):
+    """The upstream's reasoning blocks (with their signatures) reach the agent as a reasoning item
+    with encrypted_content; sent back in the next turn's input, they reach the upstream again."""
+    reply = {"content": None, "reasoning_content": "The data is tabular.", "thinking_blocks": THOUGHT,
+             "tool_calls": [{"id": "call_1", "type": "function",
+                             "function": {"name": "shell", "arguments": '{"command": ["ls"]}'}}]}
+    with FakeOpenAI([reply, "Done."]) as upstream, served(tmp_path, server_client(upstream.base)) as gateway:
+        client = sdk(gateway)
+        asked = dict(model="gpt-5-codex", tools=TOOLS, include=["reasoning.encrypted_content"], store=False,
+                     input=[{"role": "user", "content": "Look."}])
+        if stream:
+            with client.responses.stream(**asked) as events:
+                response = events.get_final_response()
+        else:
+            response = client.responses.create(**asked)
+        reasoning, call = response.output
+        assert reasoning.type == "reasoning" and reasoning.summary[0].text == "The data is tabular."
+        assert reasoning.encrypted_content
+        client.responses.create(model="gpt-5-codex", tools=TOOLS, store=False, input=[
+            {"role": "user", "content": "Look."}, reasoning.model_dump(exclude_none=True),
+            call.model_dump(exclude_none=True), {"type": "function_call_output", "call_id": call.call_id,
+                                                 "output": "total 0"}])
+        assistant = upstream.requests[1]["messages"][1]
+        assert assistant["thinking_blocks"] == THOUGHT and assistant["tool_calls"][0]["id"] == call.call_id
+        assert "notes" not in gateway.exchange
+
+
+def test_reasoning_another_server_encrypted_is_dropped_with_a_note(tmp_path):
+    with served(tmp_path, scripted_client(tmp_path, ["ok"])) as gateway:
+        sdk(gateway).responses.create(model="m", input=[
+            {"role": "user", "content": "a"},
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "hmm"}],
+             "encrypted_content": "gAAAAABo-not-ours"},
+            {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}])
+        assistant = gateway.exchange["messages"][1]
+        assert assistant == {"role": "assistant", "content": "b", "reasoning_content": "hmm"}
+        assert gateway.exchange["notes"] == ["input[1]: a reasoning item's encrypted_content that this gateway did "
+                                             "not issue was dropped (its summary is kept)"]
+
+
+def test_compact_summarises_through_the_runs_model_and_the_summary_comes_back(tmp_path):
+    """POST /v1/responses/compact (the SDK's responses.compact): the run's model writes the summary
+    (one exchange, metered and recorded), which comes back sealed in a compaction item after the
+    user messages; sent back as input, the compaction item is the summary again."""
+    with served(tmp_path, scripted_client(tmp_path, ["Trees win; next: tune depth.", "ok"])) as gateway:
+        client = sdk(gateway)
+        compacted = client.responses.compact(model="gpt-5-codex", instructions="You are Codex.", input=[
+            {"role": "user", "content": "Fit a model."}, {"role": "assistant", "content": "Trees fit best."}])
+        assert compacted.object == "response.compaction" and compacted.usage.input_tokens > 0
+        user, compaction = compacted.output
+        assert user.role == "user" and user.content[0].text == "Fit a model."
+        assert compaction.type == "compaction" and compaction.encrypted_content
+        asked = gateway.exchange
+        assert asked["compaction"] is True and asked["tools"] is None and len(gateway.records) == 1
+        assert asked["messages"][-1]["role"] == "user" and "Summarise this conversation" in asked["messages"][-1]["content"]
+        client.responses.create(model="gpt-5-codex", input=[
+            user.model_dump(exclude_none=True), compaction.model_dump(exclude_none=True),
+            {"role": "user", "content": "Go on."}])
+        assert gateway.exchange["messages"][1] == {
+            "role": "user", "content": "A summary of the conversation so far, which was compacted:\n\n"
+                                       "Trees win; next: tune depth."}
+        assert "compaction" not in gateway.exchange
+
+
+def test_a_compaction_trigger_is_answered_with_a_compaction_item_in_the_stream(tmp_path):
+    """Codex 0.171 with an OpenAI provider compacts by a streamed /v1/responses whose input ends with
+    a compaction_trigger item; the answer is one compaction item."""
+    with served(tmp_path, scripted_client(tmp_path, ["The summary."])) as gateway:
+        with sdk(gateway).responses.stream(model="m", tools=TOOLS, input=[
+                {"role": "user", "content": "Fit a model."}, {"type": "compaction_trigger"}]) as events:
+            response = events.get_final_response()
+        (compaction,) = response.output
+        assert compaction.type == "compaction" and compaction.encrypted_content
+        assert gateway.exchange["compaction"] is True and gateway.exchange["tools"] is None
+        with pytest.raises(openai.BadRequestError, match="compaction_trigger must be the last"):
+            sdk(gateway).responses.create(model="m", input=[{"type": "compaction_trigger"},
+                                                            {"role": "user", "content": "x"}])

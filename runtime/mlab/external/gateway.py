@@ -154,6 +154,10 @@ class Gateway:
                     "stream": ask.stream}
         if stalled:
             exchange["stalled"] = True
+        if ask.compaction:
+            exchange["compaction"] = True
+        if ask.notes:
+            exchange["notes"] = list(ask.notes)
         self.record(exchange, call, started)
         self.recorded = True
 
@@ -359,7 +363,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _not_served(self, dialect) -> None:
         self._send(404, dialect.error_body(f"no such endpoint {self.command} {urlsplit(self.path).path}; the "
-                                           "gateway serves /v1/chat/completions, /v1/responses, "
+                                           "gateway serves /v1/chat/completions, /v1/responses, /v1/responses/compact, "
                                            "/v1/messages, /v1/messages/count_tokens, /v1/models and /v1beta/models/"
                                            "MODEL:generateContent, :streamGenerateContent and :countTokens", "not_found"))
 

@@ -162,7 +162,7 @@ class ExternalRunner:
         model = {"prompt": prompt, "response": call.response, "calls": [call.to_json()], "message": call.message,
                  "request": {"messages": messages, "tools": exchange.get("tools")}, "external": True}
         for key, field in (("dialect", "dialect"), ("model", "asked_model"), ("stream", "stream"),
-                           ("stalled", "stalled")):
+                           ("stalled", "stalled"), ("compaction", "compaction"), ("notes", "notes")):
             if exchange.get(key) is not None:
                 model[field] = exchange[key]
         text = call.response or ""

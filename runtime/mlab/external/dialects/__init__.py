@@ -16,9 +16,20 @@ whole reply when the upstream does not stream):
 
 Error kinds, which each dialect words as its own error type: invalid, auth, not_found, too_large,
 limit, ended, model_failure, stalled, internal.
+
+Reasoning state. The conversation keeps the model's reasoning as the model client sends it back
+upstream: `reasoning_content` (its text) and `thinking_blocks` (the provider's blocks with their
+signatures, which litellm echoes to the provider). Anthropic has the blocks themselves; the
+dialects that carry reasoning state as an opaque value (a Responses reasoning item's
+`encrypted_content`, a Gemini part's `thoughtSignature`) get the blocks `seal`ed: base64 of a small
+JSON document naming what it holds, which the agent sends back unchanged and `unseal` reads. A
+value the gateway did not issue (another server's encrypted reasoning) cannot be read: it is
+dropped, and the exchange's record says so (`Ask.notes`).
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -42,6 +53,43 @@ class Ask:
     model: str | None = None       # the model name the agent asked for (recorded; the tier model answers)
     stream: bool = False
     extra: dict = field(default_factory=dict)  # what the dialect's reply echoes (instructions, tools as sent)
+    notes: list = field(default_factory=list)  # what the gateway dropped or changed in the request (recorded)
+    compaction: bool = False       # the agent asked for its conversation to be compacted (Responses)
+
+
+def seal(kind: str, value) -> str:
+    """State the agent is to send back unchanged (reasoning blocks, a compaction's summary), as
+    base64 text (Gemini's SDK reads a thoughtSignature as base64 bytes)."""
+    document = json.dumps({"mlab": kind, "value": value}, separators=(",", ":"), ensure_ascii=False)
+    return base64.b64encode(document.encode()).decode()
+
+
+def unseal(kind: str, text):
+    """What `seal(kind, ...)` made of `text` (base64 or its URL-safe form); None when the gateway did
+    not issue it."""
+    from mlab.models.decode import loads
+
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        raw = base64.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4), validate=True)
+        document = loads(raw.decode("utf-8"), what="sealed state", max_chars=len(raw))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+    return document.get("value") if isinstance(document, dict) and document.get("mlab") == kind else None
+
+
+def thinking_blocks(value) -> list[dict] | None:
+    """Reasoning blocks as unsealed: a non-empty list of thinking or redacted_thinking blocks, else None."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in value):
+        return None
+    return value
+
+
+def thinking_text(blocks) -> str:
+    return "".join(str(b.get("thinking") or "") for b in blocks or [] if isinstance(b, dict))
 
 
 def new_id(prefix: str) -> str:
@@ -106,6 +154,9 @@ class Encoder:
         self.ask = ask
         self.open: tuple | None = None   # the block being streamed: ("text",), ("reasoning",), ("tool", index)
         self.sent = False                # a delta went out (else the finish synthesises the whole reply)
+        self.whole_thinking = None       # a whole reply's reasoning blocks (a stream's are its pieces)
+        self.reasoning: list[str] = []   # a streamed reasoning's text and signature, for the dialects
+        self.signature = ""              # that seal them
 
     def start(self) -> bytes:
         return b""
@@ -124,11 +175,16 @@ class Encoder:
             out += self.open_block(delta)
             if kind == "tool":  # the opening event carries the id and name; its arguments follow
                 return out + (self.piece(delta) if delta[4] else b"")
+        if kind == "reasoning":
+            self.reasoning.append(delta[1])
+        elif kind == "signature":
+            self.signature += delta[1]
         return out + self.piece(delta)
 
     def finish(self, call) -> bytes:
         out = b""
         if not self.sent:
+            self.whole_thinking = thinking_blocks((call.message or {}).get("thinking_blocks"))
             for delta in message_deltas(call.message or {"content": call.response}):
                 if delta[0] == "tool":
                     delta = delta[:4] + (self.whole_arguments(delta[4]),)
@@ -137,6 +193,15 @@ class Encoder:
             out += self.close_block(self.open)
             self.open = None
         return out + self.end(call)
+
+    def thinking(self) -> list[dict] | None:
+        """The reasoning blocks of the reply streamed so far: a whole reply's, else one made of the
+        streamed reasoning and its signature (None without a signature: nothing to send back)."""
+        if self.whole_thinking:
+            return self.whole_thinking
+        if self.signature:
+            return [{"type": "thinking", "thinking": "".join(self.reasoning), "signature": self.signature}]
+        return None
 
     def whole_arguments(self, text: str) -> str:
         """A whole tool call's arguments as this dialect streams them (a JSON object where it wants one)."""

@@ -14,16 +14,21 @@ whole in one chunk, the last with the finish reason and usage; an error is {"err
 """
 from __future__ import annotations
 
+import base64
 import json
 import re
 
-from mlab.external.dialects import Ask, BadRequest, Encoder, arguments_object, new_id, tool_calls, usage_of
+from mlab.external.dialects import (Ask, BadRequest, Encoder, arguments_object, new_id, seal, thinking_blocks,
+                                    thinking_text, tool_calls, unseal, usage_of)
 
 NAME = "gemini"
 STATUSES = {"invalid": (400, "INVALID_ARGUMENT"), "auth": (401, "UNAUTHENTICATED"), "not_found": (404, "NOT_FOUND"),
             "too_large": (413, "INVALID_ARGUMENT"), "limit": (429, "RESOURCE_EXHAUSTED"),
             "ended": (429, "RESOURCE_EXHAUSTED"), "model_failure": (502, "UNAVAILABLE"),
             "stalled": (504, "DEADLINE_EXCEEDED"), "internal": (500, "INTERNAL")}
+# The placeholder signatures Gemini's clients put on a call that came without one (Gemini CLI,
+# litellm): no reasoning to restore, and nothing to note.
+PLACEHOLDERS = {"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"}
 PATH = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
 
 
@@ -70,10 +75,13 @@ class _Turns:
     def __init__(self):
         self.messages: list[dict] = []
         self.pending: list[tuple[str, str]] = []  # (id, name) of the last model turn's calls not yet answered
+        self.notes: list[str] = []
 
     def model(self, parts: list, where: str) -> None:
-        text, thought, calls = [], [], []
+        text, thought, calls, signature = [], [], [], None
         for number, part in enumerate(parts):
+            if isinstance(part, dict) and signature is None and _get(part, "thoughtSignature"):
+                signature = (_get(part, "thoughtSignature"), f"{where}.parts[{number}]")
             call = _get(part, "functionCall") if isinstance(part, dict) else None
             if call is not None:
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
@@ -92,6 +100,13 @@ class _Turns:
             message["tool_calls"] = calls
         if thought:
             message["reasoning_content"] = "".join(thought)
+        if signature is not None:
+            blocks = thinking_blocks(unseal("thinking", signature[0]))
+            if blocks:  # the reasoning the gateway sealed in it, signatures and all
+                message["thinking_blocks"] = blocks
+                message.setdefault("reasoning_content", thinking_text(blocks))
+            elif not _placeholder(signature[0]):
+                self.notes.append(f"{signature[1]}: a thoughtSignature that this gateway did not issue was dropped")
         self.messages.append(message)
         self.pending = [(c["id"], c["function"]["name"]) for c in calls]
 
@@ -131,6 +146,16 @@ class _Turns:
                 del self.pending[index]
                 return call_id
         return f"call_{answer['name']}"
+
+
+def _placeholder(signature) -> bool:
+    """A placeholder signature, as sent (Gemini CLI's JSON) or as base64 of its bytes (Google's SDK)."""
+    if signature in PLACEHOLDERS:
+        return True
+    try:
+        return base64.b64decode(str(signature), validate=True).decode() in PLACEHOLDERS
+    except (ValueError, UnicodeDecodeError):
+        return False
 
 
 def _system(value) -> str:
@@ -208,7 +233,7 @@ def parse(body, model: str | None = None, stream: bool = False, sse: bool = True
         raise BadRequest("`contents` holds no text, call or response")
     tools = _tools(body.get("tools"))
     return Ask(turns.messages, tools, _tool_choice(_get(body, "toolConfig")) if tools else None, None,
-               model=model, stream=stream, extra={"sse": sse})
+               model=model, stream=stream, extra={"sse": sse}, notes=turns.notes)
 
 
 def _usage(call) -> dict:
@@ -228,14 +253,30 @@ def _call_part(call_id: str, name: str, arguments: str) -> dict:
     return {"functionCall": {"id": call_id, "name": name, "args": arguments_object(arguments)}}
 
 
+def _signed(parts: list[dict], blocks) -> list[dict]:
+    """The reply's parts with its reasoning blocks sealed as the thoughtSignature where Gemini puts
+    one: on the first function call, else on the last part (a part of its own when all are thoughts)."""
+    if not blocks:
+        return parts
+    signature = seal("thinking", blocks)
+    calls = [p for p in parts if "functionCall" in p]
+    answer = [p for p in parts if not p.get("thought")]
+    if calls or answer:
+        (calls or answer)[0 if calls else -1]["thoughtSignature"] = signature
+    else:
+        parts.append({"text": "", "thoughtSignature": signature})
+    return parts
+
+
 def reply(call, ask: Ask) -> dict:
     message = call.message or {"content": call.response}
     parts = []
-    if message.get("reasoning_content"):
-        parts.append({"text": message["reasoning_content"], "thought": True})
+    blocks = thinking_blocks(message.get("thinking_blocks"))
+    if message.get("reasoning_content") or blocks:
+        parts.append({"text": message.get("reasoning_content") or thinking_text(blocks), "thought": True})
     if message.get("content"):
         parts.append({"text": message["content"]})
-    parts += [_call_part(*c) for c in tool_calls(message)]
+    parts = _signed(parts + [_call_part(*c) for c in tool_calls(message)], blocks)
     return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": _finish(call), "index": 0}],
             "usageMetadata": _usage(call), "modelVersion": ask.model or "main", "responseId": new_id("")}
 
@@ -265,6 +306,7 @@ class Stream(Encoder):
         self.chunks = 0
         self.arguments: list[str] = []
         self.call: tuple | None = None
+        self.unsent_signature: str | None = None  # the reasoning's, for the next part that is not a thought
 
     def _chunk(self, document: dict) -> bytes:
         self.chunks += 1
@@ -274,6 +316,9 @@ class Stream(Encoder):
         return (("[" if self.chunks == 1 else ",\r\n") + data).encode()
 
     def _parts(self, parts: list, **more) -> bytes:
+        if self.unsent_signature and not parts[0].get("thought"):
+            parts = [dict(parts[0], thoughtSignature=self.unsent_signature)] + parts[1:]
+            self.unsent_signature = None
         candidate = dict({"content": {"role": "model", "parts": parts}, "index": 0}, **more)
         return self._chunk({"candidates": [candidate], "modelVersion": self.ask.model or "main",
                             "responseId": self.id})
@@ -297,6 +342,9 @@ class Stream(Encoder):
         return b""
 
     def close_block(self, block: tuple) -> bytes:
+        if block[0] == "reasoning":
+            blocks = self.thinking()
+            self.unsent_signature = seal("thinking", blocks) if blocks else None
         if block[0] != "tool" or self.call is None:
             return b""
         part = _call_part(self.call[0], self.call[1], "".join(self.arguments))
@@ -304,7 +352,10 @@ class Stream(Encoder):
         return self._parts([part])
 
     def end(self, call) -> bytes:
-        document = {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": _finish(call),
+        last = {"text": ""}
+        if self.unsent_signature:  # all the reply was thought: the signature on the last part
+            last["thoughtSignature"], self.unsent_signature = self.unsent_signature, None
+        document = {"candidates": [{"content": {"role": "model", "parts": [last]}, "finishReason": _finish(call),
                                     "index": 0}],
                     "usageMetadata": _usage(call), "modelVersion": self.ask.model or "main", "responseId": self.id}
         return self._chunk(document) + (b"" if self.sse else b"]")

@@ -17,12 +17,20 @@ from __future__ import annotations
 import json
 import time
 
-from mlab.external.dialects import Ask, BadRequest, Encoder, new_id, sse, tool_calls, usage_of
+from mlab.external.dialects import (Ask, BadRequest, Encoder, new_id, seal, sse, thinking_blocks, thinking_text,
+                                    tool_calls, unseal, usage_of)
 
 NAME = "responses"
 ERROR_CODES = {"invalid": "invalid_request_error", "auth": "invalid_api_key", "not_found": "not_found",
                "too_large": "invalid_request_error", "limit": "rate_limit_exceeded", "ended": "rate_limit_exceeded",
                "model_failure": "server_error", "stalled": "server_error", "internal": "server_error"}
+# Compaction (POST /v1/responses/compact, or an input ending with a compaction_trigger item): the
+# run's model summarises the conversation (one exchange, metered and recorded as any), and the
+# summary goes back sealed in a compaction item, which becomes a user message when it is sent back.
+COMPACT_PROMPT = ("Summarise this conversation for a continuation that will see only your summary: the task, what "
+                  "has been done and found, the decisions made and why, the state of the files, and the next "
+                  "steps. Be concise and keep every detail the work depends on.")
+COMPACTED = "A summary of the conversation so far, which was compacted:\n\n"
 CUSTOM_INPUT = {"type": "object", "properties": {"input": {"type": "string", "description": "the tool's input"}},
                 "required": ["input"]}
 
@@ -76,6 +84,9 @@ one another join one assistant message; a user message or a tool result starts t
     def __init__(self):
         self.messages: list[dict] = []
         self.reasoning: list[str] = []
+        self.thinking: list[dict] = []   # reasoning blocks unsealed from encrypted_content, for the next turn
+        self.notes: list[str] = []
+        self.compaction = False          # the input ends with a compaction_trigger
 
     def assistant(self) -> dict:
         last = self.messages[-1] if self.messages else None
@@ -85,9 +96,36 @@ one another join one assistant message; a user message or a tool result starts t
         if self.reasoning:
             last["reasoning_content"] = (last.get("reasoning_content") or "") + "".join(self.reasoning)
             self.reasoning = []
+        if self.thinking:
+            last["thinking_blocks"] = (last.get("thinking_blocks") or []) + self.thinking
+            self.thinking = []
         return last
 
-    def add(self, item, index: int) -> None:
+    def reasoning_item(self, item: dict, where: str) -> None:
+        """A reasoning item sent back: its summary (or its reasoning text) is the reasoning's text;
+        its encrypted_content, when the gateway sealed it, the provider's blocks with their signatures."""
+        texts = [p.get("text") or "" for p in item.get("summary") or [] if isinstance(p, dict)]
+        if not any(texts):
+            texts = [p.get("text") or "" for p in item.get("content") or [] if isinstance(p, dict)]
+        sealed = item.get("encrypted_content")
+        blocks = thinking_blocks(unseal("thinking", sealed))
+        if blocks:
+            self.thinking += blocks
+            texts = texts if any(texts) else [thinking_text(blocks)]
+        elif sealed:
+            self.notes.append(f"{where}: a reasoning item's encrypted_content that this gateway did not issue was "
+                              "dropped (its summary is kept)")
+        self.reasoning.append("".join(str(t) for t in texts))
+
+    def compaction_item(self, item: dict, where: str) -> None:
+        """A compaction item sent back: the summary the gateway sealed in it, as a user message."""
+        summary = unseal("compaction", item.get("encrypted_content"))
+        if isinstance(summary, str):
+            self.messages.append({"role": "user", "content": COMPACTED + summary})
+        else:
+            self.notes.append(f"{where}: a compaction item that this gateway did not issue was dropped")
+
+    def add(self, item, index: int, last: bool = False) -> None:
         where = f"input[{index}]"
         if not isinstance(item, dict):
             raise BadRequest(f"{where} must be an object")
@@ -117,11 +155,17 @@ one another join one assistant message; a user message or a tool result starts t
             self.messages.append({"role": "tool", "tool_call_id": item["call_id"],
                                   "content": _output_text(item.get("output"))})
         elif kind == "reasoning":
-            summary = item.get("summary") or []
-            self.reasoning.append("".join(p.get("text") or "" for p in summary if isinstance(p, dict)))
+            self.reasoning_item(item, where)
+        elif kind == "compaction":
+            self.compaction_item(item, where)
+        elif kind == "compaction_trigger":
+            if not last:
+                raise BadRequest(f"{where}: a compaction_trigger must be the last input item")
+            self.compaction = True
         else:
             raise BadRequest(f"{where}: an input item of type {kind!r} is not supported (message, function_call, "
-                             "function_call_output, reasoning, custom_tool_call, custom_tool_call_output)")
+                             "function_call_output, reasoning, custom_tool_call, custom_tool_call_output, "
+                             "compaction, compaction_trigger)")
 
 
 def _tools(tools) -> tuple[list[dict] | None, list[str]]:
@@ -157,7 +201,18 @@ def _tool_choice(choice):
     raise BadRequest("`tool_choice` must be auto, required, none or {\"type\": \"function\", \"name\": ...}")
 
 
-def parse(body) -> Ask:
+def _user_item(item: dict) -> dict:
+    """A user message of the input as an output item (what /v1/responses/compact lists before its summary)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        content = [{"type": "input_text", "text": content}]
+    return {"type": "message", "id": item.get("id") or new_id("msg_"), "status": "completed", "role": "user",
+            "content": content}
+
+
+def parse(body, compact: bool = False) -> Ask:
+    """A Responses request as an Ask; `compact`: a request to POST /v1/responses/compact, which is
+    answered whole, as a request whose input ends with a compaction_trigger is."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     if body.get("previous_response_id"):
@@ -172,17 +227,25 @@ def parse(body) -> Ask:
     if not isinstance(items, list) or not items:
         raise BadRequest("`input` must be a text or a non-empty list of input items")
     for index, item in enumerate(items):
-        conversation.add(item, index)
+        conversation.add(item, index, last=index == len(items) - 1)
+    if conversation.reasoning or conversation.thinking:  # reasoning last: kept on an assistant turn of its own
+        conversation.assistant()
     messages = conversation.messages
     if not messages:
         raise BadRequest("`input` holds no message")
     tools, custom = _tools(body.get("tools"))
+    compaction = compact or conversation.compaction
+    if compaction:  # the run's model writes the summary: no tools, the request's last message asks for it
+        messages.append({"role": "user", "content": COMPACT_PROMPT})
+        tools = None
+    kept = [_user_item(item) for item in items if isinstance(item, dict) and item.get("role") == "user"
+            and (item.get("type") or "message") == "message"] if compact else []
     return Ask(messages, tools, _tool_choice(body.get("tool_choice")) if tools else None,
                body.get("parallel_tool_calls") if tools else None,
                model=body.get("model") if isinstance(body.get("model"), str) else None,
-               stream=bool(body.get("stream")),
+               stream=bool(body.get("stream")) and not compact, notes=conversation.notes, compaction=compaction,
                extra={"custom": custom, "instructions": body.get("instructions"), "tools": body.get("tools") or [],
-                      "tool_choice": body.get("tool_choice") or "auto",
+                      "tool_choice": body.get("tool_choice") or "auto", "compact": compact, "kept": kept,
                       "parallel_tool_calls": body.get("parallel_tool_calls", True)})
 
 
@@ -223,12 +286,25 @@ def _envelope(ask: Ask, response_id: str, status: str, output: list, usage=None)
             "text": {"format": {"type": "text"}}, "reasoning": None, "store": False, "truncation": "disabled"}
 
 
+def _reasoning_item(text: str, blocks) -> dict:
+    item = {"type": "reasoning", "id": new_id("rs_"), "summary": [{"type": "summary_text", "text": text}]}
+    if blocks:
+        item["encrypted_content"] = seal("thinking", blocks)
+    return item
+
+
+def _compaction_item(summary: str) -> dict:
+    return {"type": "compaction", "id": new_id("cmp_"), "encrypted_content": seal("compaction", summary)}
+
+
 def _output(call, ask: Ask) -> list[dict]:
     message = call.message or {"content": call.response}
+    if ask.compaction:
+        return [_compaction_item(message.get("content") or call.response or "")]
     output: list[dict] = []
-    if message.get("reasoning_content"):
-        output.append({"type": "reasoning", "id": new_id("rs_"),
-                       "summary": [{"type": "summary_text", "text": message["reasoning_content"]}]})
+    blocks = thinking_blocks(message.get("thinking_blocks"))
+    if message.get("reasoning_content") or blocks:
+        output.append(_reasoning_item(message.get("reasoning_content") or thinking_text(blocks), blocks))
     if message.get("content"):
         output.append({"type": "message", "id": new_id("msg_"), "status": "completed", "role": "assistant",
                        "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})
@@ -238,6 +314,9 @@ def _output(call, ask: Ask) -> list[dict]:
 
 
 def reply(call, ask: Ask) -> dict:
+    if ask.extra.get("compact"):  # POST /v1/responses/compact: the user messages, then the compaction item
+        return {"id": new_id("resp_"), "object": "response.compaction", "created_at": int(time.time()),
+                "output": list(ask.extra.get("kept") or []) + _output(call, ask), "usage": _usage(call)}
     return _envelope(ask, new_id("resp_"), "completed", _output(call, ask), _usage(call))
 
 
@@ -256,6 +335,23 @@ class Stream(Encoder):
     def _event(self, kind: str, **fields) -> bytes:
         self.number += 1
         return sse(dict(type=kind, sequence_number=self.number, **fields), kind)
+
+    def delta(self, delta: tuple) -> bytes:
+        if self.ask.compaction:  # the summary goes out whole, sealed, at the end
+            self.sent = True
+            if delta[0] == "text":
+                self.pieces.append(delta[1])
+            return b""
+        return super().delta(delta)
+
+    def finish(self, call) -> bytes:
+        if not self.ask.compaction:
+            return super().finish(call)
+        summary = "".join(self.pieces) if self.sent else (call.message or {}).get("content") or call.response or ""
+        item, index = _compaction_item(summary), len(self.items)
+        self.items.append(item)
+        return self._event("response.output_item.added", output_index=index, item=dict(item, encrypted_content="")) + \
+            self._event("response.output_item.done", output_index=index, item=item) + self.end(call)
 
     def start(self) -> bytes:
         response = _envelope(self.ask, self.id, "in_progress", [])
@@ -328,6 +424,9 @@ class Stream(Encoder):
             out += self._event("response.reasoning_summary_part.done", item_id=item["id"], output_index=index,
                                summary_index=0, part=part)
             item = dict(item, summary=[part])
+            blocks = self.thinking()
+            if blocks:
+                item["encrypted_content"] = seal("thinking", blocks)
         self.items.append(item)
         self.current = None
         return out + self._event("response.output_item.done", output_index=index, item=item)

@@ -21,6 +21,8 @@ def route(method: str, url: str, headers) -> tuple[object, str, dict] | None:
             return chat, "reply", {}
         if path in ("/v1/responses", "/responses"):
             return responses, "reply", {}
+        if path in ("/v1/responses/compact", "/responses/compact"):
+            return responses, "reply", {"compact": True}
         if path in ("/v1/messages", "/messages"):
             return anthropic, "reply", {}
         if path in ("/v1/messages/count_tokens", "/messages/count_tokens"):
