@@ -142,3 +142,26 @@ def test_a_stalled_stream_ends_with_an_error_event_and_a_record(tmp_path):
         assert time.monotonic() - started < 10
         assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
         assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]
+
+
+THOUGHT = [{"type": "thinking", "thinking": "Think it over.", "signature": "sig-upstream-1"}]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_thinking_block_and_its_signature_go_out_and_come_back_to_the_upstream(tmp_path, stream):
+    reply = {"content": "Forty-two.", "reasoning_content": "Think it over.", "thinking_blocks": THOUGHT}
+    with FakeOpenAI([reply, "Done."]) as upstream, served(tmp_path, server_client(upstream.base)) as gateway:
+        client = sdk(gateway)
+        asked = dict(model="claude-opus-4-1", max_tokens=256, messages=[{"role": "user", "content": "What is it?"}])
+        if stream:
+            with client.messages.stream(**asked) as events:
+                final = events.get_final_message()
+        else:
+            final = client.messages.create(**asked)
+        thinking, text = final.content
+        assert (thinking.type, thinking.thinking, thinking.signature) == ("thinking", "Think it over.", "sig-upstream-1")
+        client.messages.create(model="claude-opus-4-1", max_tokens=256, messages=[
+            {"role": "user", "content": "What is it?"},
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in final.content]},
+            {"role": "user", "content": "Sure?"}])
+        assert upstream.requests[1]["messages"][1]["thinking_blocks"] == THOUGHT

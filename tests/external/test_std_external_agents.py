@@ -175,3 +175,37 @@ def test_a_stalled_stream_ends_the_agents_run_with_its_failure_mode(tmp_path, in
     assert len(calls) == 1 and calls[0]["model"]["stalled"] is True
     assert calls[0]["model"]["dialect"] == STD_EXTERNAL[name] and calls[0]["model"]["stream"] is True
     assert "stalled" in trace(run)[-1]["observation"]
+
+
+@pytest.mark.slow
+def test_codex_with_an_openai_provider_compacts_through_the_runs_model(tmp_path, installed):
+    """Codex pointed at the gateway as its OpenAI provider compacts remotely when its context limit
+    is passed: a streamed /v1/responses ending with a compaction_trigger, which the gateway answers
+    with the run's model (its own exchange), and Codex goes on with the summary it sent back."""
+    import subprocess
+
+    from gateway_helpers import scripted_client, served
+
+    binary = installed("codex") / "node" / "node_modules" / ".bin" / "codex"
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    replies = [SHELL["codex"][0] | {"tool_calls": [{"name": "exec_command", "arguments": {"cmd": "echo hi"}}]},
+               "The summary: echo ran.", "Done."]
+    with served(tmp_path, scripted_client(tmp_path, replies)) as gateway:
+        (home / "config.toml").write_text(
+            f'model = "main"\nmodel_provider = "openai"\nopenai_base_url = "{gateway.base}/v1"\n'
+            'model_auto_compact_token_limit = 50\ncheck_for_update_on_startup = false\nweb_search = "disabled"\n'
+            '[agents]\nenabled = false\n[features]\ngoals = false\nimage_generation = false\nin_app_updates = false\nresponses_websockets = false\nresponses_websockets_v2 = false\n')
+        env = {"PATH": f"{binary.parent}:{os.environ['PATH']}", "HOME": str(tmp_path), "CODEX_HOME": str(home)}
+        subprocess.run([binary, "login", "--with-api-key"], input=gateway.key, env=env, text=True,
+                       capture_output=True, timeout=60, check=True)
+        done = subprocess.run([binary, "exec", "--json", "--skip-git-repo-check",
+                               "--dangerously-bypass-approvals-and-sandbox", "--model", "main", "Run echo hi."],
+                              env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=180)
+        exchanges = [exchange for exchange, _ in gateway.records]
+    assert done.returncode == 0 and '"text":"Done."' in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert [bool(e.get("compaction")) for e in exchanges] == [False, True, False]
+    assert "Summarise this conversation" in exchanges[1]["messages"][-1]["content"]
+    assert {"role": "user", "content": "A summary of the conversation so far, which was compacted:\n\n"
+                                       "The summary: echo ran."} in exchanges[2]["messages"]
