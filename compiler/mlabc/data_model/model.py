@@ -81,32 +81,66 @@ def _text(value) -> str:
     return str(value)
 
 
-def profile_column(series) -> ColumnProfile:
+def _factorize(series):
+    """(codes, distinct values) of a column, -1 for a missing cell; cells that cannot be hashed (a
+    list) are compared by their text."""
     import pandas as pd
 
-    blank = series.isna() | (series.astype(str).str.strip() == "")
-    present = series[~blank]
-    if not len(present):
-        kind, numbers = "empty", None  # no value to judge (a test table of no rows)
-    elif pd.api.types.is_bool_dtype(series) or (len(present) and set(present.astype(str).str.strip())
-                                               <= {"True", "False", "true", "false"}):
-        kind, numbers = "bool", None
-    else:
-        numbers = pd.to_numeric(present, errors="coerce")
-        kind = "number" if len(present) and not numbers.isna().any() else "text"
-    distinct = present.map(_text).astype(str).str.strip().unique()
-    values = sorted(distinct.tolist()) if len(distinct) <= VALUE_SET_LIMIT else None
+    try:
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:
+        codes, uniques = pd.factorize(series.map(lambda v: v if v is None or (isinstance(v, float) and v != v) else str(v)),
+                                      use_na_sentinel=True)
+    return codes, pd.Index(uniques)
+
+
+def texts(series):
+    """The column's cells as the checks compare them (`_text`, stripped; a blank cell "nan"), as
+    a Series of str: each distinct value is written once (pandas' string methods, per cell, were
+    most of a cold check's time)."""
+    import numpy as np
+    import pandas as pd
+
+    codes, uniques = _factorize(series)
+    written = np.array([_text(u).strip() for u in uniques] + ["nan"], dtype=object)
+    return pd.Series(written[codes], index=series.index, dtype=object)
+
+
+def profile_column(series) -> ColumnProfile:
+    import numpy as np
+    import pandas as pd
+
+    if series.dtype.kind in "iuf":  # numbers: no cell to strip, the values written only when few
+        present = series.dropna()
+        if len(present):
+            distinct_numbers = pd.unique(present.to_numpy())
+            values = sorted({_text(u) for u in distinct_numbers}) if len(distinct_numbers) <= VALUE_SET_LIMIT else None
+            return ColumnProfile("number", len(series) - len(present), values, float(present.min()), float(present.max()))
+    codes, uniques = _factorize(series)  # each distinct value once
+    written = [_text(u).strip() for u in uniques]
+    empty = np.array([w == "" for w in written] + [True], dtype=bool)  # code -1: a missing cell
+    blanks = int(empty[codes].sum())
+    kept = ~empty[:-1]
+    distinct = sorted({w for w, keep in zip(written, kept) if keep})
+    values = distinct if len(distinct) <= VALUE_SET_LIMIT else None
     low = high = None
-    if kind == "number" and len(numbers):
-        low, high = float(numbers.min()), float(numbers.max())
-    return ColumnProfile(kind, int(blank.sum()), values, low, high)
+    if not kept.any():
+        kind = "empty"  # no value to judge (a test table of no rows)
+    elif pd.api.types.is_bool_dtype(series) or set(distinct) <= {"True", "False", "true", "false"}:
+        kind = "bool"
+    else:
+        numbers = pd.to_numeric(pd.Series(uniques[kept]), errors="coerce")  # the column's own type kept
+        kind = "number" if not numbers.isna().any() else "text"
+        if kind == "number":
+            low, high = float(numbers.min()), float(numbers.max())
+    return ColumnProfile(kind, blanks, values, low, high)
 
 
 def profile_table(frame, id_column: str | None) -> TableProfile:
     columns = {str(name): profile_column(frame[name]) for name in frame.columns}
     ids = {}
     if id_column and id_column in frame.columns:
-        ids[id_column] = frame[id_column].map(_text).astype(str).str.strip().tolist()[:IDS_KEPT]
+        ids[id_column] = texts(frame[id_column]).tolist()[:IDS_KEPT]
     return TableProfile(len(frame), columns, ids)
 
 
@@ -150,12 +184,18 @@ def _row_facts(model: DataModel, public: dict, private: dict, variant: dict) -> 
 def one_to_one(left, right) -> bool:
     """Does each value of `left` go with one value of `right`, and each of `right` with one of
     `left` (so one is a recoding of the other), over rows with several distinct values?"""
-    left, right = left.map(_text).astype(str).str.strip(), right.map(_text).astype(str).str.strip()
-    if left.nunique() > 1 and (left == right).all():
+    import numpy as np
+    import pandas as pd
+
+    left, right = texts(left).to_numpy(), texts(right).to_numpy()
+    left_codes, left_values = pd.factorize(left)
+    right_codes, right_values = pd.factorize(right)
+    if len(left_values) > 1 and (left == right).all():
         return True  # the very values
-    pairs = left + "\0" + right
-    distinct = pairs.nunique()
-    return distinct > 1 and distinct == left.nunique() == right.nunique() and distinct < len(left)
+    if len(left_values) != len(right_values):
+        return False
+    distinct = len(np.unique(left_codes.astype(np.int64) * (len(right_values) + 1) + right_codes))
+    return distinct > 1 and distinct == len(left_values) and distinct < len(left)
 
 
 def ordered_by_id(ids, labels) -> bool:
