@@ -69,7 +69,7 @@ def folder_with(root: Path, name: str, iterations: int) -> Path:
 def one_trial(settings, starter: Path, candidate: Path, rounds: int, extra: int) -> tuple[list[float], list[float]]:
     """One evaluation's timings, as mlab.scoring.timed takes them: `rounds` rounds (round 1 starter first,
     then alternating), and `extra` more when the medians clear the threshold but too few rounds do."""
-    from mlab.scoring.metrics import needs_more_rounds
+    from mlab.scoring.metrics.timing import needs_more_rounds
     from mlab.scoring.timed import round_order
 
     folders = {"starter": starter, "submission": candidate}
@@ -91,7 +91,8 @@ def one_trial(settings, starter: Path, candidate: Path, rounds: int, extra: int)
 
 def judge(starter: list[float], candidate: list[float], rounds: int) -> tuple[bool, bool]:
     """(success by the medians of the first `rounds` rounds, success by mlab's rule) of one trial."""
-    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed, timed_score
+    from mlab.scoring.metrics.tabular import improvement, is_success
+    from mlab.scoring.metrics.timing import timed_rounds_succeed, timed_score
 
     def by_medians(timing: dict) -> bool:
         return is_success(improvement(timing["score"], timing["baseline"], "lower_is_better"), THRESHOLD)

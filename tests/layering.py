@@ -170,7 +170,11 @@ class Layers:
 
 
 def edges(tree: Tree) -> dict[str, list[Import]]:
-    return {name: [i for i in imports(tree, name) if i.target in tree.modules or i.target.startswith("?")]
+    """Each module's imports of the tree's modules. Reading the root package's `__version__` is no
+    edge: the root is the entry (its public API names modules of every layer, each loaded on first
+    use), and its version is a constant any layer may read."""
+    return {name: [i for i in imports(tree, name) if (i.target in tree.modules or i.target.startswith("?"))
+                   and not (i.target == tree.package and i.name == "__version__")]
             for name in tree.modules}
 
 

@@ -59,7 +59,8 @@ def test_quoted_trace_versions_are_the_current_one():
 
 
 def _resolves(name: str) -> bool:
-    """A module, or a name defined (or imported) at the top of one, without importing it."""
+    """A module, or a name defined (or imported) at the top of one, or in a root package's public API
+    (its `_API` table, docs/api.md), without importing it."""
     parts = name.split(".")
     for cut in range(len(parts), 0, -1):
         module = ".".join(parts[:cut])
@@ -76,7 +77,8 @@ def _resolves(name: str) -> bool:
             return False
         source = Path(spec.origin).read_text(encoding="utf-8")
         return re.search(rf"^(?:def|class|async def)\s+{re.escape(rest[0])}\b|^{re.escape(rest[0])}\s*[:=]"
-                         rf"|\bimport\b[^\n]*\b{re.escape(rest[0])}\b", source, re.MULTILINE) is not None
+                         rf"|\bimport\b[^\n]*\b{re.escape(rest[0])}\b"
+                         rf"|^_API = \{{[^}}]*\"{re.escape(rest[0])}\":", source, re.MULTILINE) is not None
     return False
 
 

@@ -2,13 +2,13 @@
 other one way only, no module imports itself back, no private name crosses modules, and the
 runtime uses only the compiler's public modules.
 
-Every import counts: at module level or inside a function, through a package's lazy re-exports,
-and by string (tests/layering.py says how each is read; tests/test_layering.py plants each kind of
+Every import counts: at module level or inside a function, through the root package's lazy
+public API, and by string (tests/layering.py says how each is read; tests/test_layering.py plants each kind of
 violation). Layers, highest first (a `|` pair shares a rank):
 
-    mlab:  cli → sweeps | export → reports | viewer → search | external | gym → agent | audit → scoring → run
+    mlab:  the package and api (the entry modules, above every layer) → cli → sweeps | export → reports | viewer → search | external | gym → agent | audit → scoring → run
                → actions | models → sandbox | data → build → kernel (the modules directly in mlab/)
-    mlabc: api, cli, __main__ (the entry modules, above every layer) → authoring → program → yaml
+    mlabc: the package, api, cli, __main__ (the entry modules, above every layer) → authoring → program → yaml
                → data_model → lower → kernel (the modules directly in mlabc/)
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from layering import Layers, Tree, imports, violations
+from layering import Layers, Tree, imports, reexports, violations
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME, COMPILER = REPO / "runtime" / "mlab", REPO / "compiler" / "mlabc"
@@ -25,17 +25,21 @@ RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("
          ("agent", "audit"), ("search", "external", "gym"), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
 COMPILER_RANKS = [("kernel",), ("lower",), ("data_model",), ("yaml",), ("program",), ("authoring",)]
-COMPILER_ENTRY = {"mlabc.api", "mlabc.cli", "mlabc.__main__"}
+COMPILER_ENTRY = {"mlabc", "mlabc.api", "mlabc.cli", "mlabc.__main__"}
 # what the runtime may import from the compiler: compiling and checking (api), the data model both
-# halves use, and the kernel modules that hold a rule both halves follow, each cheap to import
-MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.data_model", "mlabc.resources", "mlabc.units", "mlabc.names",
-                "mlabc.literals", "mlabc.cli_start", "mlabc.lazy"}
+# halves use (mlabc.data_model's modules), and the kernel modules that hold a rule both halves follow
+MLABC_PUBLIC = {"mlabc", "mlabc.api", "mlabc.resources", "mlabc.units", "mlabc.names", "mlabc.literals",
+                "mlabc.cli_start", "mlabc.schemas", "mlabc.diagnostics"}
+# the entry modules, above every layer: the package (its public API, docs/api.md) and api (run_task)
+ENTRY = {"mlab", "mlab.api"}
 
 MLAB = Tree("mlab", RUNTIME)
 MLABC = Tree("mlabc", COMPILER)
 
 
-def layer(module: str) -> str:
+def layer(module: str) -> str | None:
+    if module in ENTRY:
+        return None
     parts = module.split(".")
     if len(parts) > 2 or module in ("mlab.cli",) or (len(parts) == 2 and parts[1] in RANK):
         return parts[1]
@@ -52,20 +56,20 @@ def compiler_layer(module: str) -> str | None:
 
 
 def test_every_runtime_module_has_a_known_layer():
-    assert all(layer(name) in RANK for name in MLAB.modules)
-    assert {layer(name) for name in MLAB.modules} == set(RANK), "a layer without modules: update RANKS"
+    assert all(layer(name) in RANK for name in MLAB.modules if name not in ENTRY)
+    assert {layer(name) for name in MLAB.modules} - {None} == set(RANK), "a layer without modules: update RANKS"
 
 
 def test_the_runtime_keeps_its_layers():
     # mlab.scoring.child imports the scoring function its caller names ("module:function"), in a
-    # child interpreter: machinery, as mlabc.lazy is for the compiler
+    # child interpreter: machinery
     assert violations(MLAB, Layers(RANKS, layer), machinery=frozenset({"mlab.scoring.child"})) == []
 
 
 def test_the_compiler_keeps_its_layers():
     found = {compiler_layer(name) for name in MLABC.modules} - {None}
     assert found == {name for rank in COMPILER_RANKS for name in rank}, "a layer without modules, or a new one"
-    assert violations(MLABC, Layers(COMPILER_RANKS, compiler_layer), machinery=frozenset({"mlabc.lazy"})) == []
+    assert violations(MLABC, Layers(COMPILER_RANKS, compiler_layer)) == []
 
 
 def test_no_private_name_is_imported_from_another_module():
@@ -94,7 +98,8 @@ def test_no_test_imports_a_private_name_of_mlab():
 
 def test_the_runtime_imports_only_the_public_modules_of_the_compiler():
     used = [f"{name} imports {i.target}, line {i.line}" for name in MLAB.modules for i in imports(MLAB, name)
-            if i.target.split(".")[0] == "mlabc" and i.target not in MLABC_PUBLIC]
+            if i.target.split(".")[0] == "mlabc" and i.target not in MLABC_PUBLIC
+            and not i.target.startswith("mlabc.data_model")]
     assert used == []
 
 
@@ -110,9 +115,9 @@ def test_the_compiler_never_imports_the_runtime():
 
 
 def test_the_kernel_stays_small():
-    # __init__, build and the kernel's modules (bounded_json: the one bounded decoder, used from trace.py up;
+    # __init__ and api (the entry), build and the kernel's modules (bounded_json: the one bounded decoder, used from trace.py up;
     # text, standard_json and installation: what observation.py and errors.py held beside their own job)
-    assert len([p for p in RUNTIME.glob("*.py")]) <= 16
+    assert len([p for p in RUNTIME.glob("*.py")]) <= 17
 
 
 def test_the_runtime_starts_without_the_compiler():
@@ -122,7 +127,7 @@ def test_the_runtime_starts_without_the_compiler():
     code = ("import sys, mlab.scoring, mlab.search, mlab.cli\n"
             "print(sorted(m for m in sys.modules if m.startswith('mlabc') or m in ('lark', 'jinja2', 'ruamel')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "['mlabc', 'mlabc.lazy']"
+    assert done.stdout.strip() == "[]"
 
 
 def test_no_module_passes_the_projects_bound_of_500_lines():
@@ -130,3 +135,25 @@ def test_no_module_passes_the_projects_bound_of_500_lines():
             for path in sorted(folder.rglob("*.py")) if "__pycache__" not in path.parts
             for lines in [len(path.read_text(encoding="utf-8").splitlines())] if lines > 500]
     assert long == []
+
+
+def test_only_the_root_packages_export_names():
+    """The public API is what `mlab` and `mlabc` export (docs/api.md); a subpackage's `__init__`
+    re-exports nothing (no name imported from its own modules, no lazy `__getattr__`), so every
+    import names the module that defines what it imports. mlabc.ast is the one namespace: the node
+    classes of its five modules are `mlabc.ast.X` everywhere."""
+    found = []
+    for tree in (MLAB, MLABC):
+        for package in tree.modules:
+            if not tree.is_package(package) or package in (tree.package, "mlabc.ast"):
+                continue
+            for i in imports(tree, package):
+                if i.name and i.target.startswith(package + ".") and i.line and _at_top(tree, package, i.line):
+                    found.append(f"{package} re-exports {i.name} from {i.target}")
+            if any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__" for node in tree.parsed(package).body):
+                found.append(f"{package} defines __getattr__")
+    assert found == []
+
+
+def _at_top(tree: Tree, module: str, line: int) -> bool:
+    return any(isinstance(node, ast.ImportFrom) and node.lineno == line for node in tree.parsed(module).body)

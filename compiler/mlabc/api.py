@@ -1,45 +1,18 @@
-"""The library behind the CLI, and mlabc's public API: check and compile paths.
+"""Checking and compiling `.mlab` files from a program (and the library behind `mlabc check` and
+`mlabc compile`): `check_paths`, `compile_paths`, `default_paths`, `PathsError`. `mlabc` exports
+them, with the rest of its public API (docs/api.md).
 
-`mlabc.api` (with `mlabc.__version__`), `mlabc.data_model` and the kernel modules that hold a rule
-both halves follow (`resources`: the cache root and the bundled folders; `units`; `names`:
-tool names and "did you mean"; `literals`: quoting; `cli_start`) are the whole of mlabc that the
-runtime (`mlab`) and other programs may use; every other module of mlabc may be renamed
-or moved without notice. The names re-exported here are imported on first use, so
-`import mlabc.api` stays cheap for the runtime's start-up:
-
-- `check_paths`, `compile_paths`, `default_paths`, `PathsError`: check and build `.mlab` sources;
-- `BuildWriteError`: the build folder cannot be written;
-- `render_all`: diagnostics as the CLI prints them;
-- `problems`: JSON Schema violations of an artifact of spec/;
-- `__version__`: the compiler's version.
+The runtime uses this module, `mlabc.data_model`, and the kernel modules that hold a rule both
+halves follow (`resources`, `units`, `names`, `literals`, `cli_start`, `schemas`, `diagnostics`);
+tests/test_layers.py keeps it to those.
 """
 from __future__ import annotations
 
 from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a tenth of `mlab --help`)
 
-from . import __version__
-from .lazy import lazy_exports
-
 if TYPE_CHECKING:
     from .program.check import Compiled
-
-__all__ = ["BuildWriteError", "PathsError", "__version__", "check_paths", "compile_paths", "default_paths", "problems",
-           "render_all"]
-
-# name → the module (relative to mlabc) that defines it; imported when the name is first read.
-_EXPORTS = {
-    "BuildWriteError": ".resources",
-    "render_all": ".diagnostics",
-    "problems": ".schemas",
-}
-
-
-__getattr__, _ = lazy_exports(__package__, {name: module.lstrip(".") for name, module in _EXPORTS.items()})
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 class PathsError(Exception):

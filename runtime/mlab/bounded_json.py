@@ -152,7 +152,7 @@ def read_json(path: Path, *, schema: str | None = None, limit: int = MAX_FILE_BY
         raise UntrustedFile(f"{path} is not a JSON {'object' if kind is dict else kind.__name__} "
                             f"(it holds a {type(document).__name__})")
     if schema is not None:
-        from mlabc.api import problems
+        from mlabc.schemas import problems
 
         found = problems(schema, document)
         if found:

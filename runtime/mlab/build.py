@@ -265,7 +265,7 @@ def _parse_yaml(data: bytes, path: Path) -> dict:
 
 
 def _validate(schema_name: str, doc: dict, path: Path) -> None:
-    from mlabc.api import problems
+    from mlabc.schemas import problems
 
     found = problems(schema_name, doc)
     if found:
@@ -274,7 +274,7 @@ def _validate(schema_name: str, doc: dict, path: Path) -> None:
 
 
 def compiler_version() -> str:
-    from mlabc.api import __version__
+    from mlabc import __version__
 
     return __version__
 
@@ -425,8 +425,8 @@ def find_task_source(name: str) -> Path:
 def compile_into_cache(sources: list[Path]) -> Build:
     """Compile .mlab files into the build cache (reusing a fresh earlier build)."""
     from mlabc.api import compile_paths
-    from mlabc.api import render_all
-    from mlabc.api import BuildWriteError
+    from mlabc.diagnostics import render_all
+    from mlabc.resources import BuildWriteError
 
     resolved = sorted(str(Path(s).resolve()) for s in sources)
     key = hashlib.sha256("\n".join(resolved).encode()).hexdigest()[:16]

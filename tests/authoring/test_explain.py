@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from mlabc.codes import CODES
-from mlabc.authoring.explain import check_example, explanations
+from mlabc.authoring.explain.example import check_example
+from mlabc.authoring.explain.lookup import explanations
 from mlabc.authoring.fmt import format_text
 
 

@@ -1,7 +1,7 @@
 """Task-file checks that are not errors: spellings the runtime accepts are accepted and normalised."""
 from __future__ import annotations
 
-from mlabc.authoring.explain import check_example, example_task
+from mlabc.authoring.explain.example import check_example, example_task
 
 
 def test_a_read_only_path_with_a_leading_dot_slash_is_accepted_and_normalised():

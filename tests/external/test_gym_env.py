@@ -13,7 +13,7 @@ gymnasium = module("gymnasium", "mlab.gym needs the optional extra `gym` (gymnas
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from agent_helpers import result, trace  # noqa: E402
-from mlab.gym import MlabEnv, make  # noqa: E402
+from mlab.gym.env import MlabEnv  # noqa: E402
 
 EXECUTE = {"action": "Execute Script", "input": {"script_name": "fit.py"}}
 FINAL = {"action": "Final Answer", "input": {"final_answer": "fit.py wrote submission.csv"}}
@@ -21,14 +21,14 @@ FINAL = {"action": "Final Answer", "input": {"final_answer": "fit.py wrote submi
 
 def test_the_environment_passes_gymnasiums_checker(tmp_path, shaped_task):
     # the tiny task with a declared shaping: the checker's steps pass through it too
-    env = make(str(shaped_task), runs_dir=tmp_path / "runs", limits={"steps": 40})
+    env = MlabEnv(str(shaped_task), runs_dir=tmp_path / "runs", limits={"steps": 40})
     assert env.shaping is not None
     check_env(env, skip_render_check=True)
     env.close()
 
 
 def test_a_bad_action_is_an_observation_and_a_scripted_episode_wins(tmp_path, tiny_task):
-    env = gymnasium.make("mlab/Task-v0", task=str(tiny_task), runs_dir=str(tmp_path / "runs"))
+    env = gymnasium.MlabEnv("mlab/Task-v0", task=str(tiny_task), runs_dir=str(tmp_path / "runs"))
     observation, info = env.reset(seed=3)
     assert "Predict y from x" in observation and "fit.py" in observation and "Final Answer" in info["actions"]
     observation, reward, terminated, truncated, info = env.step({"action": "Execute Script", "input": {"nope": 1}})
@@ -59,7 +59,7 @@ def test_the_step_limit_truncates(tmp_path, tiny_task):
 
 
 def _episode(task: str, runs_dir: str, seed: int) -> dict:
-    env = make(task, runs_dir=runs_dir)
+    env = MlabEnv(task, runs_dir=runs_dir)
     env.reset(seed=seed)
     env.step(EXECUTE)
     *_, info = env.step(FINAL)
@@ -79,7 +79,7 @@ def test_a_scripted_episode_wins_house_price(tmp_path):
     from mlabc.resources import tasks_dir
 
     solution = (tasks_dir() / "house-price" / "solution" / "train_improved.py").read_text()
-    env = make("house-price", runs_dir=tmp_path / "runs")
+    env = MlabEnv("house-price", runs_dir=tmp_path / "runs")
     env.reset(seed=0)
     env.step({"action": "Write File", "input": {"file_name": "train_improved.py", "content": solution}})
     observation, reward, terminated, truncated, info = env.step(
@@ -117,7 +117,7 @@ VALIDATE = {"action": "Validate Submission", "input": {}}
 
 
 def test_a_declared_shaping_rewards_each_validation_improvement(tmp_path, shaped_task):
-    env = make(str(shaped_task), runs_dir=tmp_path / "runs")
+    env = MlabEnv(str(shaped_task), runs_dir=tmp_path / "runs")
     env.reset(seed=0)
     workspace = env.unwrapped.run.workspace.root
     rewards, seen = [], []
@@ -138,7 +138,7 @@ def test_a_declared_shaping_rewards_each_validation_improvement(tmp_path, shaped
 
 
 def test_a_passed_shaping_wins_over_the_declared_one(tmp_path, shaped_task):
-    env = make(str(shaped_task), runs_dir=tmp_path / "runs", shaping=lambda record: 0.25)
+    env = MlabEnv(str(shaped_task), runs_dir=tmp_path / "runs", shaping=lambda record: 0.25)
     env.reset(seed=0)
     assert env.step({"action": "List Files", "input": {"dir_path": "."}})[1] == 0.25
     env.reset(seed=1)
@@ -172,7 +172,7 @@ def test_the_docs_gymnasium_make_snippet_runs_as_printed_after_import_mlab_gym(t
 def test_a_policy_cannot_write_its_own_shaped_reward(tmp_path, shaped_task):
     """Issue 41: the text of a Validate Submission report in a file the policy prints is no validation
     score; only the harness's own validation scores shape the reward, within the declared weight."""
-    env = make(str(shaped_task), runs_dir=tmp_path / "runs")
+    env = MlabEnv(str(shaped_task), runs_dir=tmp_path / "runs")
     env.reset(seed=0)
     workspace = env.unwrapped.run.workspace.root
     env.step(_predictions(workspace, 4))
@@ -188,7 +188,7 @@ def test_a_policy_cannot_write_its_own_shaped_reward(tmp_path, shaped_task):
 
 
 def test_a_deep_json_input_is_an_observation(tmp_path, tiny_task):
-    env = make(str(tiny_task), runs_dir=tmp_path / "runs")
+    env = MlabEnv(str(tiny_task), runs_dir=tmp_path / "runs")
     env.reset(seed=0)
     deep = '{"dir_path": ' + "[" * 100_000 + "]" * 100_000 + "}"
     observation, reward, terminated, truncated, info = env.step({"action": "List Files", "input": deep})

@@ -8,7 +8,7 @@ import pytest
 
 from report_helpers import mlab
 from mlab.run.checkout import checkout
-from mlab.scoring.metrics import improvement
+from mlab.scoring.metrics.tabular import improvement
 
 
 def read_scores(run) -> list[dict]:

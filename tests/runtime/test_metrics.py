@@ -9,8 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mlab.scoring import metrics
-from mlab.scoring.metrics import MetricError, compare_outputs, improvement, is_success, score, timed_score
+from mlab.scoring.metrics import tabular as metrics
+from mlab.scoring.metrics.learned import average_precision_at_k
+from mlab.scoring.metrics.outputs import compare_outputs
+from mlab.scoring.metrics.tabular import improvement, is_success, score
+from mlab.scoring.metrics.timing import timed_score
+from mlab.scoring.metrics.values import MetricError
 
 SPEC = Path(__file__).resolve().parents[2] / "spec" / "metrics.json"
 
@@ -205,17 +209,17 @@ def pairwise_auc(flags, probabilities) -> float:
 
 
 def test_average_precision_at_k_by_hand():
-    assert metrics.average_precision_at_k({"a", "b"}, ["a", "x", "b"]) == pytest.approx((1 + 2 / 3) / 2)
-    assert metrics.average_precision_at_k({"a"}, ["x", "a"]) == pytest.approx(0.5)
-    assert metrics.average_precision_at_k({"a"}, ["a", "a", "a"]) == 1.0       # a repeat counts once
-    assert metrics.average_precision_at_k({"a", "b"}, []) == 0.0
+    assert average_precision_at_k({"a", "b"}, ["a", "x", "b"]) == pytest.approx((1 + 2 / 3) / 2)
+    assert average_precision_at_k({"a"}, ["x", "a"]) == pytest.approx(0.5)
+    assert average_precision_at_k({"a"}, ["a", "a", "a"]) == 1.0       # a repeat counts once
+    assert average_precision_at_k({"a", "b"}, []) == 0.0
     # 25 true items, the top 20 all right: the denominator is min(20, 25)
     truth = {str(i) for i in range(25)}
-    assert metrics.average_precision_at_k(truth, [str(i) for i in range(30)]) == 1.0
+    assert average_precision_at_k(truth, [str(i) for i in range(30)]) == 1.0
     # a hit below rank 20 does not count
-    assert metrics.average_precision_at_k({"z"}, [str(i) for i in range(20)] + ["z"]) == 0.0
-    assert metrics.average_precision_at_k(set(), []) == 1.0
-    assert metrics.average_precision_at_k(set(), ["a"]) == 0.0
+    assert average_precision_at_k({"z"}, [str(i) for i in range(20)] + ["z"]) == 0.0
+    assert average_precision_at_k(set(), []) == 1.0
+    assert average_precision_at_k(set(), ["a"]) == 0.0
 
 
 def test_fathomnet_combines_auc_and_map_at_20():
@@ -335,7 +339,7 @@ def test_timed_score_pairs_rounds_and_keeps_the_smallest_speedup():
 def test_the_sign_test_asks_every_round_of_five_and_twelve_of_fifteen():
     from math import comb
 
-    from mlab.scoring.metrics import SIGN_TEST_LEVEL, rounds_required
+    from mlab.scoring.metrics.timing import SIGN_TEST_LEVEL, rounds_required
 
     assert (rounds_required(5), rounds_required(15)) == (5, 12)
     assert [rounds_required(n) for n in (1, 2, 3)] == [1, 2, 3]  # too few rounds: all of them
@@ -345,7 +349,7 @@ def test_the_sign_test_asks_every_round_of_five_and_twelve_of_fifteen():
 
 
 def test_split_verdicts_earn_more_rounds_and_clear_ones_do_not():
-    from mlab.scoring.metrics import needs_more_rounds, timed_rounds_succeed
+    from mlab.scoring.metrics.timing import needs_more_rounds, timed_rounds_succeed
 
     one_slow = ([1.0] * 5, [0.5, 0.5, 0.5, 0.5, 0.95])
     assert needs_more_rounds(*one_slow, 0.10) and not timed_rounds_succeed(

@@ -7,7 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from mlab.scoring.metrics import MetricError, score
+from mlab.scoring.metrics.tabular import score
+from mlab.scoring.metrics.values import MetricError
 
 
 def frame(**columns) -> pd.DataFrame:
@@ -162,7 +163,7 @@ def test_rows_flags_must_be_zero_or_one():
 
 
 def test_rows_is_refused_by_a_metric_that_reads_no_table():
-    from mlab.scoring.metrics import get_metric
+    from mlab.scoring.metrics.tabular import get_metric
 
     with pytest.raises(MetricError, match="`custom` takes no parameter rows"):
         get_metric("custom").settings({"rows": "keep"})

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlab.scoring import submission as submission_module
-from mlab.scoring.metrics import score
+from mlab.scoring.metrics.tabular import score
 from mlab.scoring.submission import AnswersError, SubmissionError, load_and_validate, load_answers
 
 ANSWERS = "Id,SalePrice,Neighborhood\n1461,100000,A\n1462,200000,B\n1463,150000,C\n1464,,D\n"

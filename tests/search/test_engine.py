@@ -58,7 +58,7 @@ def test_a_greedy_search_drafts_debugs_improves_and_submits_the_best_valid_node(
     with pytest.raises(UsageError, match="there is no node 9"):
         checkout(run.dir, None, tmp_path / "none", node=9)
     # every record, nodes and the closing one, is a valid trace record
-    from mlabc.api import problems
+    from mlabc.schemas import problems
 
     assert [problems("trace", record) for record in records] == [[]] * len(records)
 

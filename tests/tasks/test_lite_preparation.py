@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from task_helpers import TASKS
 
-from mlab.scoring.metrics import label_key
+from mlab.scoring.metrics.values import label_key
 
 BUNDLED_LIMIT = 20 * 1024 * 1024
 

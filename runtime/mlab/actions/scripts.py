@@ -22,9 +22,9 @@ _runner = None  # None: mlab.sandbox
 
 
 def use_script_runner(runner):
-    """Run every workspace script through `runner` instead of mlab.sandbox; None restores the sandbox.
+    """Run every workspace script through `runner` instead of mlab.sandbox.runner; None restores the sandbox.
 
-    `runner` offers what mlab.sandbox offers to scripts: SandboxPolicy, run_script and
+    `runner` offers what mlab.sandbox.runner offers to scripts: SandboxPolicy, run_script and
     describe_result (tests hand in a plain child-process stand-in). Returns the runner it replaced.
     """
     global _runner
@@ -33,12 +33,12 @@ def use_script_runner(runner):
 
 
 def script_runner():
-    """What runs workspace scripts: mlab.sandbox unless `use_script_runner` named another."""
+    """What runs workspace scripts: mlab.sandbox.runner unless `use_script_runner` named another."""
     if _runner is not None:
         return _runner
-    import mlab.sandbox
+    import mlab.sandbox.runner
 
-    return mlab.sandbox
+    return mlab.sandbox.runner
 
 
 def scripts_sandboxed() -> bool:

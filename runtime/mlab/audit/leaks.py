@@ -77,7 +77,7 @@ def _answers(variant: dict, private: Path):
 
 def _joined_findings(table, answers, id_column: str, answer_columns: list[str], rel: str) -> list[str]:
     """Columns of a public table that equal an answer column on the test ids they share."""
-    from mlab.scoring.metrics import label_key
+    from mlab.scoring.metrics.values import label_key
 
     table = table.rename(columns=lambda c: str(c).strip())
     keys = {label_key(v): i for i, v in enumerate(answers[id_column])}

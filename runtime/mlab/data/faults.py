@@ -23,7 +23,8 @@ def findings(task, variant_name: str, public: Path, private: Path, codes: tuple[
              light: bool = False) -> list:
     """The data model's findings on the prepared folders (only those of `codes`, when given);
     `light` reads only the answers, the public test table and vocabulary files (scoring's)."""
-    from mlabc.data_model import read_prepared, task_findings
+    from mlabc.data_model.checks import task_findings
+    from mlabc.data_model.model import read_prepared
 
     variant = task.variant(variant_name)
     only = None
@@ -54,7 +55,7 @@ def check_prepared(task, variant_name: str, public: Path, private: Path, where: 
 def demonstration_fault(task, variant_name: str, steps) -> str | None:
     """Why the task's demonstration cannot play through on this variant (a step executes a
     script that no starter file, public file or earlier step provides), or None."""
-    from mlabc.data_model import missing_script
+    from mlabc.data_model.scripts import missing_script
 
     starter = task.root / task.doc["starter"] if task.doc.get("starter") else None
     present = set()

@@ -30,7 +30,8 @@ from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
 from mlab.data.vocabulary import keep_vocabularies, vocabulary_digest
 from mlab.data.faults import SCORING_CODES, check_prepared
-from mlabc.data_model import add_id_column, generate_seed, modelled
+from mlabc.data_model.build import modelled
+from mlabc.data_model.tables import add_id_column, generate_seed
 
 DATA_CODE_VERSION = 2  # bump when preparation changes what it writes
 TABULAR_SOURCES = ("csv", "parquet", "sklearn")

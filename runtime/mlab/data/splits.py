@@ -20,7 +20,7 @@ __all__ = ["VALIDATION_FILE", "split_table", "write_split", "write_table"]
 def split_table(frame, split: dict, where: str):
     """(train, test) row sets of `frame` per the declared split (mlabc.data_model.split_table);
     DataError when the split cannot be made."""
-    from mlabc.data_model import PrepareError, split_table as shared
+    from mlabc.data_model.tables import PrepareError, split_table as shared
 
     try:
         return shared(frame, split, where)
@@ -43,7 +43,7 @@ def write_table(frame, path: Path) -> None:
 
 def write_split(frame, variant: dict, public_dir: Path, private_dir: Path, where: str) -> None:
     """Split `frame` and write public and private files by the tabular convention."""
-    from mlabc.data_model import PrepareError, split_frames
+    from mlabc.data_model.tables import PrepareError, split_frames
 
     try:
         public, private = split_frames(frame, variant, where)

@@ -40,7 +40,7 @@ def _without_read_only(task, workspace: Path, scratch: Path) -> Path:
     """A copy of the workspace without the files the task keeps read-only: a timed metric's scoring
     then uses the starter's originals, as a run of mlab, which refuses every change to them, would."""
     from mlab.actions.workspace import Workspace
-    from mlab.scoring import fresh_copy
+    from mlab.scoring.timed_sandbox import fresh_copy
 
     copy = fresh_copy(workspace, scratch / "workspace")
     for path in Workspace(copy, task.view.read_only).read_only_files():
@@ -51,7 +51,7 @@ def _without_read_only(task, workspace: Path, scratch: Path) -> Path:
 def verify(home: Path, workspace: Path) -> dict:
     """mlab's result core for the submission in workspace (raises MlabError for a task's own fault)."""
     from mlab.failure import FailureMode
-    from mlab.scoring import score_workspace
+    from mlab.scoring.score import score_workspace
     from mlab.scoring.evaluate import judged
     from mlab.scoring.outcome import Score
     from mlab.scoring.timed import score_timed

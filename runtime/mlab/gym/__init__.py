@@ -1,24 +1,13 @@
 """mlab tasks as Gymnasium environments (the optional extra `gym`;
 mlab.installation.install_hint says how to install it).
 
-`MlabEnv(task, agent=...)`: reset() gives the problem and the workspace as text; step(action) runs one
+`MlabEnv(task, agent=...)` (in `env`; `mlab.MlabEnv` too): reset() gives the problem and the workspace as text; step(action) runs one
 action of the agent's action table; the reward at the end is the scored improvement over the
 baseline. Episodes are runs (trace, snapshots, result.json).
 
 `import mlab.gym` registers `mlab/Task-v0` with Gymnasium when it is installed, so that
 `gymnasium.make("mlab/Task-v0", task=...)` works; the environment's module is imported by that make.
 """
-from mlabc.lazy import lazy_exports as exports
-
-# name → the module under this package that defines it; imported on first use
-_NAMES = {
-    "MlabEnv": "env",
-    "make": "env",
-    "validation_shaping": "env",
-}
-__all__ = sorted(_NAMES)
-__getattr__, __dir__ = exports(__name__, _NAMES)
-
 ENV_ID = "mlab/Task-v0"
 
 
@@ -26,7 +15,7 @@ def _register() -> None:
     try:
         import gymnasium
     except ImportError:
-        return  # make() says how to install it
+        return  # MlabEnv says how to install it
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(ENV_ID, entry_point=f"{__name__}.env:MlabEnv", disable_env_checker=True)
 

@@ -194,8 +194,3 @@ def _split(action) -> tuple[object, object]:
     if isinstance(action, (tuple, list)) and len(action) == 2:
         return action[0], action[1]
     return action, None
-
-
-def make(task: str = "house-price", agent: str | None = None, **settings) -> MlabEnv:
-    """The environment of `task` with `agent`'s action table (the task's default agent if none)."""
-    return MlabEnv(task, agent, **settings)

@@ -61,7 +61,8 @@ def judge_snapshot(value: float | None, timed: dict | None, baseline: float | No
                    threshold: float | None) -> tuple[float | None, bool]:
     """(improvement, success) of a snapshot's score by the task's rule; a timed metric's score is
     compared with the starter timed beside it, and its rounds must agree."""
-    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
+    from mlab.scoring.metrics.tabular import improvement, is_success
+    from mlab.scoring.metrics.timing import timed_rounds_succeed
 
     reference = (timed or {}).get("value", baseline)
     if value is None or reference is None or direction is None:

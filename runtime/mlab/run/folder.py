@@ -101,10 +101,8 @@ def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
     import mlabc
     from mlabc.resources import checkout_root
 
-    import mlab
-
     candidates = [runs_dir, cache_root(), task.root, task.build.dir,
-                  Path(mlab.__file__).parent, Path(mlabc.__file__).parent]
+                  Path(__file__).resolve().parents[1], Path(mlabc.__file__).parent]  # mlab's folder, mlabc's
     checkout = checkout_root()
     if checkout is not None:
         candidates.append(checkout)
@@ -482,7 +480,7 @@ class Run:
 def read_run_meta(folder: Path) -> dict:
     """run.json of a run folder, checked against spec/run.schema.json."""
     from mlab.bounded_json import UntrustedFile, read_json
-    from mlabc.api import problems
+    from mlabc.schemas import problems
 
     path = Path(folder) / RUN_JSON
     try:

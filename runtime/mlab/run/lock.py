@@ -98,7 +98,7 @@ def build_lock(run, config: dict) -> dict:
 
 
 def write_lock(run, config: dict) -> dict:
-    from mlabc.api import problems
+    from mlabc.schemas import problems
 
     lock = build_lock(run, config)
     found = problems("lock", lock)

@@ -114,7 +114,7 @@ def _canonical(kind: str, value) -> str:
     """How a value is compared with a vocabulary: a ranking's items exactly as written (the
     ranking metrics compare them so), a label as the label metrics do (1, 1.0 and "1" are one)."""
     if kind == "label":
-        from mlab.scoring.metrics import label_key
+        from mlab.scoring.metrics.values import label_key
 
         return label_key(value)
     return str(value).strip()
@@ -123,7 +123,7 @@ def _canonical(kind: str, value) -> str:
 def rule_problems(table, id_column: str, rules: Sequence[Rule]) -> dict[str, str]:
     """{column: what is wrong with it} for each column of `table` (text cells, the file's row order)
     that breaks its rule; columns that keep theirs are absent."""
-    from mlab.scoring.metrics import is_missing
+    from mlab.scoring.metrics.values import is_missing
 
     found = {}
     for rule in rules:

@@ -44,7 +44,8 @@ def judged(view, score, baseline: dict, outcome_failure: str | None = None, outc
     """A score against its baseline: improvement, success, and the failure mode and detail of a run
     that did not succeed (the run's own failure first, then the submission's, then noise, a missing
     baseline, a small improvement). The core of result.json, also of an exported task's verifier."""
-    from mlab.scoring.metrics import improvement, is_success, timed_rounds_succeed
+    from mlab.scoring.metrics.tabular import improvement, is_success
+    from mlab.scoring.metrics.timing import timed_rounds_succeed
 
     direction = view.metric.direction
     threshold = view.success_threshold
@@ -61,7 +62,7 @@ def judged(view, score, baseline: dict, outcome_failure: str | None = None, outc
     if failure is None and score.failure_mode:
         failure, detail = score.failure_mode, score.detail
     elif failure is None and noisy:
-        from mlab.scoring.metrics import rounds_clearing, rounds_required
+        from mlab.scoring.metrics.timing import rounds_clearing, rounds_required
 
         paired = baseline["paired_speedups"]
         failure, detail = FailureMode.SMALL_IMPROVEMENT, (

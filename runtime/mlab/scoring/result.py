@@ -86,10 +86,10 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
                  extra: dict | None = None) -> dict:
     """Score the run's final workspace and write result.json; `extra` adds fields of the run's kind
     (a tree search's summary), checked against the schema with the rest."""
-    from mlabc.api import problems
+    from mlabc.schemas import problems
 
     from mlab.scoring.evaluate import evaluate
-    from mlab.models.client import Usage
+    from mlab.models.usage import Usage
 
     started = time.monotonic()
     scored = evaluate(run, outcome.failure_mode, outcome.detail)

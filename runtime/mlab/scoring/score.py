@@ -53,7 +53,8 @@ def _not_scored(metric) -> Score:
 
 def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -> Score:
     """A tabular metric on the submission file in `workspace` against the private answers."""
-    from mlab.scoring import metrics
+    from mlab.scoring.metrics.tabular import score as metric_score
+    from mlab.scoring.metrics.values import MetricError
     from mlab.scoring.constraints import VocabularyError, load_rules
     from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission,
                                          load_answers)
@@ -84,7 +85,7 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
             rules = load_rules(submission.constraints, private_dir) if submission else ()
             aligned = check_submission(path, answers[variant["id"]], variant["id"], columns, metric.name,
                                        declared=submission.columns if submission else (), rules=rules)
-            value = metrics.score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]], params)
+            value = metric_score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]], params)
         except SubmissionError as problem:
             text = str(problem)
             if "expected columns" not in text:
@@ -93,7 +94,7 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, text)
         except (AnswersError, VocabularyError) as problem:
             raise MlabError(f"task {task.name}: {problem}") from None
-        except metrics.MetricError as problem:
+        except MetricError as problem:
             _task_fault(task, variant_name, private_dir)
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(problem))
     finally:

@@ -30,7 +30,8 @@ import pandas as pd
 
 from mlab.errors import DataError, MlabError, first_line
 from mlab.scoring.constraints import rule_problems
-from mlab.scoring.metrics import MetricError, get_metric, is_missing, label_key, parse_rle
+from mlab.scoring.metrics.tabular import get_metric
+from mlab.scoring.metrics.values import MetricError, is_missing, label_key, parse_rle
 
 MAX_SUBMISSION_BYTES = 200 * 1024 * 1024
 MAX_ROWS_FACTOR = 2        # rows allowed: this many times the expected ids, plus MAX_ROWS_SLACK

@@ -72,7 +72,7 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
     `progress` gets one line per timed round (rounds take as long as the scripts), so a caller
     can show that scoring is under way.
     """
-    from mlab.scoring.metrics import needs_more_rounds, timed_score
+    from mlab.scoring.metrics.timing import needs_more_rounds, timed_score
 
     runs = TIMED_RUNS if runs is None else runs
     view = task.view
@@ -165,7 +165,7 @@ def _take_output(folder: Path, output: str, scratch: Path) -> Path | str:
 
 def _check_starter(task, result, written: Path | str, expected: Path | None, script: str, output: str) -> None:
     """A starter that fails or writes a wrong output makes every score meaningless: the task's fault."""
-    from mlab.scoring.metrics import compare_outputs
+    from mlab.scoring.metrics.outputs import compare_outputs
 
     failure = how_it_ended(result)
     if failure:
@@ -181,7 +181,7 @@ def _check_starter(task, result, written: Path | str, expected: Path | None, scr
 
 
 def _output_problem(written: Path, reference: Path, expected: Path | None) -> str | None:
-    from mlab.scoring.metrics import compare_outputs
+    from mlab.scoring.metrics.outputs import compare_outputs
 
     for target, what in ((reference, "the starter's output"), (expected, "the expected output")):
         if target is None:

@@ -137,7 +137,8 @@ class SubmissionCheck:
         split): its score on the validation rows, what is wrong with it, or how to get one."""
         if variant.get("validation") is None:
             return ""
-        from mlab.scoring import metrics
+        from mlab.scoring.metrics.tabular import score as metric_score
+        from mlab.scoring.metrics.values import MetricError
         from mlab.scoring.constraints import VocabularyError
         from mlab.scoring.score import copy_submission
         from mlab.scoring.submission import MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission, \
@@ -168,8 +169,8 @@ class SubmissionCheck:
             try:
                 aligned = check_submission(path, list(answers[id_column]), id_column, metric.columns,
                                            metric.name, declared, kind="validation", rules=self.rules(ctx))
-                value = metrics.score(metric.name, answers, aligned, scored, params)
-            except (SubmissionError, metrics.MetricError, VocabularyError) as problem:
+                value = metric_score(metric.name, answers, aligned, scored, params)
+            except (SubmissionError, MetricError, VocabularyError) as problem:
                 return f"\n{VALIDATION_PROBLEM} {problem}"
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -207,7 +208,7 @@ def public_test_ids(run, variant: dict) -> list:
     vocabulary file; of several such files, the one named test.csv)."""
     import pandas as pd
 
-    from mlab.scoring.metrics import label_key
+    from mlab.scoring.metrics.values import label_key
 
     id_column, answers = variant["id"], set(variant.get("answers") or ())
     initial = run.store.get_json(run.meta["initial_snapshot"])

@@ -191,7 +191,8 @@ class NodeEvaluator:
         """The task's metric on the node's VALIDATION_SUBMISSION against the harness's private
         validation answers (never the test answers); (None, why) when there is none."""
         from mlab.data.splits import VALIDATION_FILE
-        from mlab.scoring import metrics
+        from mlab.scoring.metrics.tabular import score as metric_score
+        from mlab.scoring.metrics.values import MetricError
         from mlab.scoring.score import copy_submission
         from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission,
                                              load_answers)
@@ -216,9 +217,9 @@ class NodeEvaluator:
                 aligned = check_submission(path, list(answers[id_column]), id_column, self.metric.columns,
                                            self.metric.name, list(self.submission.columns) if self.submission else [],
                                            kind="validation")
-                value = float(metrics.score(self.metric.name, answers, aligned,
+                value = float(metric_score(self.metric.name, answers, aligned,
                                             [c for c in self.metric.columns if c != id_column], params))
-            except (SubmissionError, metrics.MetricError) as problem:
+            except (SubmissionError, MetricError) as problem:
                 return None, str(problem)
             return (value, None) if math.isfinite(value) else (None, "the holdout score is not a finite number")
         finally:

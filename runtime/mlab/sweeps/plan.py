@@ -157,7 +157,7 @@ def task_sources() -> list[Path]:
 
 
 def _read_experiment(path: Path) -> dict:
-    from mlabc.api import problems
+    from mlabc.schemas import problems
     from ruamel.yaml import YAML, YAMLError
 
     try:
