@@ -28,7 +28,7 @@ def test_the_environment_passes_gymnasiums_checker(tmp_path, shaped_task):
 
 
 def test_a_bad_action_is_an_observation_and_a_scripted_episode_wins(tmp_path, tiny_task):
-    env = gymnasium.MlabEnv("mlab/Task-v0", task=str(tiny_task), runs_dir=str(tmp_path / "runs"))
+    env = gymnasium.make("mlab/Task-v0", task=str(tiny_task), runs_dir=str(tmp_path / "runs"))
     observation, info = env.reset(seed=3)
     assert "Predict y from x" in observation and "fit.py" in observation and "Final Answer" in info["actions"]
     observation, reward, terminated, truncated, info = env.step({"action": "Execute Script", "input": {"nope": 1}})
