@@ -13,10 +13,12 @@ KEYS = ["model", "messages", "system", "tools", "tool_choice", "input", "instruc
         "content", "type", "text", "name", "id", "input_schema", "parameters", "call_id", "arguments", "output",
         "tool_use_id", "source", "parts", "functionCall", "functionResponse", "args", "response", "summary",
         "systemInstruction", "functionDeclarations", "toolConfig", "functionCallingConfig", "mode", "stream",
-        "thinking", "signature", "is_error", "inlineData", "disable_parallel_tool_use", "image_url"]
+        "thinking", "signature", "is_error", "inlineData", "disable_parallel_tool_use", "image_url",
+        "encrypted_content", "thoughtSignature"]
 WORDS = ["user", "assistant", "model", "system", "developer", "text", "image", "tool_use", "tool_result",
          "thinking", "message", "function_call", "function_call_output", "reasoning", "custom", "function",
-         "auto", "any", "tool", "none", "ANY", "NONE", "OBJECT", "base64", "url", "input_text", "custom_tool_call"]
+         "auto", "any", "tool", "none", "ANY", "NONE", "OBJECT", "base64", "url", "input_text", "custom_tool_call",
+         "compaction", "compaction_trigger", "redacted_thinking"]
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(WORDS) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=5),
@@ -25,13 +27,15 @@ objects = st.dictionaries(st.sampled_from(KEYS), values, max_size=5)
 blocks = st.fixed_dictionaries({"type": st.sampled_from(WORDS)}, optional={
     "text": values, "id": values, "name": values, "input": values, "tool_use_id": values, "content": values,
     "source": objects, "thinking": values, "call_id": values, "arguments": values, "output": values,
-    "summary": st.lists(objects, max_size=2), "role": st.sampled_from(WORDS)})
+    "summary": values, "role": st.sampled_from(WORDS), "encrypted_content": values})
 parts = st.fixed_dictionaries({}, optional={"text": values, "thought": values, "functionCall": objects,
+                                            "thoughtSignature": values,
                                             "functionResponse": objects, "inlineData": objects, "fileData": values})
 turns = st.lists(st.fixed_dictionaries({}, optional={
     "role": st.sampled_from(["user", "assistant", "model", "system", "developer", "tool"]) | values,
     "content": st.text(max_size=3) | st.lists(blocks, max_size=3) | values, "parts": st.lists(parts, max_size=3),
-    "type": st.sampled_from(WORDS), "call_id": values, "name": values, "arguments": values, "output": values}),
+    "type": st.sampled_from(WORDS), "call_id": values, "name": values, "arguments": values, "output": values,
+    "summary": values, "encrypted_content": values}),
     min_size=1, max_size=4)
 bodies = values | st.fixed_dictionaries({}, optional={
     "messages": turns, "input": turns | values, "contents": turns, "tools": st.lists(objects, max_size=3),
@@ -52,8 +56,13 @@ bodies = values | st.fixed_dictionaries({}, optional={
                "input": [{"type": "function_call", "call_id": "c", "name": "d", "arguments": {"x": 1}},
                          {"type": "reasoning", "summary": [3, {"text": None}]},
                          {"role": "assistant", "content": [{"type": "input_image", "image_url": "u"}]}]})
+@example(body={"input": [{"type": "reasoning", "summary": 5, "encrypted_content": {"x": 1}},
+                         {"type": "compaction", "encrypted_content": 3}, {"type": "compaction_trigger"}],
+               "contents": [{"role": "model", "parts": [{"text": "a", "thoughtSignature": {"x": 1}}]}],
+               "systemInstruction": [{"text": True}]})
 def test_every_dialect_makes_a_request_or_says_what_is_wrong(body):
-    for parse in (chat.parse, anthropic.parse, responses.parse, gemini.parse):
+    compact = lambda body: responses.parse(body, compact=True)  # noqa: E731 - POST /v1/responses/compact
+    for parse in (chat.parse, anthropic.parse, responses.parse, compact, gemini.parse):
         try:
             ask = parse(body)
         except BadRequest as problem:

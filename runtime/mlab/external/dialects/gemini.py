@@ -150,6 +150,8 @@ class _Turns:
 
 def _placeholder(signature) -> bool:
     """A placeholder signature, as sent (Gemini CLI's JSON) or as base64 of its bytes (Google's SDK)."""
+    if not isinstance(signature, str):
+        return False
     if signature in PLACEHOLDERS:
         return True
     try:
@@ -164,7 +166,7 @@ def _system(value) -> str:
     parts = value.get("parts") if isinstance(value, dict) else value
     if not isinstance(parts, list):
         raise BadRequest("`systemInstruction` must hold parts")
-    return "\n".join(p.get("text") or "" for p in parts if isinstance(p, dict))
+    return "\n".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
 
 
 def _tools(tools) -> list[dict] | None:

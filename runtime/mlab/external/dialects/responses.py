@@ -104,9 +104,12 @@ one another join one assistant message; a user message or a tool result starts t
     def reasoning_item(self, item: dict, where: str) -> None:
         """A reasoning item sent back: its summary (or its reasoning text) is the reasoning's text;
         its encrypted_content, when the gateway sealed it, the provider's blocks with their signatures."""
-        texts = [p.get("text") or "" for p in item.get("summary") or [] if isinstance(p, dict)]
+        def texts_of(parts) -> list:
+            return [p.get("text") or "" for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+        texts = texts_of(item.get("summary")) or texts_of(item.get("content"))
         if not any(texts):
-            texts = [p.get("text") or "" for p in item.get("content") or [] if isinstance(p, dict)]
+            texts = texts_of(item.get("content"))
         sealed = item.get("encrypted_content")
         blocks = thinking_blocks(unseal("thinking", sealed))
         if blocks:
@@ -115,7 +118,8 @@ one another join one assistant message; a user message or a tool result starts t
         elif sealed:
             self.notes.append(f"{where}: a reasoning item's encrypted_content that this gateway did not issue was "
                               "dropped (its summary is kept)")
-        self.reasoning.append("".join(str(t) for t in texts))
+        if any(texts):
+            self.reasoning.append("".join(str(t) for t in texts))
 
     def compaction_item(self, item: dict, where: str) -> None:
         """A compaction item sent back: the summary the gateway sealed in it, as a user message."""
