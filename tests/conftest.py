@@ -39,3 +39,17 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput"):  # the order a worker reports, and so is handed, its tests
         items[:] = slow_first(items)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The modules past about 500 lines, named at the end of every run: the rule is one job per
+    module, so a long one is a prompt to look for a second job in it, never a failure, and never a
+    reason to cut one job in two (docs/architecture.md, Conventions)."""
+    root = Path(__file__).resolve().parent.parent
+    long = [f"{path.relative_to(root)}: {lines} lines" for folder in ("runtime/mlab", "compiler/mlabc")
+            for path in sorted((root / folder).rglob("*.py")) if "__pycache__" not in path.parts
+            for lines in [len(path.read_text(encoding="utf-8").splitlines())] if lines > 500]
+    if long:
+        terminalreporter.section("modules past about 500 lines: one job, or two?")
+        for line in long:
+            terminalreporter.line(line)

@@ -130,13 +130,6 @@ def test_the_runtime_starts_without_the_compiler():
     assert done.stdout.strip() == "[]"
 
 
-def test_no_module_passes_the_projects_bound_of_500_lines():
-    long = [f"{path.relative_to(REPO)}: {lines} lines" for folder in (RUNTIME, COMPILER)
-            for path in sorted(folder.rglob("*.py")) if "__pycache__" not in path.parts
-            for lines in [len(path.read_text(encoding="utf-8").splitlines())] if lines > 500]
-    assert long == []
-
-
 def test_only_the_root_packages_export_names():
     """The public API is what `mlab` and `mlabc` export (docs/api.md); a subpackage's `__init__`
     re-exports nothing (no name imported from its own modules, no lazy `__getattr__`), so every

@@ -7,8 +7,7 @@ import re
 
 from .. import ast as A
 from ..resources import spec_json
-from ..names import snake_case
-from ..names import closest
+from ..names import closest, snake_case
 from ..values import Reporter, did_you_mean, duplicate_entries
 from .extends import ExtendsResolver
 

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 
 from .. import ast as A
-from .actions import TIERS, TOOL_NAME
+from .actions import TIERS, TOOL_NAME, input_schema, tool_entry, usage_text
 from .extends import ExtendsResolver
 from .inherited import as_pinned, check_shown
 from ..resources import spec_json
-from .search import SEARCH_PROMPTS, lower_search
-from .search_agent import TOOLS_ONLY_PROMPTS, artifacts, lower_search_agent, text_of
-from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, baked_reply_format_template,
-                        check_says_how_to_reply, check_template, history_template, locate, mention_pattern,
-                        mentions, reply_format_template, template_variables, tools_mode_template, tools_reply_format_template, tools_template)
+from .search import SEARCH_PROMPTS, lower_search, lower_search_agent
+from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, TOOLS_ONLY_PROMPTS,
+                        baked_reply_format_template, check_says_how_to_reply, check_template, history_template, locate,
+                        mention_pattern, mentions, reply_format_template, template_variables, text_of,
+                        tools_mode_template, tools_reply_format_template, tools_template)
 from ..values import Reporter, describe, did_you_mean, duplicate_entries
 
 FORMATS = ("sections", "json", "tools")
@@ -315,7 +315,11 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
     if settings["search"] is not None:
         if settings["search"].get("_broken"):
             return None
-        return lower_search_agent(decl, settings, actions, shown, set_ref, report)
+        found = lower_search_agent(decl, settings, report)
+        if found is None:
+            return None
+        texts, search = found
+        return artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=None, search=search)
     reply = settings["reply"]
     if reply is None:
         report.error("E308", f"{where} declares no reply format", decl.name.span,
@@ -474,3 +478,23 @@ def _tools_reply(reply: dict, fallback: dict | None) -> dict:
             "fallback": None if fallback is None else {"format": fallback["format"],
                                                         "sections": _clean(fallback["sections"])}}
 
+
+def artifacts(decl: A.Agent, settings: dict, action_set: str, actions: list[dict], shown: set[str],
+               texts: dict[str, str], *, reply: dict | None, search: dict | None) -> tuple[dict, dict, dict[str, str]]:
+    """The agent IR and action table of a linear agent (a reply format) or a search agent (a policy)."""
+    name = decl.name.value
+    table = {"agent": name, "action_set": action_set, "actions": [
+        dict(clean_action(a), shown=a["name"] in shown, usage=usage_text(a["inputs"]),
+             input_schema=input_schema(a["inputs"]), tool=tool_entry(a))
+        for a in actions]}
+    models = {tier: settings["models"].get(tier, {"default": None, "params": {}}) for tier in TIERS}
+    ir = {"name": name, "extends": decl.parent.value if decl.parent else None, "action_set": action_set,
+          "shown": [a["name"] for a in actions if a["name"] in shown], "models": models,
+          "history_steps": settings["history"], "summarize_over_chars": settings["summarize_over"],
+          "format_retries": settings["retries"], "reply": reply, "hooks": settings["hooks"],
+          "search": search, "templates": {k[:-3]: f"templates/{k}" for k in sorted(texts)}}
+    return ir, table, texts
+
+
+def clean_action(action: dict) -> dict:
+    return {k: v for k, v in action.items() if not k.startswith("_")}

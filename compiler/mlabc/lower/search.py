@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 from .. import ast as A
 from ..values import Reporter, describe, did_you_mean
+from .templates import TOOLS_ONLY_PROMPTS, check_template, text_of
 
 
 @dataclass(frozen=True)
@@ -191,3 +192,58 @@ def search_ir(search: dict) -> dict:
     return {"policy": search["policy"], "params": dict(search["params"]), "parallel": search["parallel"],
             "code_file": search["code_file"], "score": search["score"], "select": search["select"],
             "operators": list(OPERATORS[search["policy"]])}
+
+
+DEFAULT_SEARCH_FORMAT_ERROR = (
+    "Your reply could not be used: {{ error }}\n"
+    "Reply again: first your plan in a few sentences of prose, then exactly one ```python code block "
+    "holding the whole of {{ code_file }}.\n"
+)
+
+
+def lower_search_agent(decl: A.Agent, settings: dict, report: Reporter) -> tuple[dict[str, str], dict] | None:
+    """A tree-search agent's templates (name → text: its operator prompts and format error) and the
+    IR of its search (its policy, how a node is evaluated), or None when it cannot run."""
+    name = decl.name.value
+    where = f"agent `{name}`"
+    search = settings["search"]
+    for entry in decl.entries:
+        if isinstance(entry, (A.Respond, A.Prompt, A.DropSection)):
+            report.error("E405", f"{where} searches a tree ({search['policy']}), so it runs no linear loop: "
+                         f"`{entry.keyword}` would not be used", entry.span,
+                         hint="a search agent's prompts are its operators: `prompts { draft ... improve ... "
+                              "debug ... }`")
+    if search["score"] is None:
+        if search.get("_score_reported"):
+            return None
+        report.error("E308", f"{where} does not say how a node's validation score is read", search["_span"],
+                     hint='add `score "Validation score: ([-+0-9.eE]+)"` (a pattern over the output) or `score review`')
+        return None
+    ir_search = search_ir(search)
+    templates: dict[str, tuple[str, A.Value | None]] = {}
+    fe = settings["format_error"]
+    templates["format_error"] = (text_of(fe), fe) if fe is not None else (DEFAULT_SEARCH_FORMAT_ERROR, None)
+    needed = list(ir_search["operators"]) + (["review"] if ir_search["score"]["from"] == "review" else [])
+    own = {item.name.value for entry in decl.entries if isinstance(entry, A.Prompts) for item in entry.items}
+    for key, value in settings["prompts"].items():
+        if key in TOOLS_ONLY_PROMPTS:
+            report.error("E605", f"{where} searches a tree, so it uses no `{key}` prompt", value.span)
+            continue
+        if key == "crossover" and key not in needed:  # a review prompt may wait for a `score review` variant
+            if key not in own:  # inherited from an evolution agent: not this agent's mistake, just unused
+                continue
+            report.error("E605", f"{where} uses no `crossover` prompt: only the `evolution` policy crosses two "
+                         f"parents, not `{search['policy']}`", value.span)
+            continue
+        templates[key] = (text_of(value), value)
+    for prompt in needed:
+        if prompt not in templates:
+            report.error("E604", f"{where} has no `{prompt}` prompt, needed by its `{search['policy']}` search",
+                         search["_span"],
+                         hint=f"add it to a `prompts {{ {prompt} \"\"\"...\"\"\" }}` block (or inherit it)")
+    texts: dict[str, str] = {}
+    for key, (text, value) in templates.items():
+        if isinstance(value, A.Str):
+            check_template(text, value, key, report, where, kind="search")
+        texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
+    return texts, ir_search

@@ -16,6 +16,8 @@ DEFAULT_FORMAT_ERROR = (
 )
 
 
+# The prompts only a tool-calling agent uses (a linear agent of another format, or a search agent, has none).
+TOOLS_ONLY_PROMPTS = ("problem", "turn")
 DEFAULT_PROBLEM = "Research problem:\n{{ task.problem }}\n"
 DEFAULT_TURN = (
     "{% if retrieved %}From your research log, what bears on the work now:\n{{ retrieved }}\n\n{% endif %}"
@@ -37,6 +39,11 @@ _MOVED = {
 _KIND_SECTIONS = {"tools": "tools_agent_templates", "search": "search_agent_templates",
                   "external": "external_agent_templates"}
 
+
+
+def text_of(value: A.Value) -> str:
+    """A prompt's text; empty when the prompt was written as another kind of value (an E401)."""
+    return value.value if isinstance(value, A.Str) else ""
 
 def context_names(template: str, kind: str = "text") -> set[str]:
     """The variables `template` receives in an agent of `kind` (text, tools or search)."""

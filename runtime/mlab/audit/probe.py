@@ -43,8 +43,7 @@ print(mark + " " + json.dumps(reached), flush=True)
 def probe_targets(run, prepared_folder: Path) -> list[tuple[str, str]]:
     """(label, absolute path) of everything a script must not reach in this run."""
     import mlabc
-    from mlabc.resources import checkout_root
-    from mlabc.resources import tasks_dir
+    from mlabc.resources import checkout_root, tasks_dir
 
     from mlab.cache import cache_root
     from mlab.run.folder import bundled_datasets
