@@ -20,6 +20,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 EXPECTED = {
     "compile.py": "ratio ours/yaml",
     "gateway.py": "overhead per call",
+    "gpu_check.py": "GPU check arithmetic",
     "inputs.py": "operator reply, unclosed fences",
     "memory.py": "harness process of one run",
     "prompt.py": "harness peak memory",
