@@ -1,11 +1,16 @@
 """Benchmark of `mlab report`, `mlab eval` and `mlab view RUNS_DIR` at scale: N run folders sharing one build.
 
 One real run of a tiny task is made with `mlab run` (the offline scripted model: write a
-script, run it, submit) and scored step by step with `mlab eval --intermediate`; its folder is
-then copied N times (a new id and seed each, the same build digest; the workspace and objects
-are left out, as the report and the index never read them). Each command runs over each size
+script, run it, submit) and scored step by step with `mlab eval --intermediate`; its trace is then
+made --steps long (50 by default) as a research agent's run of that length is (extend_run: real
+prompts of the run's system text and the last three steps, training logs, diffs and script
+excerpts as observations; about 1.3 MB, 25 KB a step); its folder is then copied N times (a new
+id and seed each, the same build digest; the workspace and objects are left out, as the report
+and the index never read them; each copy's trace is a hard link to the one trace, the same bytes). Each command runs over each size
 in a fresh process (imports and first-use costs paid on 5 runs first, untimed), which reports
-its CPU time and how much its peak memory grew.
+its CPU time and how much its peak memory grew: first with a new user cache (the runs never seen
+by a report), then again (each run's facts taken from its trace remembered: mlab.reports.runs),
+which is the figure the targets are read on.
 
 Printed per command: the CPU time and peak-memory growth at each size and the marginal cost per
 run between consecutive sizes ((t_large - t_small) / (large - small)). Targets for `mlab report`
@@ -16,7 +21,7 @@ it, one past the end) runs over the same runs with their budget points already s
 template was evaluated at them once, so budgets.json travels with every copy): target, at most
 1.2x the CPU of plain `mlab eval` at the largest size, printed as that ratio.
 
-    python bench/report.py [--sizes 100,1000,5000] [--view] [--quick]
+    python bench/report.py [--sizes 100,1000,5000] [--steps 50] [--view] [--quick]
 """
 from __future__ import annotations
 
@@ -43,6 +48,8 @@ TARGET_RATIO = 1.2
 BUDGETS = "time=1s,3s,tokens=1M"  # before the submission, on it, past the end of the run
 TARGET_BUDGET_RATIO = 1.2
 _LEFT_OUT = ("workspace", "objects", "private", "output", "view.html")
+TRACE = "trace.jsonl"
+STEPS = 50   # a research agent's run of realistic size
 def make_run(folder: Path) -> Path:
     """One finished, scored run folder of the tiny task; returns its path."""
     source = write_task(folder / "task")
@@ -60,6 +67,89 @@ def make_run(folder: Path) -> Path:
             sys.exit(f"scoring the benchmark run failed:\n{out}\n{err}")
     (run,) = [p for p in runs.iterdir() if (p / "run.json").is_file()]
     return run
+
+
+TRAINING_LOG = ("epoch {e:2d}/40 - loss {l:.4f} - val_loss {v:.4f} - val_mae {m:.4f} - lr {r:.2e} - "
+                "{s:.1f}s\n")
+HISTORY = 3   # steps of history in each prompt, as the research agent's prompt has
+
+
+def realistic_observation(step: int, kind: str) -> str:
+    """What a research agent sees at a step of this kind, at the length real ones have: a training
+    log of 40 epochs (about 4 KB), a script excerpt (about 2.5 KB), an edit's diff (about 2 KB)."""
+    if kind == "Execute Script":
+        lines = "".join(TRAINING_LOG.format(e=e, l=1.0 / (e + step), v=1.1 / (e + step) + 0.01 * step,
+                                            m=2.0 + 1.0 / e + step / 100, r=1e-3 * 0.95 ** e, s=1.7 + e / 10)
+                        for e in range(1, 41))
+        return f"The script has been executed. Here is the output:\n{lines}validation MAE {2.0 + step / 100:.4f}\n"
+    if kind == "Inspect Script Lines":
+        body = "".join(f"{n:3d} | rows = [r for r in rows if float(r['x{n}']) > {n / 7:.3f}]  # filter {n}\n"
+                       for n in range(1, 41))
+        return f"Here are the lines (the file ends at line 120):\n{body}"
+    body = "".join(f"-    W{n} = {n / 10:.1f}\n+    W{n} = {n / 10 + 0.05:.2f}  # tuned at step {step}\n"
+                   for n in range(1, 36))
+    return f"The edited file is saved to blend.py. Here is the diff, please check if the edit is correct:\n{body}"
+
+
+def realistic_reply(step: int, observation: str) -> str:
+    plan = "".join(f"{n}. {'Done' if n < step // 5 else 'Next'}: experiment {n} on the blend weights "
+                   f"(val MAE {2.0 + n / 100:.4f}).\n" for n in range(1, min(step // 5, 12) + 2))
+    return (f"Reflection: the observation shows {observation.splitlines()[-1][:120]}\n"
+            f"Research Plan and Status: {plan}"
+            f"Fact Check: validation MAE {2.0 + step / 100:.4f} was printed by the last run (confirmed).\n"
+            f"Thought: try the next weight, keeping what improved the validation MAE.\n")
+
+
+def extend_run(run: Path, steps: int) -> None:
+    """Make a real run's trace `steps` long as a research agent's run of that length is: its
+    first two records (writing and running the script) begin it and its final answer ends it;
+    between them Execute Script, Edit Script (AI) and Inspect Script Lines steps in turn, each
+    with an observation and a reply of real length, and each prompt the run's own system text
+    followed by the last HISTORY steps (reply and observation), as the research agent's prompt
+    is. scores.jsonl gets a row per step and result.json its step count and wall time."""
+    records = [json.loads(line) for line in (run / "trace.jsonl").read_text().splitlines()]
+    first, executed, final = records[0], records[1], records[-1]
+    system = first["model"]["prompt"]
+    kinds = ["Execute Script", "Edit Script (AI)", "Inspect Script Lines"]
+    made = [first, executed]
+    for step in range(3, steps):
+        kind = kinds[step % 3]
+        record = json.loads(json.dumps(executed if kind == "Execute Script" else first))
+        observation = realistic_observation(step, kind)
+        reply = realistic_reply(step, observation)
+        record.update(step=step, action=kind, observation=observation)
+        if kind != "Execute Script":
+            record.update(compute=None, action_input={"script_name": "blend.py", "start_line_number": 1,
+                                                      "end_line_number": 40},
+                          snapshot={"changed": {}, "removed": []}, edits=[])
+            record["resolved"] = {"action": kind, "primitive": "inspect", "input": record["action_input"]}
+        record["model"]["response"] = reply
+        record["model"]["calls"][0]["response"] = reply
+        made.append(record)
+    final = json.loads(json.dumps(final))
+    final["step"] = steps
+    made.append(final)
+    elapsed = 0.0
+    for index, record in enumerate(made):
+        history = "".join(f"\nStep {r['step']}:\n{r['model']['response']}\nObservation:\n{r['observation']}\n"
+                          for r in made[max(0, index - HISTORY):index])
+        record["model"]["prompt"] = system + history
+        record["model"]["calls"][0]["prompt_tokens"] = len(record["model"]["prompt"]) // 4
+        record["model"]["calls"][0]["completion_tokens"] = len(record["model"]["response"]) // 4
+        elapsed += 40.0 if record.get("compute") else 6.0
+        record["elapsed_s"] = round(elapsed, 3)
+    (run / "trace.jsonl").write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in made))
+    rows = [json.loads(line) for line in (run / "scores.jsonl").read_text().splitlines()]
+    scored = rows[-1]
+    tokens = 0
+    lines = [rows[0], rows[1]]
+    for record in made[1:]:
+        tokens += sum(c["prompt_tokens"] + c["completion_tokens"] for c in record["model"]["calls"])
+        lines.append({**scored, "step": record["step"], "elapsed_s": record["elapsed_s"], "tokens": tokens})
+    (run / "scores.jsonl").write_text("".join(json.dumps(row) + "\n" for row in lines))
+    result = json.loads((run / "result.json").read_text())
+    result.update(steps=steps, wall_time_s=elapsed)
+    (run / "result.json").write_text(json.dumps(result, indent=2))
 
 
 def scored_at_budgets(template: Path, into: Path) -> Path:
@@ -80,7 +170,8 @@ def copy_runs(template: Path, count: int, into: Path) -> Path:
     for number in range(count):
         run_id = f"{meta['id'][:-6]}{number:06x}"
         target = into / run_id
-        shutil.copytree(template, target, ignore=lambda _, names: [n for n in names if n in _LEFT_OUT])
+        shutil.copytree(template, target, ignore=lambda _, names: [n for n in names if n in _LEFT_OUT + (TRACE,)])
+        os.link(template / TRACE, target / TRACE)   # the same bytes: a link keeps 5,000 runs' traces off the disk
         (target / "run.json").write_text(json.dumps({**meta, "id": run_id, "seed": number}))
     return into
 
@@ -106,13 +197,22 @@ print(time.process_time() - start, (resource.getrusage(resource.RUSAGE_SELF).ru_
 """
 
 
-def measured(command: str, warm: Path, runs: Path, out: Path) -> tuple[float, float]:
-    """(CPU seconds, peak memory growth in MB) of one command over `runs`, in a fresh process."""
+def measured(command: str, warm: Path, runs: Path, out: Path, cache: Path) -> tuple[float, float]:
+    """(CPU seconds, peak memory growth in MB) of one command over `runs`, in a fresh process
+    whose user cache is `cache` (a new one: what the runs are first seen with; used again: seen
+    before, each run's facts remembered, see mlab.reports.runs)."""
     import subprocess
 
+    from mlab.cache import cache_root
+    from mlab.reports.budgets import BUDGETS_KEY
+
     out.mkdir(parents=True, exist_ok=True)
+    if not cache.is_dir():   # the key budgets.json was sealed with, so that its points are read, not scored
+        cache.mkdir(parents=True)
+        shutil.copy(cache_root() / BUDGETS_KEY, cache / BUDGETS_KEY)
     done = subprocess.run([sys.executable, "-c", CHILD, command, str(warm), str(runs), str(out), BUDGETS],
-                          capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+                          capture_output=True, text=True,
+                          env={**os.environ, "MPLBACKEND": "Agg", "MLAB_CACHE": str(cache)})
     if done.returncode:
         sys.exit(f"{command} failed:\n{done.stderr[-2000:]}")
     seconds, megabytes = done.stdout.split()[-2:]
@@ -134,6 +234,8 @@ def budget_verdict(measures: dict, sizes: list[int]) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,5000", help="run counts, smallest first (default 100,1000,5000)")
+    parser.add_argument("--steps", type=int, default=STEPS,
+                        help=f"steps of each run, its trace made realistic (default {STEPS}; 3: the real run as it is)")
     parser.add_argument("--view", action="store_true", help="time the index of `mlab view RUNS_DIR` too")
     parser.add_argument("--quick", action="store_true", help="sizes 10 and 30 of the checked-in run: checks the benchmark runs")
     options = parser.parse_args()
@@ -141,17 +243,30 @@ def main() -> int:
     commands = ["mlab report", "mlab eval", "mlab eval --at"] + (["mlab view RUNS_DIR"] if options.view else [])
     with tempfile.TemporaryDirectory(prefix="mlab-bench-report-") as scratch:
         root = Path(scratch)
+        os.environ["MLAB_CACHE"] = str(root / "cache")
         # quick: the checked-in run of the report's golden test stands in for a fresh real run
-        template = scored_at_budgets(QUICK_RUN if options.quick else make_run(root), root / "template")
+        made = root / "extended" / "run"
+        shutil.copytree(QUICK_RUN if options.quick else make_run(root), made)
+        if options.steps > 3:
+            extend_run(made, options.steps)
+        template = scored_at_budgets(made, root / "template")
+        size = (template / TRACE).stat().st_size
+        print(f"each run: {options.steps} steps, a trace of {size / 1e6:.2f} MB ({size / options.steps / 1e3:.1f} KB a step)")
         warm = copy_runs(template, 5, root / "warm")
         folders = {n: copy_runs(template, n, root / f"runs-{n}") for n in sizes}
         verdict = 0
         measures = {}
         for name in commands:
-            figures = {n: measured(name, warm, folders[n], root / "out" / f"{name.split()[1]}-{n}-{len(name)}")
+            label = f"{name.split()[1]}-{len(name)}"
+            first = {n: measured(name, warm, folders[n], root / "out" / f"{label}-{n}-first", root / f"cache-{label}-{n}")
+                     for n in sizes}
+            figures = {n: measured(name, warm, folders[n], root / "out" / f"{label}-{n}", root / f"cache-{label}-{n}")
                        for n in sizes}
             measures[name] = figures
-            print(f"{name}: " + ", ".join(f"{n} runs {t:.2f} s CPU, +{mb:.1f} MB" for n, (t, mb) in figures.items()))
+            print(f"{name}, runs seen before: " + ", ".join(f"{n} runs {t:.2f} s CPU, +{mb:.1f} MB"
+                                                           for n, (t, mb) in figures.items()))
+            print(f"  the first time: " + ", ".join(f"{n} runs {t:.2f} s CPU ({t / n * 1000:.1f} ms a run), +{mb:.1f} MB"
+                                                   for n, (t, mb) in first.items()))
             if name == "mlab eval --at":
                 verdict = budget_verdict(measures, sizes) or verdict
                 continue

@@ -24,7 +24,7 @@ EXPECTED = {
     "inputs.py": "operator reply, unclosed fences",
     "memory.py": "harness process of one run",
     "prompt.py": "harness peak memory",
-    "report.py": "mlab eval:",
+    "report.py": "mlab eval, runs seen before:",
     "setup.py": "writable / cp -r",
     "startup.py": "one-file mlabc check / YAML load",
     "step.py": "resume of a",

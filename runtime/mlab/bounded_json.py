@@ -94,12 +94,42 @@ def loads(text: str | bytes, *, what: str = "the value", max_chars: int = MAX_FI
         raise TooLarge(len(text), max_chars, what)
     if isinstance(text, bytes):
         text = text.decode("utf-8")  # UnicodeDecodeError is a ValueError
-    # fewer brackets than the bound cannot nest past it: the scan is needed only beyond
-    if text.count("[") + text.count("{") > max_depth:
-        depth = nesting(text)
+    # fewer brackets than the bound cannot nest past it: the check is needed only beyond
+    if text.count("[") + text.count("{") <= max_depth:
+        return json.loads(text, **options)
+    if not options:
+        # The C parser first (it stops a nesting past the interpreter's recursion limit with
+        # RecursionError), then the depth of the value it made, which visits its lists and
+        # objects only: scanning the text for brackets outside strings visited every escape
+        # and quote of a long text (a trace record's prompt) in Python.
+        try:
+            value = json.loads(text)
+        except RecursionError:
+            raise TooDeep(nesting(text), what, max_depth) from None
+        depth = value_depth(value)
         if depth > max_depth:
             raise TooDeep(depth, what, max_depth)
+        return value
+    depth = nesting(text)
+    if depth > max_depth:
+        raise TooDeep(depth, what, max_depth)
     return json.loads(text, **options)
+
+
+def value_depth(value) -> int:
+    """How deep lists and objects nest in a parsed JSON value (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:

@@ -374,7 +374,7 @@ def budget_points(run: LoadedRun, budgets: list[Budget]) -> dict[str, dict]:
     end is unchanged (a finished run's points never change)."""
     stored = read_budgets(run.dir)
     points = dict(stored.get("points") or {})
-    fingerprint = {"records": len(run.records), "finished": run.finished}
+    fingerprint = {"records": run.record_count, "finished": run.finished}
     scorer = _Scorer(run, stored)
     fresh = False
     for budget in budgets:

@@ -131,8 +131,10 @@ def run_row(run: LoadedRun) -> dict:
         "best_success": None if run.scores is None else
         any(r.get("success") for r in run.scores) or bool(result.get("success")),
         "submitted": bool(result.get("submitted")), "valid_submission": result.get("score") is not None,
-        "steps": result.get("steps", counted_steps(run.records, step_limit(run.meta))),
-        "wall_time_s": result.get("wall_time_s", run.records[-1].get("elapsed_s") if run.records else 0.0),
+        # (the trace is read only when result.json lacks them: an unfinished run)
+        "steps": result["steps"] if "steps" in result else counted_steps(run.records, step_limit(run.meta)),
+        "wall_time_s": result["wall_time_s"] if "wall_time_s" in result else
+        (run.records[-1].get("elapsed_s") if run.records else 0.0),
     }
     tokens = result.get("tokens") or {}
     for tier in TIERS:

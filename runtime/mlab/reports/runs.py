@@ -7,6 +7,8 @@ trace is not repaired, so a run that another process is driving can be looked at
 """
 from __future__ import annotations
 
+import functools
+import json
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -108,6 +110,64 @@ class LoadedRun:
             self._records = read_trace(self.dir / TRACE).records
         return self._records
 
+    # -- what reports take from the trace, remembered --------------------------------------
+    # A 50-step research run's trace is about a megabyte (prompts, training logs); reading and
+    # checking it is most of what a report or an eval of the run costs. What they take from it
+    # (the number of records, a search's nodes, the findings of mlab.reports.taxonomy) is kept in
+    # the user cache under the identity of the trace and result.json (device, inode, size, mtime and
+    # ctime: any write moves it, and no process can set a ctime back), the run's folder and build,
+    # and the reading code's own bytes: the next report reads the run's small files only.
+
+    @cached_property
+    def _facts_entry(self) -> Path | None:
+        from mlab.cache import cache_root, remembered_entry, settled, stat_key
+
+        try:
+            trace = os.stat(self.dir / TRACE)
+            result = os.stat(self.dir / RESULT) if self.result is not None else None
+        except OSError:
+            return None
+        if not settled(trace) or (result is not None and not settled(result)):
+            return None   # a run under way: its trace is read
+        key = "\0".join(["report-facts", _facts_code_digest(), str(self.dir), self.build_key, self.agent,
+                          stat_key(trace), stat_key(result) if result is not None else "-"])
+        entry = remembered_entry(key)
+        return cache_root() / "report-facts" / entry.parent.name / entry.name
+
+    @cached_property
+    def facts(self) -> dict | None:
+        """What an earlier report took from this run's unchanged trace (see above), or None."""
+        entry = self._facts_entry
+        if entry is None:
+            return None
+        try:
+            document = json.loads(entry.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return None
+        return document if isinstance(document, dict) and document.get("version") == FACTS_VERSION else None
+
+    def remember_facts(self, facts: dict) -> None:
+        entry = self._facts_entry
+        if entry is None:
+            return
+        document = {"version": FACTS_VERSION, **facts}
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            temp = entry.with_name(f".in-{os.getpid()}-{entry.name}")
+            temp.write_text(json.dumps(document, separators=(",", ":")), encoding="utf-8")
+            os.replace(temp, entry)
+        except OSError:
+            return   # a cache that cannot be written: the trace is read again next time
+        self.__dict__["facts"] = document
+
+    @property
+    def record_count(self) -> int:
+        """How many complete records the trace holds."""
+        facts = self.facts
+        if facts is not None and isinstance(facts.get("records"), int):
+            return facts["records"]
+        return len(self.records)
+
     @property
     def build_key(self) -> str:
         """What identifies the run's build copy: its digest in run.json (the folder when absent)."""
@@ -157,6 +217,9 @@ class LoadedRun:
     def nodes(self) -> list[dict]:
         """A tree search's node records in trace order (empty for a linear run), with the fields
         reports read of them."""
+        facts = self.facts
+        if facts is not None and isinstance(facts.get("nodes"), list):
+            return facts["nodes"]
         return [{name: record[name] for name in _NODE_FIELDS if name in record} for record in self.records
                 if isinstance(record.get("node"), int) and not isinstance(record.get("node"), bool)]
 
@@ -172,6 +235,21 @@ class LoadedRun:
 
 
 _NODE_FIELDS = ("node", "parent", "operator", "validation", "buggy")
+FACTS_VERSION = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _facts_code_digest() -> str:
+    """The bytes of the code that makes a run's remembered facts: a change to it forgets them."""
+    import hashlib
+
+    from mlab.reports import taxonomy
+
+    digest = hashlib.sha256()
+    for module in (taxonomy.__file__, __file__):
+        with open(module, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()[:16]
 _SCORE_FIELDS = ("step", "score", "improvement", "success", "elapsed_s", "tokens", "cost")
 
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 from mlab.failure import FailureMode
@@ -319,6 +319,17 @@ def findings(run) -> tuple[list[Claim], list[Label]]:
     """The run's hallucinated claims and failure labels, computed once per loaded run (an
     index page and the run's own page both show them)."""
     if getattr(run, "_findings", None) is None:
+        facts = getattr(run, "facts", None)
+        try:
+            run._findings = ([Claim(**claim) for claim in facts["claims"]],
+                             [Label(**label) for label in facts["labels"]])
+            return run._findings
+        except (TypeError, KeyError):
+            pass   # none remembered (or not in this form): the trace is read
         claims = hallucinated_claims(run)
         run._findings = (claims, failure_labels(run, claims))
+        if hasattr(run, "remember_facts"):
+            run.remember_facts({"records": len(run.records), "nodes": run.nodes,
+                                "claims": [asdict(claim) for claim in claims],
+                                "labels": [asdict(label) for label in run._findings[1]]})
     return run._findings
