@@ -188,3 +188,128 @@ def read_json(path: Path, *, schema: str | None = None, limit: int = MAX_FILE_BY
         if found:
             raise UntrustedFile(f"{path} does not match spec/{schema}.schema.json: " + "; ".join(found[:3]))
     return document
+
+
+# -- the shape of a record ------------------------------------------------------------------------
+# A trace or scores line is checked against its schema in spec/ by a check compiled from it once
+# (shape_check): each key's JSON type, what is required, the enums, patterns and minimums, and the
+# same of what it holds, so a reader can use a record's fields without checking each one. Running
+# jsonschema on every line would cost about 25 times as much (14 us a record) (mlab report reads every line of
+# every run's trace); what this leaves out (additionalProperties: false, minLength) no reader relies on.
+
+_TYPES = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int,), "number": (int, float),
+          "boolean": (bool,), "null": (type(None),)}
+_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+               bool: "a boolean", type(None): "null"}
+
+
+class _Shape:
+    __slots__ = ("types", "expected", "enum", "pattern", "minimum", "properties", "required", "additional", "items",
+                 "prefix", "min_items", "max_items")
+
+    def __init__(self):
+        self.types = self.expected = self.enum = self.pattern = self.minimum = self.additional = self.items = None
+        self.properties, self.required, self.prefix = {}, (), ()
+        self.min_items = self.max_items = None
+
+
+def _compile(schema: dict, defs: dict) -> _Shape:
+    """One _Shape of a schema: its alternatives (oneOf, anyOf) merged, which is exact for spec/'s
+    schemas, whose alternatives differ in type (null or an object)."""
+    shape = _Shape()
+    parts = [schema, *schema.get("oneOf", ()), *schema.get("anyOf", ())]
+    types: set = set()
+    names: list = []
+    anything = False
+    for part in parts:
+        if "$ref" in part:
+            part = defs[part["$ref"].rsplit("/", 1)[-1]]
+        if "type" in part:
+            for name in [part["type"]] if isinstance(part["type"], str) else part["type"]:
+                types.update(_TYPES[name])
+                names.append(name)
+        elif "enum" in part:
+            shape.enum = frozenset(part["enum"])
+            types.update(type(value) for value in part["enum"])
+        elif part is not schema or not ("oneOf" in part or "anyOf" in part):
+            anything = True  # {} or a schema that constrains no type: any value
+        if "pattern" in part:
+            shape.pattern = re.compile(part["pattern"])
+        if "minimum" in part:
+            shape.minimum = part["minimum"]
+        if part.get("properties"):
+            shape.properties = {key: _compile(sub, defs) for key, sub in part["properties"].items()}
+        if part.get("required"):
+            shape.required = tuple(part["required"])
+        if isinstance(part.get("additionalProperties"), dict):
+            shape.additional = _compile(part["additionalProperties"], defs)
+        if isinstance(part.get("items"), dict):
+            shape.items = _compile(part["items"], defs)
+        if part.get("prefixItems"):
+            shape.prefix = tuple(_compile(sub, defs) for sub in part["prefixItems"])
+        shape.min_items = part.get("minItems", shape.min_items)
+        shape.max_items = part.get("maxItems", shape.max_items)
+    if float in types or int in types:
+        types.add(int)
+    shape.types = None if anything or not types else tuple(types)
+    shape.expected = " or ".join(dict.fromkeys(names)) or \
+        "one of " + ", ".join(sorted(map(repr, shape.enum or ())))
+    return shape
+
+
+def _kind(value) -> str:
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _problem(shape: _Shape, value, where: str) -> str | None:
+    """What is wrong with `value` at `where` (None when nothing is)."""
+    types = shape.types
+    if types is not None and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
+        return f"{where} is {_kind(value)}, not {shape.expected}"
+    if shape.enum is not None and value not in shape.enum:
+        return f"{where} is {value!r}, not one of {', '.join(sorted(map(repr, shape.enum)))}"
+    if type(value) is dict:
+        for key in shape.required:
+            if key not in value:
+                return f"{where}.{key} is missing" if where else f"it has no {key}"
+        for key, item in value.items():
+            sub = shape.properties.get(key, shape.additional)
+            if sub is not None:
+                found = _problem(sub, item, f"{where}.{key}" if where else key)
+                if found:
+                    return found
+    elif type(value) is list:
+        if shape.min_items is not None and len(value) < shape.min_items:
+            return f"{where} holds {len(value)} items, fewer than {shape.min_items}"
+        if shape.max_items is not None and len(value) > shape.max_items:
+            return f"{where} holds {len(value)} items, more than {shape.max_items}"
+        for index, item in enumerate(value):
+            sub = shape.prefix[index] if index < len(shape.prefix) else shape.items
+            if sub is not None:
+                found = _problem(sub, item, f"{where}[{index}]")
+                if found:
+                    return found
+    elif type(value) is str:
+        if shape.pattern is not None and not shape.pattern.search(value):
+            return f"{where} is not of the form {shape.pattern.pattern}"
+    elif shape.minimum is not None and type(value) in (int, float) and value < shape.minimum:
+        return f"{where} is {value}, below {shape.minimum}"
+    return None
+
+
+_SHAPES: dict[str, _Shape] = {}
+
+
+def shape_problem(schema: str, record) -> str | None:
+    """Why `record` is not of the shape spec/<schema>.schema.json describes (e.g. 'model.calls[0].cost
+    is a string'), None when it is: the cheap structural check of each line of a trace or of
+    scores.jsonl (see above)."""
+    shape = _SHAPES.get(schema)
+    if shape is None:
+        from mlabc.resources import data_dir
+
+        document = json.loads((data_dir("spec") / f"{schema}.schema.json").read_text(encoding="utf-8"))
+        shape = _SHAPES[schema] = _compile(document, document.get("$defs", {}))
+    if type(record) is not dict:
+        return f"it is {_kind(record)}, not an object"
+    return _problem(shape, record, "")

@@ -17,6 +17,19 @@ def printable(text: object) -> str:
     return _UNPRINTABLE.sub(_escape, str(text))
 
 
+NOTED: set[str] = set()  # what note_once said (mlab.cli.main empties it for each command)
+
+
+def note_once(text: str) -> None:
+    """Say `text` on stderr (through printable), once in this process: a note about a run folder's
+    file that a report or the viewer may read again."""
+    if text not in NOTED:
+        import sys
+
+        NOTED.add(text)
+        print(f"mlab: {printable(text)}", file=sys.stderr)
+
+
 def _escape(match: re.Match) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mlab.bounded_json import TooDeep, TooLarge
 from mlab.errors import RunError
 from mlab.standard_json import dumps
+from mlab.text import note_once
 
 TRACE = "trace.jsonl"
 TORN_SUFFIX = ".torn"
@@ -143,6 +145,7 @@ class TraceContents:
     records: list[dict]
     valid_bytes: int
     torn: bytes
+    problem: str | None = None  # why the complete line after the records is not one (None: there is none)
 
 
 def _trace_bytes(path: Path) -> bytes:
@@ -158,27 +161,39 @@ def _trace_bytes(path: Path) -> bytes:
         raise RunError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def read_trace(path: Path) -> TraceContents:
-    """The complete records of a trace; an incomplete or corrupt tail (a line that is not JSON,
-    or past the bounds of mlab.bounded_json) is returned apart."""
-    from mlab.bounded_json import MAX_LINE_BYTES, loads
+def read_trace(path: Path, note: bool = True) -> TraceContents:
+    """The records of a trace up to the first line that is not one: an incomplete last line (a run
+    being written, or killed mid-write), or a complete line that is not a trace record (not JSON,
+    past the bounds of mlab.bounded_json, not of the shape spec/trace.schema.json gives a record,
+    or out of step order). What follows is returned apart, with `problem` saying which line and why
+    when a complete line was refused; with `note`, that is said once on stderr, since every reader
+    then goes on with the records before it (a trace may come from elsewhere: docs/security.md)."""
+    from mlab.bounded_json import MAX_LINE_BYTES, loads, shape_problem
 
     data = _trace_bytes(path)
     records: list[dict] = []
     offset = 0
+    problem = None
     while offset < len(data):
         end = data.find(b"\n", offset)
         if end < 0:
             break
         try:
-            record = loads(data[offset:end], what="a trace line", max_chars=MAX_LINE_BYTES)
-        except ValueError:
-            break
-        if not isinstance(record, dict) or record.get("step") != len(records) + 1:
+            record = loads(data[offset:end], what="the line", max_chars=MAX_LINE_BYTES)
+        except ValueError as error:
+            problem = f"it is not JSON ({error})" if not isinstance(error, (TooDeep, TooLarge)) else str(error)
+        else:
+            problem = shape_problem("trace", record)
+            if problem is None and record["step"] != len(records) + 1:
+                problem = f"its step is {record['step']}, where step {len(records) + 1} comes next"
+        if problem is not None:
+            problem = f"{path} line {len(records) + 1} is not a trace record: {problem}"
             break
         records.append(record)
         offset = end + 1
-    return TraceContents(records, offset, data[offset:])
+    if problem is not None and note:
+        note_once(f"{problem}; the trace is read up to the line before it")
+    return TraceContents(records, offset, data[offset:], problem)
 
 
 def repair_trace(path: Path, keep: int | None = None) -> list[dict]:
@@ -187,8 +202,10 @@ def repair_trace(path: Path, keep: int | None = None) -> list[dict]:
     The bytes set aside are appended to the .torn file before the trace is cut, so nothing
     recorded is lost even if this is interrupted.
     """
-    contents = read_trace(path)
+    contents = read_trace(path, note=False)
     records, valid = contents.records, contents.valid_bytes
+    if contents.problem is not None:
+        note_once(f"{contents.problem}; it and the lines after it are moved to {Path(path).name}{TORN_SUFFIX}")
     if keep is not None and keep < len(records):
         data = _trace_bytes(path)
         valid = 0

@@ -206,3 +206,88 @@ def test_view_of_tool_call_arguments_nested_100000_deep_in_a_trace(copy, tmp_pat
     code, out, err = mlab("view", copy, "--output", tmp_path / "page.html")
     no_traceback(code, out, err)
     assert code == 0 and "[[[[" in (tmp_path / "page.html").read_text()
+
+
+# A trace line of the wrong shape, in the second record (the Final Answer step), and what is wrong with it
+FORGED_RECORDS = {
+    "tokens a string": (lambda r: r["model"]["calls"][0].update(prompt_tokens="many"),
+                        "model.calls[0].prompt_tokens is a string, not integer"),
+    "no step number": (lambda r: r.pop("step") and None, "it has no step"),
+    "a list": (lambda r: [1, 2, 3], "it is a list, not an object"),
+    "a snapshot outside the store": (lambda r: r["snapshot"]["changed"].update({"x.csv": "../../../../etc/passwd"}),
+                                     "snapshot.changed.x.csv is not of the form"),
+    "an unknown status": (lambda r: r.update(status=["final"]), "status is a list, not one of 'ended', 'error'"),
+    "a newer version": (lambda r: r.update(schema_version=99), "schema_version is 99"),
+}
+TRACE_READERS = {**{name: args for name, args in COMMANDS.items() if name != "run --resume"},
+                 "eval --intermediate": lambda run, out: ("eval", "--intermediate", run),
+                 "export atif": lambda run, out: ("export", run, "--to", "atif", "-o", out / "atif.json"),
+                 "export inspect": lambda run, out: ("export", run, "--to", "inspect", "-o", out / "log.json"),
+                 "checkout": lambda run, out: ("checkout", run, "--step", "1", out / "checkout"),
+                 "run --resume": COMMANDS["run --resume"]}   # last: it moves the forged record aside
+
+
+def forge_trace(run: Path, forge) -> None:
+    lines = (run / "trace.jsonl").read_text().splitlines()
+    record = json.loads(lines[1])
+    replaced = forge(record)
+    lines[1] = json.dumps(record if replaced is None else replaced)
+    (run / "trace.jsonl").write_text("".join(line + "\n" for line in lines))
+
+
+def test_a_trace_record_of_the_wrong_shape_is_named_by_every_reader(copy, tmp_path):
+    """Each command that reads the trace reads it up to a record of the wrong shape (token counts that
+    are a string: `mlab eval` raised ValueError adding them up) and says once which file and line it
+    left out and why; an export refuses the trace; a resume sets the record aside in the .torn file.
+    Never a traceback, never a record used as if whole."""
+    forge, why = FORGED_RECORDS["tokens a string"]
+    forge_trace(copy, forge)
+    said = f"{copy / 'trace.jsonl'} line 2 is not a trace record: "
+    for command, args in TRACE_READERS.items():
+        out_dir = tmp_path / command.replace(" ", "_")
+        out_dir.mkdir()
+        if command == "run --resume":
+            (copy / "result.json").unlink(missing_ok=True)
+        code, out, err = mlab(*args(copy, out_dir))
+        no_traceback(code, out, err)
+        if command.startswith("export") and command != "export mle-bench":
+            assert code == 1 and said in err and why in err and "nothing is exported from a damaged trace" in err
+        elif command not in ("lock --check", "export mle-bench"):   # neither reads the trace
+            assert err.count(said) == 1 and why in err, (command, code, out, err)
+        if command == "run --resume":
+            assert "it and the lines after it are moved to trace.jsonl.torn" in err, err
+            assert '"prompt_tokens": "many"' in (copy / "trace.jsonl.torn").read_text(), "the record is kept aside"
+            assert code == 0 and json.loads((copy / "result.json").read_text())["steps"] == 2, "the step was made again"
+
+
+@pytest.mark.parametrize("forgery", list(FORGED_RECORDS))
+def test_each_wrong_shape_of_a_trace_record_is_said(copy, tmp_path, forgery):
+    forge, why = FORGED_RECORDS[forgery]
+    forge_trace(copy, forge)
+    for args in (("eval", copy, "--json"), ("view", copy, "--output", tmp_path / "page.html")):
+        code, out, err = mlab(*args)
+        no_traceback(code, out, err)
+        assert code == 0 and f"{copy / 'trace.jsonl'} line 2 is not a trace record: {why}" in err, (args, err)
+    assert "passwd" not in (tmp_path / "page.html").read_text()
+
+
+def test_a_scores_row_of_the_wrong_shape_is_named_by_every_reader(copy, tmp_path):
+    """scores.jsonl is read up to a row of the wrong shape (a score that is a string: the report's
+    best step raised TypeError on it), saying which file and line; `eval --intermediate` writes it
+    whole again."""
+    code, out, err = mlab("eval", "--intermediate", copy)
+    assert code == 0, err
+    lines = (copy / "scores.jsonl").read_text().splitlines()
+    row = json.loads(lines[1])
+    lines[1] = json.dumps({**row, "score": "high"})
+    (copy / "scores.jsonl").write_text("".join(line + "\n" for line in lines))
+    said = f"{copy / 'scores.jsonl'} line 2 is not a row of scores: score is a string, not number or null"
+    for args in (("eval", copy), ("report", copy.parent, "-o", tmp_path / "report"),
+                 ("view", copy, "--output", tmp_path / "page.html"), ("export", copy, "--to", "atif", "-o",
+                                                                      tmp_path / "atif.json")):
+        code, out, err = mlab(*args)
+        no_traceback(code, out, err)
+        assert code == 0 and err.count(said) == 1, (args, err)
+    code, out, err = mlab("eval", "--intermediate", copy)
+    assert code == 0, err
+    assert '"high"' not in (copy / "scores.jsonl").read_text(), "the row was not scored again"

@@ -41,10 +41,18 @@ def test_resume_position_continues_at_the_next_reply(tmp_path):
     assert client.complete("main", "x", purpose="step").response == "c"
 
 
+def record(step: int, **fields) -> dict:
+    """A trace record of the shape spec/trace.schema.json gives one (readers refuse any other)."""
+    return {"step": step, "started": "2026-12-01T10:00:00.000Z", "ended": "2026-12-01T10:00:01.000Z",
+            "duration_s": 1.0, "elapsed_s": float(step), "action": None, "action_input": None, "resolved": None,
+            "observation": "", "status": "ok", "end_reason": None, "compute": None,
+            "snapshot": {"changed": {}, "removed": []}, "edits": [], "research_log": "", "model": None,
+            "hooks": None, **fields}
+
+
 def test_replay_reads_calls_per_tier_from_a_trace(tmp_path):
-    records = [{"step": 1, "model": {"calls": [{"tier": "main", "response": "m1"},
-                                                {"tier": "fast", "response": "f1"}]}},
-               {"step": 2, "model": {"calls": [{"tier": "main", "response": "m2"}]}}]
+    records = [record(1, model={"calls": [{"tier": "main", "response": "m1"}, {"tier": "fast", "response": "f1"}]}),
+               record(2, model={"calls": [{"tier": "main", "response": "m2"}]})]
     (tmp_path / "trace.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n{broken")
     model = f"mlab/replay:{tmp_path}"
     client = ModelClient({"main": TierConfig(model), "fast": TierConfig(model)})

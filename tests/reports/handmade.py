@@ -26,7 +26,7 @@ def base_record(step: int, **fields) -> dict:
               "ended": "2026-12-01T10:00:01.000Z", "duration_s": 1.0, "elapsed_s": float(step),
               "action": None, "action_input": None, "resolved": None, "observation": "", "status": "ok",
               "end_reason": None, "compute": None, "snapshot": {"changed": {}, "removed": []}, "edits": [],
-              "research_log": None, "model": None, "hooks": {}}
+              "research_log": "", "model": None, "hooks": {}}
     record.update(fields)
     return record
 

@@ -11,20 +11,29 @@ from mlab.run.folder import Run
 from mlab.trace import TraceWriter, read_trace
 
 
+def record(step: int, **fields) -> dict:
+    """A trace record of the shape spec/trace.schema.json gives one (readers refuse any other)."""
+    return {"step": step, "started": "2026-12-01T10:00:00.000Z", "ended": "2026-12-01T10:00:01.000Z",
+            "duration_s": 1.0, "elapsed_s": float(step), "action": None, "action_input": None, "resolved": None,
+            "observation": "", "status": "ok", "end_reason": None, "compute": None,
+            "snapshot": {"changed": {}, "removed": []}, "edits": [], "research_log": "", "model": None,
+            "hooks": None, **fields}
+
+
 def test_records_are_written_at_once_and_fsynced_at_most_once_per_interval(tmp_path, monkeypatch):
     synced = []
     monkeypatch.setattr(trace.os, "fsync", lambda fd: synced.append(fd))
     writer = TraceWriter(tmp_path / "trace.jsonl", sync_interval=3600)
     for step in range(1, 6):
-        writer.append({"step": step})
+        writer.append(record(step))
         # every record is in the file (the kernel's) as soon as append returns: a kill -9 keeps it
         assert len(read_trace(tmp_path / "trace.jsonl").records) == step
     assert len(synced) == 1  # the first record; the rest wait for the interval or the close
     writer.close()
     assert len(synced) == 2
     eager = TraceWriter(tmp_path / "eager.jsonl", sync_interval=0)
-    eager.append({"step": 1})
-    eager.append({"step": 2})
+    eager.append(record(1))
+    eager.append(record(2))
     eager.close()  # nothing appended since the last fsync: close adds none
     assert len(synced) == 4
 

@@ -15,7 +15,7 @@ import sys
 
 from mlab.cli import args as shared
 from mlab.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_OK, MlabError
-from mlab.text import printable
+from mlab.text import NOTED, printable
 
 __all__ = ["COMMANDS", "main"]
 
@@ -334,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_command(build_parser(_named_verb(argv)), argv, "mlab", __version__)
     if isinstance(args, int):
         return args
+    NOTED.clear()   # each command says its notes about a run folder's files once (mlab.text.note_once)
     try:
         verb = importlib.import_module(f"mlab.cli.{COMMANDS[args.verb]}")
         if getattr(args, "json", False):

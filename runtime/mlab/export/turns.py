@@ -116,7 +116,9 @@ def read_conversation(run_dir: Path) -> RunConversation:
     if not run_dir.exists():
         raise RunError(f"{run_dir} does not exist; give a run folder (runs/<run-id>)")
     run = load_run(run_dir)  # a folder without a valid run.json is refused here
-    contents = read_trace(run.dir / TRACE)
+    contents = read_trace(run.dir / TRACE, note=False)
+    if contents.problem:   # a trace from elsewhere: an export is taken as the whole run, so none is written
+        raise RunError(f"{contents.problem}; nothing is exported from a damaged trace")
     if contents.torn:
         raise RunError(f"the trace of {run_dir} ends in {len(contents.torn):,} bytes that are not a complete "
                        f"record (after step {len(contents.records)}): the run was killed while writing, or "

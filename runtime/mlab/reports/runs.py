@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from mlab.bounded_json import TooDeep, TooLarge
 from mlab.errors import MlabError, RunError, UsageError
+from mlab.text import note_once
 from mlab.run.folder import RUN_JSON, read_run_meta
 from mlab.trace import TRACE, read_trace
 
@@ -327,7 +329,11 @@ def record_workspaces(initial: dict[str, str], records: list[dict]):
 
 
 def read_scores(run_dir: Path) -> list[dict] | None:
-    from mlab.bounded_json import MAX_TRACE_BYTES, UntrustedFile, loads, read_bytes
+    """The rows of RUN_DIR/scores.jsonl (None when there is none), read as the trace is: up to the
+    first line that is not a row (not JSON, or not of the shape spec/scores.schema.json gives one),
+    which is said once on stderr, naming the file and line. `mlab eval --intermediate` scores every
+    step again and rewrites the file."""
+    from mlab.bounded_json import MAX_TRACE_BYTES, UntrustedFile, loads, read_bytes, shape_problem
 
     path = Path(run_dir) / SCORES
     try:
@@ -343,13 +349,15 @@ def read_scores(run_dir: Path) -> list[dict] | None:
         if not line.strip():
             continue
         try:
-            row = loads(line, what=f"{path} line {number}")
-            if not isinstance(row, dict):
-                raise ValueError("not an object")
-            rows.append(row)
-        except ValueError:
-            raise RunError(f"{path} line {number} is not JSON; rewrite it with "
-                           f"`mlab eval --intermediate {run_dir}`") from None
+            row = loads(line, what="the line")
+        except ValueError as error:
+            problem = str(error) if isinstance(error, (TooDeep, TooLarge)) else f"it is not JSON ({error})"
+        else:
+            problem = shape_problem("scores", row)
+        if problem is not None:
+            note_once(f"{path} line {number} is not a row of scores: {problem}; the rows before it are read")
+            break
+        rows.append(row)
     return rows
 
 
