@@ -205,3 +205,57 @@ def test_a_body_that_trickles_in_is_refused_and_frees_its_slot(serve, monkeypatc
         reply = sock.recv(65536).decode()
         assert reply.startswith("HTTP/1.1 408") and "did not arrive within 0.5 s" in reply
         sock.close()
+
+
+class LongReplies:
+    """A model whose every reply is LONG characters: far more than a socket's buffers hold."""
+
+    LONG = 16 << 20
+
+    def chat(self, tier, messages, **settings):
+        text = "x" * self.LONG if messages[-1]["content"] == "long" else "ok"
+        return SimpleNamespace(response=text, message={"role": "assistant", "content": text}, prompt_tokens=3,
+                               completion_tokens=1, cost=0.0, tool_calls=None,
+                               to_json=lambda: {"prompt_tokens": 3, "completion_tokens": 1, "cost": 0.0})
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_client_that_stops_reading_its_reply_is_cut_off_and_the_gateway_serves_on(tmp_path, monkeypatch, stream):
+    """A client that asks for a long reply and never reads it: the gateway's write would block for
+    ever, holding its thread, its reading slot and (a stream) the gateway's lock. Within
+    SEND_TIMEOUT_S the connection is shut, the exchange is recorded as made, and the next request is
+    answered; the handler's thread ends."""
+    import mlab.external.gateway as gateway_module
+
+    monkeypatch.setattr(gateway_module, "SEND_TIMEOUT_S", 0.5)
+    recorded = []
+    gateway = Gateway(str(tmp_path / "gw.sock"), LongReplies(), {}, lambda exchange, call, started:
+                      recorded.append(exchange), Usage(), 0, lambda end: None)
+    gateway.start()
+    try:
+        before = {thread.ident for thread in threading.enumerate()}
+        stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(gateway.socket_path)
+        body = json.dumps({"model": "main", "stream": stream, "messages": [{"role": "user", "content": "long"}]})
+        stuck.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer {gateway.key}"
+                      f"\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not recorded:
+            time.sleep(0.02)
+        assert len(recorded) == 1 and recorded[0]["stream"] is stream, "the exchange was not recorded"
+        started = time.monotonic()
+        assert chat(gateway) == 200   # the gateway's lock and reading slots are free again
+        assert time.monotonic() - started < 10
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and {t.ident for t in threading.enumerate()} - before:
+            time.sleep(0.02)
+        assert not {t.ident for t in threading.enumerate()} - before, "the stuck exchange's thread is still there"
+        stuck.settimeout(20)
+        received = 0
+        while chunk := stuck.recv(1 << 20):   # what the gateway sent before it cut the client off, then the end
+            received += len(chunk)
+        assert 0 < received < LongReplies.LONG
+        stuck.close()
+    finally:
+        gateway.stop()

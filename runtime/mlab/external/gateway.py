@@ -27,6 +27,12 @@ MAX_JSON_DEPTH is a 400); and at most MAX_READING requests are read and held at 
 first byte of body to their reply, the others waiting with their bodies unread in their sockets
 (exchanges run one at a time anyway); a declared body that has not arrived within BODY_TIMEOUT_S
 is refused (408), freeing its slot. API keys are compared as bytes, whatever the header holds.
+What the gateway sends is bounded in time the same way (`_Handler._write`): each write of a reply
+(a whole reply, its headers, one event of a stream) must be taken by the client within
+SEND_TIMEOUT_S, or the connection is shut and the exchange ends there, as for a client that hung
+up: its model call is recorded and charged, the rest of a stream is dropped. A client that opens a
+streamed reply and stops reading would otherwise hold its thread, its reading slot and, for a
+stream, the gateway's lock for ever.
 Validate Submission runs one call at a time per run (`Gateway.validating`), the others waiting
 their turn.
 
@@ -42,6 +48,7 @@ import json
 import os
 import queue
 import secrets
+import socket
 import socketserver
 import threading
 import time
@@ -59,6 +66,7 @@ from mlab.models.client import TIERS, ModelError, Usage
 MAX_REQUEST_BYTES = 16 << 20  # a request body larger than this is refused, not read
 MAX_READING = 2  # request bodies read and held at once: one being answered, one waiting for it
 BODY_TIMEOUT_S = 60.0  # a declared body must arrive within this, or the request is refused and its slot freed
+SEND_TIMEOUT_S = 60.0  # each write of a reply must be taken by the client within this, or the exchange ends
 STALL_S = 300.0  # a streamed reply with no event for this long ends with the dialect's error event
 _DONE, _FAILED = "done", "failed"  # the last item of a stream's events (after its deltas)
 
@@ -286,11 +294,12 @@ class _BadBody(Exception):
 
 
 class _Sink:
-    """A streamed reply's way out: the headers once, then each event flushed as it is written. A
-    client that has gone loses the rest; the exchange is still recorded."""
+    """A streamed reply's way out: the headers once, then each event sent as it is written. A
+    client that has gone, or stopped reading (_Handler._write), loses the rest; the exchange is
+    still recorded."""
 
     def __init__(self, handler: "_Handler"):
-        self.handler, self.gone, self.begun = handler, False, False
+        self.handler, self.begun = handler, False
 
     def begin(self, content_type: str = "text/event-stream") -> None:
         handler = self.handler
@@ -298,36 +307,52 @@ class _Sink:
         handler.send_header("Content-Type", content_type)
         handler.send_header("Cache-Control", "no-cache")
         handler.send_header("Connection", "close")
-        handler.end_headers()
         handler.close_connection = True
         self.begun = True
-        self._flush()
+        handler.end_headers()
 
     def write(self, data: bytes) -> None:
-        if data and not self.gone:
-            try:
-                self.handler.wfile.write(data)
-            except OSError:
-                self.gone = True
-                return
-            self._flush()
+        if data:
+            self.handler._write(data)
 
     def fail(self, status: int, body: dict) -> None:
         self.handler._send(status, body)
-
-    def _flush(self) -> None:
-        try:
-            self.handler.wfile.flush()
-        except OSError:
-            self.gone = True
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
-    # buffered: a reply's status line, headers and body leave in one write (the base class flushes
-    # after each request), one segment through the relay instead of two
-    wbufsize = 1 << 16
+    # unbuffered (each write is one sendall, which the socket's time-out bounds as a whole), with a
+    # reply's status line, headers and body joined into one write (_send): one segment through the
+    # relay instead of two
+    wbufsize = 0
+    cut_off = False   # a write was not taken within SEND_TIMEOUT_S, or the client has gone
+
+    def _write(self, data: bytes) -> bool:
+        """Send `data` whole within SEND_TIMEOUT_S; False, with the connection shut, when the client
+        did not take it (it stopped reading, or has gone): nothing more is sent on it."""
+        if self.cut_off:
+            return False
+        self.connection.settimeout(SEND_TIMEOUT_S)
+        try:
+            self.wfile.write(data)
+            return True
+        except OSError:   # TimeoutError, BrokenPipeError, ConnectionResetError
+            self.cut_off = self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return False
+        finally:
+            if not self.cut_off:
+                self.connection.settimeout(None)
+
+    def flush_headers(self) -> None:
+        """The base class's, through _write (its send_error too)."""
+        if getattr(self, "_headers_buffer", None):
+            data, self._headers_buffer = b"".join(self._headers_buffer), []
+            self._write(data)
 
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass  # the trace records every exchange; nothing goes to the harness's stderr
@@ -340,8 +365,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._headers_buffer.append(b"\r\n" + data)   # the end of the headers and the body: one write
+        self.flush_headers()
 
     def _key(self) -> str:
         headers = self.headers
@@ -467,9 +492,4 @@ class _Handler(BaseHTTPRequestHandler):
             status = self._answer(gateway, dialect, found[1], found[2], request)
             del request
         if status == 200:
-            try:
-                self.wfile.flush()  # the reply is on its way before the trace is synced
-            except OSError:
-                pass
-            finally:
-                gateway.replied()
+            gateway.replied()   # the reply is on its way (or cut off) before the trace is synced
