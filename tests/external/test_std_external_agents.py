@@ -127,9 +127,11 @@ def test_the_agent_scores_house_price_with_its_own_shell_tool(tmp_path, installe
 
 
 # The first reply of a run whose token limit (1000) its first exchange uses up: each agent's shell
-# call, and for aider, whose --message mode makes one exchange when its command runs, an edit that
-# does not apply, which it sends back to the model (a second call, refused).
-PAST_THE_LIMIT = dict({name: reply for name, (reply, _) in SHELL.items()}, aider=(
+# call of a quick command (not the starter, whose training would only lengthen the test), and for
+# aider, whose --message mode makes one exchange when its command runs, an edit that does not
+# apply, which it sends back to the model (a second call, refused).
+PAST_THE_LIMIT = dict({name: json.loads(json.dumps(reply).replace(STARTER, "echo started"))
+                       for name, (reply, _) in SHELL.items()}, aider=(
     "train.py\n```python\n<<<<<<< SEARCH\nthis line is not in the file\n=======\nprint('no')\n"
     ">>>>>>> REPLACE\n```\n"))
 # The agents that stream their replies: aider asks for whole ones (--no-stream), which the model
