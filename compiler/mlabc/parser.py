@@ -262,8 +262,9 @@ def _early_end(text: str, path: str) -> Diagnostic:
 
 def _bad_token(error: UnexpectedToken, text: str, path: str) -> Diagnostic:
     token: Token = error.token
-    # `npm "..."` is a value only an external agent's requires takes: not offered where any value fits
-    expected = set(error.expected) - {"NPM"}
+    # `npm "..."` and `python "..."` are values only an external agent's requires takes: not offered
+    # where any value fits
+    expected = set(error.expected) - {"NPM", "PYTHON"}
     span = Span(path, token.line, token.column, token.end_line or token.line,
                 token.end_column or token.column + 1)
     word = str(token)

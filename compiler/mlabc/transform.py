@@ -93,6 +93,9 @@ class ToAst(Transformer):
     def npm(self, meta, tok, package):
         return A.Npm(self._span(meta), package.value)
 
+    def python_version(self, meta, tok, version):
+        return A.PythonVersion(self._span(meta), version.value)
+
     def list(self, meta, *items):
         return A.List(self._span(meta), tuple(items))
 

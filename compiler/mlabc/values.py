@@ -9,7 +9,7 @@ from .names import closest
 
 _ARTICLES = {"integer": "an integer", "number": "a number", "string": "a string", "duration": "a duration",
              "size": "a size", "percentage": "a percentage", "name": "a name", "list": "a list",
-             "npm package": "an npm package"}
+             "npm package": "an npm package", "Python version": "a Python version"}
 
 
 def describe(value: A.Value) -> str:

@@ -7,7 +7,7 @@ from typing import ClassVar
 from ..diagnostics import Span
 
 __all__ = [
-    'Value', 'Str', 'Int', 'Float', 'Duration', 'Size', 'Percent', 'Name', 'Npm', 'List', 'Ident', 'Param', 'Entry',
+    'Value', 'Str', 'Int', 'Float', 'Duration', 'Size', 'Percent', 'Name', 'Npm', 'PythonVersion', 'List', 'Ident', 'Param', 'Entry',
 ]
 
 
@@ -81,6 +81,14 @@ class Npm(Value):
 
     value: str
     kind: ClassVar[str] = "npm package"
+
+
+@node
+class PythonVersion(Value):
+    """`python "3.12"`: the Python an external agent's environment is made with (in its requires)."""
+
+    value: str
+    kind: ClassVar[str] = "Python version"
 
 
 @node

@@ -51,6 +51,8 @@ def _scalar(value: A.Value) -> str:
         return value.value
     if isinstance(value, A.Npm):
         return "npm " + quote(value.value)
+    if isinstance(value, A.PythonVersion):
+        return "python " + quote(value.value)
     raise TypeError(type(value).__name__)
 
 

@@ -26,13 +26,14 @@ TASK_ONLY_LIMITS = ("script_timeout", "memory", "disk")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PROBLEM_FILE = "problem.md"  # where the runner writes the problem statement, in the workspace
 DEFAULT_DIALECT = "chat"
+PYTHON_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")   # `python "3.12"` or "3.12.1" in an agent's requires
 # An npm package at an exact version: an optional @scope/, a name, @, a semantic version.
 NPM_PACKAGE = re.compile(r"^(?P<name>(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*)@"
                          r"(?P<version>\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
 
 
 def empty_external() -> dict:
-    return {"command": None, "requires": None, "npm": None, "no_deps": None, "env": {}, "models": {},
+    return {"command": None, "requires": None, "npm": None, "python": None, "no_deps": None, "env": {}, "models": {},
             "submits": None, "limits": {}, "dialect": None}
 
 
@@ -84,6 +85,7 @@ class ExternalResolver(ExtendsResolver):
             elif isinstance(entry, A.Requires):
                 s["requires"] = _requirements(entry.value, report)
                 s["npm"] = _npm_packages(entry.value, report)
+                s["python"] = _python_version(entry.value, report)
             elif isinstance(entry, A.NoDeps):
                 s["no_deps"] = _requirements(entry.value, report, npm=False)
             elif isinstance(entry, A.Dialect):
@@ -116,7 +118,7 @@ def _requirements(value: A.Value, report: Reporter, npm: bool = True) -> list[st
     items = value.items if isinstance(value, A.List) else (value,)
     out = []
     for item in items:
-        if npm and isinstance(item, A.Npm):
+        if npm and isinstance(item, (A.Npm, A.PythonVersion)):
             continue
         text = report.string(item, "a requirement")
         if text is None:
@@ -147,6 +149,24 @@ def _npm_packages(value: A.Value, report: Reporter) -> list[str]:
                      hint=f'pin it, e.g. npm "{bare or "@openai/codex"}@1.2.3" (`npm view {bare or "PACKAGE"} version` '
                           "prints the newest); ranges and tags (^1.2, latest) are refused")
     return out
+
+
+def _python_version(value: A.Value, report: Reporter) -> str | None:
+    """The Python a `requires` names (`python "3.12"`), X.Y or X.Y.Z, at most once (E916 otherwise): the
+    agent's environment is made with that interpreter from the host, not with the run's."""
+    items = value.items if isinstance(value, A.List) else (value,)
+    named = [item for item in items if isinstance(item, A.PythonVersion)]
+    for extra in named[1:]:
+        report.error("E916", f'`requires` names a second Python ("{extra.value}", after "{named[0].value}")',
+                     extra.span, hint="an environment is made with one interpreter: keep one `python \"X.Y\"`")
+    if not named:
+        return None
+    text = named[0].value.strip()
+    if not PYTHON_VERSION.match(text):
+        report.error("E916", f'`python "{named[0].value}"` is not a Python version', named[0].span,
+                     hint='name it as X.Y (any patch release, e.g. python "3.12") or X.Y.Z (that one)')
+        return None
+    return text
 
 
 def _dialect(s: dict, report: Reporter, where: str) -> str | None:
@@ -265,6 +285,7 @@ def lower_external(decl: A.Agent, s: dict, report: Reporter) -> tuple[dict, dict
     models = {tier: {k: v for k, v in s["models"][tier].items() if not k.startswith("_")}
               if tier in s["models"] else {"default": None, "params": {}} for tier in TIERS}
     external = {"requires": s["requires"] or [], "npm": s["npm"] or [], "no_deps": s["no_deps"] or [],
+                **({"python": s["python"]} if s["python"] else {}),
                 "dialect": dialect, "env": env_texts,
                 "submits": submits, "limits": s["limits"],
                 "problem_file": PROBLEM_FILE}

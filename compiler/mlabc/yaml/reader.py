@@ -147,6 +147,10 @@ class YamlReader:
                 and node.value[0][0].value == "npm" and isinstance(node.value[0][1], ScalarNode) \
                 and node_tag(node.value[0][1]) == "str":
             return A.Npm(span, node.value[0][1].value)  # {npm: "@openai/codex@0.171.0"}: an npm package
+        if isinstance(node, MappingNode) and len(node.value) == 1 and isinstance(node.value[0][0], ScalarNode) \
+                and node.value[0][0].value == "python" and isinstance(node.value[0][1], ScalarNode) \
+                and node_tag(node.value[0][1]) == "str":
+            return A.PythonVersion(span, node.value[0][1].value)  # {python: "3.12"}: the agent's Python
         if isinstance(node, MappingNode):
             what = f"{where} takes a single value or a list" if where else "expected a single value or a list here"
             self.error("E401", f"{what}, not a mapping", node)

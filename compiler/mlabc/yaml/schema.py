@@ -235,8 +235,12 @@ def _agent_def(primitives: dict) -> dict:
         "requires": {"type": "array", "items": {"anyOf": [
             {"type": "string"},
             {"type": "object", "additionalProperties": False, "required": ["npm"],
-             "properties": {"npm": {"type": "string", "description": "an npm package at an exact version"}}}]},
-            "description": "PyPI requirements (PEP 508) and npm packages ({npm: \"NAME@VERSION\"})"},
+             "properties": {"npm": {"type": "string", "description": "an npm package at an exact version"}}},
+            {"type": "object", "additionalProperties": False, "required": ["python"],
+             "properties": {"python": {"type": "string", "description": "the Python the agent's environment is "
+                                                                        "made with: X.Y or X.Y.Z"}}}]},
+            "description": "PyPI requirements (PEP 508), npm packages ({npm: \"NAME@VERSION\"}) and the Python "
+                           "they install into ({python: \"3.12\"})"},
         "dialect": {"enum": ["chat", "responses", "anthropic", "gemini"],
                     "description": "the wire protocol the agent's model client speaks to the gateway"},
         "env": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},

@@ -141,6 +141,8 @@ def value_node(value: A.Value, mode: str, flow: bool = False):
         raise ConvertError(f"line {value.span.line}: the name `{value.value}` cannot stand here in the YAML form")
     if isinstance(value, A.Npm):  # `npm "x@1"` is the mapping {npm: "x@1"} in the YAML form
         return Map([Item("npm", string_scalar(value.value, "str", True))])
+    if isinstance(value, A.PythonVersion):  # `python "3.12"` is the mapping {python: "3.12"}
+        return Map([Item("python", string_scalar(value.value, "str", True))])
     raise ConvertError(f"unexpected value {type(value).__name__}")
 
 

@@ -122,6 +122,12 @@ def build_parser(wanted: str | None = EVERY_VERB) -> argparse.ArgumentParser:
     prepare.add_argument("--checksums", action="store_true",
                          help="also print a `checksum` declaration for every downloaded (or prepared) file, "
                               "to record in the task")
+    prepare.add_argument("--agent", action="append", default=[], metavar="NAME",
+                         help="also install this external agent's requirements into the agent cache, as its "
+                              "first run would (repeatable; the standard external agents included)")
+    prepare.add_argument("--python", metavar="P",
+                         help="with --agent: the run's interpreter, whose version an agent that names no "
+                              "Python of its own is keyed by (default: this one)")
 
     drive = verbs.add_parser("drive", help="run a JSON list of actions through a run (scripted driver)")
     shared.add_task(drive, optional=True)

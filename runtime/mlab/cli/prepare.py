@@ -30,4 +30,36 @@ def main(args) -> int:
     elif variant["source"]["kind"] in REMOTE_SOURCES:
         print(f"  checksums: none declared; `mlab prepare {task.name} --data {args.data} --checksums` prints "
               f"them for the task")
+    for name in args.agent:
+        install_agent(task, name, args.python, Path(args.build) if args.build else None)
     return EXIT_OK
+
+
+def install_agent(task, name: str, python: str | None, build: Path | None) -> Path:
+    """An external agent's environment, installed into the agent cache as its first run on `task` would
+    install it (the same key: its requirements, its Python or the run's, node's major version)."""
+    import sys
+
+    from mlab.cli.run import with_std_external
+    from mlab.errors import MlabError, UsageError
+    from mlab.external.environment import AgentEnvironmentError, prepare_environment
+    from mlab.run.agent_python import agent_python
+    from mlab.run.node import agent_node
+
+    if name not in task.build.agent_names and build is None:
+        task = with_std_external(task)  # as `mlab run --agent NAME` finds the standard external agents
+    agent = task.build.agent(name)
+    spec = agent.doc.get("external")
+    if spec is None:
+        raise UsageError(f"agent {name} is not an external agent: it has nothing to install")
+    node, interpreter = agent_node(agent), agent_python(agent)
+    try:
+        folder = prepare_environment(name, list(spec.get("requires") or []),
+                                     interpreter.path if interpreter else (python or sys.executable),
+                                     say=lambda line: print(line, flush=True), no_deps=list(spec.get("no_deps") or []),
+                                     npm=list(spec.get("npm") or []), node=node)
+    except AgentEnvironmentError as problem:
+        print(problem.output[-4000:], file=sys.stderr)   # the installer's own words, for the log
+        raise MlabError(f"agent {name} not installed: {problem}") from None
+    print(f"agent {name}: environment in {folder}")
+    return folder

@@ -2,8 +2,13 @@
 
 It lives in the cache (agents/<digest>/), keyed by the digest of the requirements and the base
 interpreter's version, never in the workspace, and is made with the run's interpreter (the one
-the scripts use), so the agent runs on the same Python with none of mlab's packages. A half-made
+the scripts use), so the agent runs on the same Python with none of mlab's packages, or with the
+Python its requires names (`python "3.12"`, found by mlab.run.agent_python). A half-made
 environment is never used: it is built in a temporary folder and renamed when complete.
+
+pip installs through a wheelhouse beside the environments (agents/wheels/): `pip wheel` puts every
+wheel an install needs there, and the install takes them from it, so an environment made again (the
+cache cleared, another agent sharing packages) installs without the index, in seconds.
 
 npm packages (`requires [npm "@openai/codex@0.171.0"]`) go into node/ of the same folder, installed
 with the host's node and npm (found by mlab.run.node.find_node: $MLAB_NODE, else `node` on PATH), the digest then
@@ -31,6 +36,7 @@ from mlab.run.node import Node, find_node
 READY = ".mlab-ready"
 MANIFEST = "environment.json"   # what the environment holds: python, pip's packages, npm's with their hashes
 NODE_DIR = "node"               # the npm prefix under the environment (node_modules/, its .bin/)
+WHEELS = "wheels"               # beside the environments: every wheel their installs took (a wheelhouse)
 INSTALL_TIMEOUT_S = 1800.0
 _NOT_FOUND = re.compile(r"(?:No matching distribution found for|Could not find a version that satisfies the "
                         r"requirement) (\S+)")
@@ -102,7 +108,7 @@ def prepare_environment(agent_name: str, requires: list[str], base_python: str,
         temp = root / f"{key[:20]}.partial"
         shutil.rmtree(temp, ignore_errors=True)
         try:
-            _make(temp, requires, base_python, list(no_deps))
+            _make(temp, requires, base_python, list(no_deps), root / WHEELS)
             packages = _install_npm(temp / NODE_DIR, list(npm), node) if npm else {}
             shutil.rmtree(folder, ignore_errors=True)
             # the venv's scripts name its folder in their first line: make it at its final path
@@ -119,7 +125,7 @@ def prepare_environment(agent_name: str, requires: list[str], base_python: str,
     return folder
 
 
-def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str]) -> None:
+def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str], wheels: Path) -> None:
     # With pip beside mlab, the venv is made without its own copy (ensurepip takes seconds) and
     # mlab's pip installs into it (`pip --python`); otherwise the venv brings pip and installs itself.
     outside = _pip_takes_python()
@@ -134,18 +140,39 @@ def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str
     pip = [sys.executable, "-m", "pip", "--python", str(environment_python(folder))] if outside \
         else [str(environment_python(folder)), "-m", "pip"]
     for items, flags in ((requires, []), (no_deps, ["--no-deps"])):
-        if not items:
-            continue
-        try:
-            done = subprocess.run([*pip, "install", *flags, *items], capture_output=True, text=True,
-                                  timeout=INSTALL_TIMEOUT_S, env=env)
-        except subprocess.TimeoutExpired as late:
-            output = _text(late.stdout) + _text(late.stderr)
-            raise AgentEnvironmentError(f"installing {', '.join(items)} took longer than {INSTALL_TIMEOUT_S:g} s",
-                                        output) from None
+        if items:
+            _install(pip, items, flags, env, wheels)
+
+
+def _pip(args: list[str], items: list[str], env: dict) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired as late:
+        output = _text(late.stdout) + _text(late.stderr)
+        raise AgentEnvironmentError(f"installing {', '.join(items)} took longer than {INSTALL_TIMEOUT_S:g} s",
+                                    output) from None
+
+
+def _install(pip: list[str], items: list[str], flags: list[str], env: dict, wheels: Path) -> None:
+    """pip install of `items` through the wheelhouse: first from it alone (no index: an environment made
+    again, for another agent or after the cache lost it, installs offline in seconds), else pip wheel
+    fetches (and builds) every wheel they need into it and they are installed from there."""
+    offline = [*pip, "install", "--no-index", "--find-links", str(wheels), *flags, *items]
+    wheels.mkdir(parents=True, exist_ok=True)
+    with open(wheels.parent / f"{wheels.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)   # no wheel half written by another install is read
+        if any(wheels.iterdir()) and _pip(offline, items, env).returncode == 0:
+            return
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = _pip([*pip, "wheel", "--wheel-dir", str(wheels), *flags, *items], items, env)
         if done.returncode != 0:
             output = done.stdout + "\n" + done.stderr
             raise AgentEnvironmentError(install_failure(items, output), output)
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        done = _pip(offline, items, env)
+    if done.returncode != 0:
+        output = done.stdout + "\n" + done.stderr
+        raise AgentEnvironmentError(install_failure(items, output), output)
 
 
 def node_bin(folder: Path) -> Path:

@@ -26,6 +26,7 @@ import jinja2
 
 from mlab.agent.outcome import LoopOutcome
 from mlab.external.environment import MANIFEST, AgentEnvironmentError, environment_python, node_bin, prepare_environment
+from mlab.run.agent_python import AgentPython, PythonMissing, find_python
 from mlab.run.node import Node, NodeMissing, find_node
 from mlab.external.gateway import STALL_S, Gateway, GatewayEnd
 from mlab.failure import FailureMode
@@ -99,6 +100,17 @@ def _node_binds(node: Node | None) -> tuple:
     if folder in ("/usr", "/usr/local", "/") or folder.startswith(("/usr/", "/bin", "/lib")):
         return ()
     return ((folder, folder, False),)
+
+
+def _python_binds(python: AgentPython | None) -> tuple:
+    """The installation of the Python an agent names (its environment's interpreter links to it),
+    bound read-only where the sandbox does not show it already."""
+    if python is None:
+        return ()
+    from mlab.sandbox.bwrap import interpreter_layout
+
+    return tuple((root, root, False) for root in interpreter_layout(python.path).roots
+                 if root not in ("/usr", "/usr/local", "/") and not root.startswith(("/usr/", "/bin", "/lib")))
 
 
 class ExternalRunner:
@@ -197,12 +209,15 @@ class ExternalRunner:
 
         run = self.run
         npm = list(self.spec.get("npm") or [])
+        wanted = self.spec.get("python")
         try:
             node = find_node(npm, run.agent.name) if npm else None
-            folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []), run.scripts.python,
+            agent_python = find_python(str(wanted), run.agent.name) if wanted else None
+            folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []),
+                                         agent_python.path if agent_python else run.scripts.python,
                                          say=self.say, no_deps=list(self.spec.get("no_deps") or []), npm=npm,
                                          node=node)
-        except NodeMissing as problem:
+        except (NodeMissing, PythonMissing) as problem:
             return self._not_installed(AgentEnvironmentError(str(problem)))
         except AgentEnvironmentError as problem:
             return self._not_installed(problem)
@@ -247,7 +262,7 @@ class ExternalRunner:
                 # (undici's llhttp is WebAssembly) then dies with "Cannot allocate Wasm memory"
                 env["NODE_OPTIONS"] = (env.get("NODE_OPTIONS", "") + " --disable-wasm-trap-handler").strip()
             binds = ((str(folder), str(folder), False), (str(gateway_dir), INSIDE, True),
-                     *_node_binds(node))
+                     *_node_binds(node), *_python_binds(agent_python))
             policy = dataclasses.replace(policy, env=env, stop=self.stop, max_output_chars=20000,
                                          binds=binds if sandboxed else ())
             threading.Thread(target=self._watch_interrupt, args=(done,), daemon=True).start()

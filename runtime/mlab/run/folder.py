@@ -37,6 +37,7 @@ from mlab.actions.scripts import ScriptSettings, scripts_sandboxed
 from mlab.snapshots import ObjectStore, Snapshotter
 from mlab.run.canary import write_canary
 from mlab.run.recovery import check_run_folders, lock_run, manifest_at, records_with_intact_objects, write_boot
+from mlab.run.agent_python import agent_python
 from mlab.run.node import agent_node
 from mlab.run.hardware import measure_hardware, sampled_devices
 from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, timestamp
@@ -213,6 +214,7 @@ class Run:
         resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
         check_requirements(task.name, task.doc.get("requires"), python)  # before any data or script
         node = agent_node(agent)  # an agent with npm packages: the host's node, or why there is none
+        interpreter = agent_python(agent)  # an agent that names its Python: the host's, or what to install
         prepared = prepare_data(task, data, cache_dir=cache_dir)
         runs_dir = Path(runs_dir).resolve()
         try:
@@ -248,7 +250,7 @@ class Run:
             snapshotter.adopt(placed, linked)
             snapshotter.scan()   # the starter's files and the canary
             meta = {
-                "schema": RUN_SCHEMA_ID, "schema_version": 5, "id": run_id, "created": timestamp(),
+                "schema": RUN_SCHEMA_ID, "schema_version": 6, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),
                 "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
                 "seed": int(seed), "limits": resolved.to_json(),
@@ -259,6 +261,7 @@ class Run:
                 "task_version": int(task.doc.get("version", 1)),
                 "hardware": measure_hardware(task.view.cpus, resolved.memory, task.doc.get("requires"), python, device),
                 **({"node": node.to_json()} if node is not None else {}),
+                **({"agent_python": interpreter.to_json()} if interpreter is not None else {}),
             }
             _write_json_atomic(staging / RUN_JSON, meta)
             for name, document in (extra or {}).items():

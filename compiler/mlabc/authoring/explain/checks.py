@@ -401,6 +401,12 @@ EXPLANATIONS: dict[str, Explanation] = {
         "which the sandbox cannot reach, and the run fails at its first call.",
         _external('    dialect chat\n    command "my-agent --model {{ model }}"\n'),
         _external('    dialect chat\n    command "my-agent --model {{ model }} --base-url {{ base_url }}"\n')),
+    "E916": Explanation(
+        "`python \"X.Y\"` in an agent's `requires` names the interpreter its environment is made with (an "
+        "agent that needs a newer Python than the run's); mlab finds it on the machine when the run starts. "
+        "It is a version, X.Y for any patch release or X.Y.Z for one, and named once.",
+        _external('    command  "openhands --headless --task go"\n    requires [python "3.12+", "openhands==1.16.0"]\n'),
+        _external('    command  "openhands --headless --task go"\n    requires [python "3.12", "openhands==1.16.0"]\n')),
     "E903": Explanation(
         "A declared model tier is only called when the agent is told its name at the gateway; neither "
         "the command nor an environment variable passes this tier, so its default could never be used. "
