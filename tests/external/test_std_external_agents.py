@@ -5,8 +5,10 @@ shell tool running the starter, which writes submission.csv inside the sandbox; 
 final message. Each run ends scored, one trace step per exchange, the dialect recorded, and the
 agent's log holds no provider key and no attempt to reach anything but the gateway.
 
-Under CI=true a missing node or npm, or a registry that does not answer, fails these tests (.ci/run
-provides node and npm); elsewhere they skip with the reason."""
+Under CI=true a missing node or npm, a missing Python 3.12 (OpenHands), or a registry that does not
+answer, fails these tests (.ci/run provides them, and installs the agents into the shared agent cache
+with `mlab prepare --agent` before the suite, so the suite's time holds no install); elsewhere they
+skip with the reason."""
 from __future__ import annotations
 
 import json
@@ -21,7 +23,7 @@ from agent_helpers import mlab, only_run, result, scripted, trace
 from mlab.sandbox.runner import sandbox_available
 
 STD_EXTERNAL = {"mini-swe-agent": "chat", "aide": "chat", "own-script": "chat", "opencode": "chat", "aider": "chat",
-                "claude-code": "anthropic", "codex": "responses", "gemini-cli": "gemini"}
+                "openhands": "chat", "claude-code": "anthropic", "codex": "responses", "gemini-cli": "gemini"}
 STARTER = "python train.py && head -3 submission.csv"
 FINAL = "The submission is written to submission.csv."
 # Each agent's shell tool as its model calls it, and the exchanges one run makes: aider's --message
@@ -34,11 +36,14 @@ SHELL = {
     "codex": ({"content": None, "tool_calls": [{"name": "exec_command", "arguments": {"cmd": STARTER}}]}, 2),
     "gemini-cli": ({"content": None, "tool_calls": [{"name": "run_shell_command", "arguments": {
         "command": STARTER, "description": "Run the starter, which writes submission.csv"}}]}, 2),
+    # OpenHands' terminal tool; its LLM security analyzer (headless mode) wants each call's risk named
+    "openhands": ({"content": None, "tool_calls": [{"name": "terminal", "arguments": {
+        "command": STARTER, "security_risk": "LOW"}}]}, 2),
     "aider": (f"I will run the starter, which writes the submission.\n\n```bash\n{STARTER}\n```\n", 1),
 }
 # What an attempt to reach anything but the gateway leaves in a log: a name lookup or a refused connection.
 OUTSIDE = re.compile(r"ENOTFOUND|EAI_AGAIN|getaddrinfo|Failed to resolve|Name or service not known|"
-                     r"Temporary failure in name resolution|ECONNREFUSED|NameResolutionError|"
+                     r"Temporary failure in name resolution|ECONNREFUSED|NameResolutionError|Could not resolve host|"
                      r"githubusercontent|models\.dev|statsig|sentry\.io|api\.anthropic\.com|api\.openai\.com")
 
 
@@ -70,6 +75,7 @@ def installed(agent_envs):
     from mlab.build import resolve_task
     from mlab.cli.run import with_std_external
     from mlab.external.environment import AgentEnvironmentError, prepare_environment
+    from mlab.run.agent_python import PythonMissing, agent_python
     from mlab.run.node import NodeMissing
 
     need(sandbox_available()[0], "bubblewrap cannot start a sandbox here")
@@ -83,8 +89,12 @@ def installed(agent_envs):
                 need(shutil.which("node") is not None and shutil.which("npm") is not None,
                      "node and npm are not installed")
             try:
-                made[name] = prepare_environment(name, spec["requires"], sys.executable, say=lambda line: None,
+                interpreter = agent_python(task.build.agent(name))  # the Python it names, else the run's
+                made[name] = prepare_environment(name, spec["requires"], interpreter.path if interpreter else
+                                                 sys.executable, say=lambda line: None,
                                                  no_deps=spec.get("no_deps") or [], npm=spec.get("npm") or [])
+            except PythonMissing as problem:
+                need(False, str(problem))
             except (AgentEnvironmentError, NodeMissing) as problem:
                 need(False, f"agent {name} could not be installed from its registry: {problem}")
         return made[name]
@@ -122,8 +132,12 @@ def test_the_agent_scores_house_price_with_its_own_shell_tool(tmp_path, installe
     for package in spec_npm:  # what the registry sent, with its integrity hash, as the run used it
         name_only = package.rsplit("@", 1)[0]
         assert recorded["npm_packages"][name_only]["integrity"].startswith("sha512-")
+    meta = json.loads((run / "run.json").read_text())
     if spec_npm:
-        assert json.loads((run / "run.json").read_text())["node"]["version"] == recorded["node"]["version"]
+        assert meta["node"]["version"] == recorded["node"]["version"]
+    if name == "openhands":  # installed into the Python its requires names (3.12), as run.json says
+        assert meta["agent_python"]["wanted"] == "3.12" and recorded["python"].startswith(meta["agent_python"]["version"])
+        assert meta["agent_python"]["version"].startswith("3.12.")
 
 
 # The first reply of a run whose token limit (1000) its first exchange uses up: each agent's shell
