@@ -78,3 +78,48 @@ def test_an_anthropic_dialect_agent_is_scored_and_its_trajectory_lists_its_tool_
     (result_of_call,) = [r for step in steps for r in (step.get("observation") or {}).get("results", [])
                          if r.get("source_call_id") == "toolu_fit"]
     assert "predictions" in result_of_call["content"], "the result the agent sent back is the call's observation"
+
+
+COMPACTING_AGENT = '''
+agent codex-like external {
+  dialect responses
+  command """
+    {{ python }} - <<'AGENT'
+    import json, urllib.request
+
+    def post(path, body):
+        request = urllib.request.Request("{{ api_base }}" + path, data=json.dumps(body).encode(), headers={
+            "Authorization": "Bearer {{ api_key }}", "content-type": "application/json"})
+        return json.loads(urllib.request.urlopen(request, timeout=60).read())
+
+    asked = [{"role": "user", "content": "Fit a model."}, {"role": "assistant", "content": "Trees fit."}]
+    compacted = post("/responses/compact", {"model": "gpt-5-codex", "input": asked})
+    post("/responses", {"model": "gpt-5-codex", "input": compacted["output"] + [
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA-not-the-gateways"},
+        {"role": "assistant", "content": "Next."}, {"role": "user", "content": "Go on."}]})
+    AGENT
+    """
+}
+'''
+
+
+@needs_sandbox
+def test_a_compaction_and_dropped_reasoning_state_are_in_the_trace(tmp_path, tiny_task):
+    """The gateway's compaction exchange and the note of what it dropped reach the trace (version 7)
+    through the external runner: model.compaction, model.notes."""
+    from mlab.trace import TRACE_VERSION
+
+    build = build_with(tmp_path, tiny_task, COMPACTING_AGENT)
+    model = scripted(tmp_path, ["The summary.", "Going on."])
+    code, out, err = mlab("run", "tiny", "--build", build, "--agent", "codex-like", "--model", model,
+                          "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    records = [r for r in trace(run) if (r.get("model") or {}).get("external")]
+    assert len(records) == 2, err + (run / "output" / "agent.log").read_text()
+    first, second = (r["model"] for r in records)
+    assert first["compaction"] is True and "notes" not in first
+    assert "compaction" not in second and second["notes"] == [
+        "input[2]: a reasoning item's encrypted_content that this gateway did not issue was dropped (its summary "
+        "is kept)"]
+    assert second["request"]["messages"][1]["content"].endswith("The summary.")
+    assert {r["schema_version"] for r in records} == {TRACE_VERSION} == {7}
