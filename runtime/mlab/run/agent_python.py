@@ -132,10 +132,3 @@ def agent_python(agent) -> AgentPython | None:
     run's interpreter); PythonMissing when the machine lacks it, so its run is refused before anything is made."""
     wanted = (agent.doc.get("external") or {}).get("python")
     return find_python(str(wanted), agent.name) if wanted else None
-
-
-def base_python(spec: dict, run_python: str, agent: str = "") -> str:
-    """The interpreter an external agent's environment is made with: the one its requires names, else
-    the run's."""
-    wanted = spec.get("python")
-    return find_python(str(wanted), agent).path if wanted else run_python
