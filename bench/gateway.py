@@ -145,7 +145,8 @@ class Bench:
         import litellm
 
         from mlab.external import gateway as gateway_module
-        from mlab.models.client import ModelClient, TierConfig, Usage
+        from mlab.models.client import ModelClient, TierConfig
+        from mlab.models.usage import Usage
 
         self.litellm, self.base = litellm, base
         self.folder = Path(tempfile.mkdtemp(prefix="mlab-gw-bench-"))

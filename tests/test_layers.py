@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from layering import Layers, Tree, imports, reexports, violations
+from layering import Layers, Tree, imports, violations
 
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME, COMPILER = REPO / "runtime" / "mlab", REPO / "compiler" / "mlabc"

@@ -5,7 +5,8 @@ import pytest
 
 from fake_openai import FakeOpenAI, SilentServer, closed_port_base
 from mlab.models import offline as offline_models
-from mlab.models.client import MissingKey, ModelClient, ModelError, RepliesExhausted, TierConfig, check_keys
+from mlab.models.client import ModelClient, TierConfig, check_keys
+from mlab.models.errors import MissingKey, ModelError, RepliesExhausted
 
 
 def scripted(tmp_path, replies):

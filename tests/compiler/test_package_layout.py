@@ -7,8 +7,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from mlabc_cases import REPO_ROOT
 
 COMPILER = REPO_ROOT / "compiler" / "mlabc"

@@ -60,7 +60,7 @@ def test_an_inspect_export_of_hostile_calls_reads_back(std_runs, tmp_path):
 
 
 def test_standard_values_have_the_documented_forms():
-    from mlab.export.files import MAX_EXPORT_DEPTH, TOO_DEEP, json_text, standard
+    from mlab.standard_json import MAX_EXPORT_DEPTH, TOO_DEEP, json_text, standard
 
     deep = []
     for _ in range(MAX_EXPORT_DEPTH + 50):

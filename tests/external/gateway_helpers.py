@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mlab.external.gateway import Gateway
-from mlab.models.client import ModelClient, TierConfig, Usage
+from mlab.models.client import ModelClient, TierConfig
+from mlab.models.usage import Usage
 from needs import module
 
 RELAY = Path(__file__).resolve().parents[2] / "runtime" / "mlab" / "external" / "relay.py"

@@ -7,7 +7,7 @@ import pytest
 
 from mlabc.resources import spec_json
 from mlab.external.gateway import Gateway
-from mlab.models.client import Usage
+from mlab.models.usage import Usage
 from test_gateway_path import OneReply, UnixConnection
 
 DIALECTS = spec_json("dialects.json")["dialects"]

@@ -15,7 +15,7 @@ import pytest
 
 from mlab.errors import MlabError
 from mlab.external.gateway import MAX_READING, MAX_REQUEST_BYTES, Gateway
-from mlab.models.client import Usage
+from mlab.models.usage import Usage
 from mlab.scoring.child import call
 
 MESSAGES = [{"role": "user", "content": "hi"}]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from mlab.external.dialects import chat
 from mlab.external.gateway import Gateway
-from mlab.models.client import Usage
+from mlab.models.usage import Usage
 from mlab.trace import TraceWriter
 
 

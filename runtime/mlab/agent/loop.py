@@ -13,7 +13,9 @@ from mlab.agent import context as C
 from mlab.failure import FailureMode
 from mlab.agent.model_actions import install as install_model_actions
 from mlab.scoring.validation import install as install_validation
-from mlab.models.client import ModelCall, ModelClient, ModelError, Usage
+from mlab.models.client import ModelCall, ModelClient
+from mlab.models.errors import ModelError
+from mlab.models.usage import Usage
 from mlab.models.usage import Budget, limit_spent
 from mlab.text import bound_text
 from mlab.agent.prompting import Templates, stable_prefix

@@ -14,7 +14,7 @@ import re
 from mlab.agent import context as C
 from mlab.actions.primitives import PrimitiveRegistry
 from mlab.actions.files import read_text, write_text
-from mlab.models.client import ModelError
+from mlab.models.errors import ModelError
 from mlab.models.errors import BudgetSpent
 from mlab.observation import ActionFailed, Observation
 from mlab.text import bound_text

@@ -8,8 +8,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from mlab.models.decode import MAX_JSON_DEPTH, MAX_REPLY_CHARS, has_non_finite
-from mlab.models.decode import balanced as _balanced
+from mlab.models.decode import MAX_REPLY_CHARS, has_non_finite
+from mlab.standard_json import MAX_JSON_DEPTH
+from mlab.bounded_json import balanced as _balanced
 
 
 class ReplyError(Exception):

@@ -24,7 +24,7 @@ from mlab.agent import context as C
 from mlab.agent.outcome import LoopOutcome, model_outcome
 from mlab.agent.replies import ReplyError, parse_json_lenient, parse_reply, parse_text_sections
 from mlab.failure import FailureMode
-from mlab.models.client import ModelError
+from mlab.models.errors import ModelError
 from mlab.models.response import ECHOED_FIELDS
 from mlab.models.decode import MAX_ARGUMENT_CHARS, object_arguments, refusal
 from mlab.models.errors import ToolsRefused

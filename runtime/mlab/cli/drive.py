@@ -73,7 +73,7 @@ def score_driven(run) -> dict:
     """Score an ended driven run into result.json (no models: "models" is empty, "driven" true)."""
     import sys
 
-    from mlab.agent.loop import LoopOutcome
+    from mlab.agent.outcome import LoopOutcome
     from mlab.cli.run import print_result, score_apart
     from mlab.failure import FailureMode
     from mlab.scoring.result import write_result

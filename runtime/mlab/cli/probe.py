@@ -10,7 +10,8 @@ from mlab.errors import EXIT_OK, MlabError, UsageError
 def main(args) -> int:
     from mlab.audit.familiarity import render, run_probe
     from mlab.build import resolve_task
-    from mlab.models.client import MissingKey, ModelClient, TierConfig, check_keys
+    from mlab.models.client import ModelClient, TierConfig, check_keys
+    from mlab.models.errors import MissingKey
     from mlab.models.errors import ModelError
 
     if args.prefixes < 0:

@@ -36,7 +36,7 @@ def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: st
     or any model served at --api-base) also serves the fast and edit tiers not given, so that a
     run needs that model's key and path only.
     """
-    from mlab.models.client import is_offline
+    from mlab.models.prices import is_offline
 
     declared = agent_doc["models"]
     chosen = {"main": main, "fast": fast, "edit": edit}
@@ -79,7 +79,8 @@ def client_settings(environ=os.environ) -> dict:
 def _check_offline_models(models: list[str]) -> None:
     """Refuse an offline model that cannot play (a missing scripted file, a folder without a trace,
     an unknown name) before a run folder is made for it."""
-    from mlab.models.client import ModelError, is_offline
+    from mlab.models.errors import ModelError
+    from mlab.models.prices import is_offline
     from mlab.models.offline import OfflineModels
 
     trial = OfflineModels()  # made to try each model, then dropped

@@ -172,7 +172,8 @@ def _models_by_run(experiment: Experiment, specs: list[RunSpec]) -> dict[str, se
 def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
     """Before any run starts: every model the runs will call (the agents' defaults for tiers the
     experiment leaves open) has its key, so a missing key is one message, not a failed sweep."""
-    from mlab.models.client import MissingKey, check_keys
+    from mlab.models.client import check_keys
+    from mlab.models.errors import MissingKey
 
     models = set().union(*_models_by_run(experiment, specs).values())
     try:

@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 
 from mlab.errors import UsageError
-from mlab.export.files import json_text, write_new
+from mlab.export.files import write_new
+from mlab.standard_json import json_text
 from mlab.export.turns import RunConversation, Turn, node_facts, read_conversation, reasoning_text
 
 ATIF_VERSION = "ATIF-v1.8"

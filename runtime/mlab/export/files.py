@@ -1,12 +1,11 @@
 """Writing an export: a new file or folder, never over one that exists, never half written, and
-standard JSON whatever a model or a script put in the run (see `standard`)."""
+standard JSON whatever a model or a script put in the run (mlab.standard_json writes it)."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 from mlab.errors import StorageError, UsageError
-from mlab.standard_json import MAX_EXPORT_DEPTH, NON_FINITE, TOO_DEEP, json_text, standard  # noqa: F401  (the exports' names)
 
 
 def refuse_existing(path: Path) -> None:

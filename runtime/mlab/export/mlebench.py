@@ -27,7 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mlab.errors import UsageError
-from mlab.export.files import json_text, write_new
+from mlab.export.files import write_new
+from mlab.standard_json import json_text
 from mlab.reports.medals import leaderboard_scores, medal, percentile, task_thresholds
 from mlab.reports.runs import LoadedRun, direction_mismatch, load_runs, task_document
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.errors import RunError
-from mlab.export.files import standard
+from mlab.standard_json import standard
 from mlab.models.decode import MAX_ARGUMENT_CHARS, loads
 from mlab.models.offline import tool_definition, tool_name
 from mlab.reports.runs import LoadedRun, load_run
@@ -124,7 +124,7 @@ def read_conversation(run_dir: Path) -> RunConversation:
                        f"record (after step {len(contents.records)}): the run was killed while writing, or "
                        f"the file is damaged. `mlab run --resume {run_dir}` sets the torn bytes aside in "
                        f"{TRACE}.torn and goes on; nothing is exported from a torn trace")
-    # what a model or a script wrote, as standard JSON holds it (mlab.export.files.standard)
+    # what a model or a script wrote, as standard JSON holds it (mlab.standard_json.standard)
     records = [standard(full_record(record, run.dir / "objects")) for record in contents.records]
     tables = _action_table(run)
     turns = _turns(records, {section.name: section for section in run.sections}, tables)

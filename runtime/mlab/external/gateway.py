@@ -61,7 +61,9 @@ from mlab.external.dialects import STATUS, Ask, BadRequest
 from mlab.external.dialects.routes import count_tokens, dialect_of, models_body, route
 from mlab.failure import FailureMode
 from mlab.models import decode
-from mlab.models.client import TIERS, ModelError, Usage
+from mlab.models.client import TIERS
+from mlab.models.errors import ModelError
+from mlab.models.usage import Usage
 
 MAX_REQUEST_BYTES = 16 << 20  # a request body larger than this is refused, not read
 MAX_READING = 2  # request bodies read and held at once: one being answered, one waiting for it

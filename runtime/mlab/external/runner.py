@@ -30,7 +30,7 @@ from mlab.run.agent_python import AgentPython, PythonMissing, find_python
 from mlab.run.node import Node, NodeMissing, find_node
 from mlab.external.gateway import STALL_S, Gateway, GatewayEnd
 from mlab.failure import FailureMode
-from mlab.models.client import Usage
+from mlab.models.usage import Usage
 
 PORT = 4141                      # the relay's loopback port inside the sandbox
 INSIDE = "/mlab-gateway"         # where the gateway's folder is bound inside the sandbox

@@ -15,18 +15,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from mlab.models import prices, tokens
-from mlab.models.errors import MissingKey, ModelError, RepliesExhausted, ToolsRefused, lookup_errors
-from mlab.models.failures import connection_failed, describe, model_error_inside, retryable, tools_refused  # noqa: F401
+from mlab.models.errors import MissingKey, ModelError, ToolsRefused, lookup_errors
+from mlab.models.failures import describe, model_error_inside, retryable, tools_refused
 from mlab.models.offline import OFFLINE_METADATA, OfflineModels
 from mlab.models.prices import is_offline
-from mlab.models.usage import Budget, Usage  # noqa: F401  (Usage: the client's public name)
+from mlab.models.usage import Budget
 from mlab.models.response import MalformedResponse, finish_reason, reply_message, reply_text, stream_pieces, usage_counts
 from mlab.text import utf8_safe
 

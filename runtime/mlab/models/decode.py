@@ -5,15 +5,14 @@ Python's JSON decoder and encoder recurse once per level of nesting, so a value 
 thousand levels deep raises RecursionError wherever it is decoded, checked or written again. Every
 decode of model or provider output therefore measures the nesting first (one regular-expression
 scan that visits only quotes, escapes and brackets) and refuses a text past the bounds below with
-`TooDeep` or `TooLarge` (both ValueError), which callers turn into a format error the agent is
+mlab.bounded_json's `TooDeep` or `TooLarge` (both ValueError), which callers turn into a format error the agent is
 told about or a provider error. The bounds are listed on docs/security.md.
 """
 from __future__ import annotations
 
 import math
 
-from mlab.bounded_json import TooDeep, TooLarge, balanced, nesting  # the one bounded decoder (run folders use it too)
-from mlab.bounded_json import loads as bounded_loads
+from mlab.bounded_json import loads as bounded_loads  # the one bounded decoder (run folders use it too)
 from mlab.standard_json import MAX_JSON_DEPTH  # nesting deeper is refused everywhere (replies, arguments, bodies, exports)
 
 # The longest reply text parsed at all; room for a Write File of a few tens of megabytes.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from mlab.models.decode import MAX_JSON_DEPTH, loads, refusal_text
+from mlab.models.decode import loads, refusal_text
+from mlab.standard_json import MAX_JSON_DEPTH
 
 
 class MalformedResponse(Exception):

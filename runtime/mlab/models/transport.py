@@ -28,8 +28,9 @@ from contextlib import contextmanager
 import httpcore
 import httpx
 
-from mlab.models.decode import (MAX_ARGUMENT_CHARS, MAX_JSON_DEPTH, MAX_RESPONSE_BYTES, TooDeep, nesting,
-                                refusal_text)
+from mlab.bounded_json import TooDeep, nesting
+from mlab.models.decode import MAX_ARGUMENT_CHARS, MAX_RESPONSE_BYTES, refusal_text
+from mlab.standard_json import MAX_JSON_DEPTH
 from mlab.models.errors import ModelError
 
 _local = threading.local()

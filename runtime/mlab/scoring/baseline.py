@@ -108,7 +108,7 @@ def is_current(task, variant_name: str, entry: dict) -> bool:
 def record_baseline(task, variant_name: str, measured: dict) -> Path:
     """Write a measured starter score into the task's baselines file (entries kept sorted)."""
     from mlab import __version__
-    from mlab.data.prepare import generate_seed
+    from mlabc.data_model.tables import generate_seed
 
     path = baselines_path(task)
     document = read_baselines(path)

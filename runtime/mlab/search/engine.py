@@ -26,7 +26,9 @@ from mlab.agent.prompting import Templates
 from mlab.agent.replies import ReplyError
 from mlab.errors import MlabError, RunError
 from mlab.failure import FailureMode
-from mlab.models.client import ModelClient, ModelError, Usage
+from mlab.models.client import ModelClient
+from mlab.models.errors import ModelError
+from mlab.models.usage import Usage
 from mlab.models.errors import BudgetSpent, DemonstrationDone
 from mlab.models.usage import Budget, limit_spent
 from mlab.text import utf8_safe
