@@ -147,6 +147,11 @@ class TraceContents:
     torn: bytes
     problem: str | None = None  # why the complete line after the records is not one (None: there is none)
 
+    @property
+    def note(self) -> str | None:
+        """What a reader says of `problem` (read_trace says it on stderr)."""
+        return None if self.problem is None else f"{self.problem}; the trace is read up to the line before it"
+
 
 def _trace_bytes(path: Path) -> bytes:
     """The trace's bytes, read as a run folder's file is (mlab.bounded_json: never through a link or
@@ -191,9 +196,10 @@ def read_trace(path: Path, note: bool = True) -> TraceContents:
             break
         records.append(record)
         offset = end + 1
+    contents = TraceContents(records, offset, data[offset:], problem)
     if problem is not None and note:
-        note_once(f"{problem}; the trace is read up to the line before it")
-    return TraceContents(records, offset, data[offset:], problem)
+        note_once(contents.note)
+    return contents
 
 
 def repair_trace(path: Path, keep: int | None = None) -> list[dict]:

@@ -59,6 +59,7 @@ class LoadedRun:
     config: dict | None
     _records: list[dict] | None = field(default=None, repr=False)
     _findings: tuple | None = field(default=None, repr=False)  # (claims, labels), see taxonomy.findings
+    _trace_note: str | None = field(default=None, repr=False)  # what read_trace said of a line it refused
 
     @property
     def id(self) -> str:
@@ -109,7 +110,8 @@ class LoadedRun:
     @property
     def records(self) -> list[dict]:
         if self._records is None:
-            self._records = read_trace(self.dir / TRACE).records
+            contents = read_trace(self.dir / TRACE)
+            self._records, self._trace_note = contents.records, contents.note
         return self._records
 
     # -- what reports take from the trace, remembered --------------------------------------
@@ -146,13 +148,17 @@ class LoadedRun:
             document = json.loads(entry.read_bytes())
         except (OSError, ValueError, RecursionError):
             return None
-        return document if isinstance(document, dict) and document.get("version") == FACTS_VERSION else None
+        if not isinstance(document, dict) or document.get("version") != FACTS_VERSION:
+            return None
+        if isinstance(document.get("trace_note"), str):
+            note_once(document["trace_note"])   # said by every command that uses the facts, as by one reading the trace
+        return document
 
     def remember_facts(self, facts: dict) -> None:
         entry = self._facts_entry
         if entry is None:
             return
-        document = {"version": FACTS_VERSION, **facts}
+        document = {"version": FACTS_VERSION, "trace_note": self._trace_note, **facts}
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
             temp = entry.with_name(f".in-{os.getpid()}-{entry.name}")
