@@ -150,7 +150,9 @@ THOUGHT = [{"type": "thinking", "thinking": "Think it over.", "signature": "sig-
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_thinking_block_and_its_signature_go_out_and_come_back_to_the_upstream(tmp_path, stream):
     reply = {"content": "Forty-two.", "reasoning_content": "Think it over.", "thinking_blocks": THOUGHT}
-    with FakeOpenAI([reply, "Done."]) as upstream, served(tmp_path, server_client(upstream.base)) as gateway:
+    # no stall time to speak of: the first streamed call of a process imports for seconds on a loaded machine
+    with FakeOpenAI([reply, "Done."]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=300) as gateway:
         client = sdk(gateway)
         asked = dict(model="claude-opus-4-1", max_tokens=256, messages=[{"role": "user", "content": "What is it?"}])
         if stream:

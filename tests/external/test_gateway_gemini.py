@@ -141,7 +141,9 @@ def test_a_thought_signature_goes_out_and_comes_back_to_the_upstream(tmp_path, s
     reply = {"content": None, "reasoning_content": "Distances matter.", "thinking_blocks": THOUGHT,
              "tool_calls": [{"id": "call_1", "type": "function",
                              "function": {"name": "run_shell_command", "arguments": '{"command": "ls"}'}}]}
-    with FakeOpenAI([reply, "Done."]) as upstream, served(tmp_path, server_client(upstream.base)) as gateway:
+    # no stall time to speak of: the first streamed call of a process imports for seconds on a loaded machine
+    with FakeOpenAI([reply, "Done."]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=300) as gateway:
         client = sdk(gateway)
         config = types.GenerateContentConfig(tools=[types.Tool(function_declarations=[SHELL])])
         if stream:

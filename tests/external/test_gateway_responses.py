@@ -136,7 +136,9 @@ def test_reasoning_goes_out_as_an_encrypted_item_and_comes_back_to_the_upstream(
     reply = {"content": None, "reasoning_content": "The data is tabular.", "thinking_blocks": THOUGHT,
              "tool_calls": [{"id": "call_1", "type": "function",
                              "function": {"name": "shell", "arguments": '{"command": ["ls"]}'}}]}
-    with FakeOpenAI([reply, "Done."]) as upstream, served(tmp_path, server_client(upstream.base)) as gateway:
+    # no stall time to speak of: the first streamed call of a process imports for seconds on a loaded machine
+    with FakeOpenAI([reply, "Done."]) as upstream, \
+            served(tmp_path, server_client(upstream.base), stall_s=300) as gateway:
         client = sdk(gateway)
         asked = dict(model="gpt-5-codex", tools=TOOLS, include=["reasoning.encrypted_content"], store=False,
                      input=[{"role": "user", "content": "Look."}])
