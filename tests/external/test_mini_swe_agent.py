@@ -61,3 +61,18 @@ def test_mini_swe_agent_scores_house_price(tmp_path, mini_installed):
     log = (run / "output" / "agent.log").read_text()
     assert "mini-swe-agent" in log.lower() or "COMPLETE_TASK" in log
     assert json.loads((run / "result.json").read_text())["models"]["main"]["model"].startswith("mlab/scripted:")
+
+
+@pytest.mark.slow
+def test_a_token_limit_ends_mini_swe_agents_run_with_its_failure_mode(tmp_path, mini_installed):
+    """The call past the token limit gets the chat dialect's rate-limit error; mini-swe-agent's own
+    retries do not outlast the gateway's grace, and the run ends `tokens_limit`. (mini asks for whole
+    replies, so no stream of its can stall.)"""
+    replies = [bash("Look around.", "ls")] * 3
+    code, out, err = mlab("run", "house-price", "--agent", "mini-swe-agent", "--model", scripted(tmp_path, replies),
+                          "--tokens", "100", "--runs-dir", tmp_path / "runs")
+    run = only_run(tmp_path / "runs")
+    document = result(run)
+    assert document["end_reason"] == "tokens_limit" and document["failure_mode"] == "limit reached", err
+    assert len([r for r in trace(run) if (r["model"] or {}).get("external")]) == 1
+    assert "tokens limit" in trace(run)[-1]["observation"]
