@@ -161,7 +161,7 @@ def sources(tiers):
 
 
 def test_the_agents_helper_models_go_with_its_own_main_model_only():
-    from mlab.cli.run import resolve_models
+    from mlab.cli.tiers import resolve_models
 
     declared = {"main": ("anthropic/claude-sonnet-4-5", "agent"), "fast": ("anthropic/claude-haiku-4-5", "agent"),
                 "edit": ("anthropic/claude-sonnet-4-5", "agent")}

@@ -1,7 +1,10 @@
-"""`mlab` builds only the named verb's arguments; what every help and parse gives is unchanged."""
+"""`mlab` builds only the named verb's arguments, which that verb's module declares; what every
+help and parse gives is unchanged."""
 import argparse
 import contextlib
 import io
+import subprocess
+import sys
 
 import pytest
 
@@ -51,3 +54,27 @@ def test_the_help_is_laid_out_at_shutils_width_without_importing_it(monkeypatch)
         plain = argparse.ArgumentParser(prog="mlab", description="d " * 80)
         ours = argparse.ArgumentParser(prog="mlab", description="d " * 80, formatter_class=cli._Formatter)
         assert ours.format_help() == plain.format_help()
+
+
+def test_the_list_of_verbs_imports_no_verbs_module():
+    code = ("import sys\nfrom mlab.cli import main\nmain(['--help'])\n"
+            "print('VERBS', sorted(m for m in sys.modules if m.startswith('mlab.cli.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "VERBS []" in done.stdout, done.stdout[-500:] + done.stderr
+    assert all(summary in " ".join(done.stdout.split()) for summary in cli.SUMMARIES.values())
+
+
+@pytest.mark.parametrize("verb", sorted(cli.COMMANDS))
+def test_each_verbs_options_are_declared_by_its_own_module(verb):
+    """The verb's parser holds exactly what its module's add_arguments declares: the dispatcher adds
+    none of a verb's options."""
+    import importlib
+
+    module = importlib.import_module(f"mlab.cli.{cli.COMMANDS[verb]}")
+    own = argparse.ArgumentParser(prog=f"mlab {verb}", formatter_class=cli._Formatter)
+    module.add_arguments(own)
+    verbs = next(a.choices for a in cli.build_parser(verb)._actions if isinstance(a, argparse._SubParsersAction))
+    built = verbs[verb]
+    assert [a.option_strings or a.dest for a in built._actions] == [a.option_strings or a.dest for a in own._actions]
+    assert (built.description, built.epilog) == (own.description, own.epilog)
+    assert callable(module.main)

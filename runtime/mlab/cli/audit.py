@@ -3,7 +3,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_FAILED, EXIT_OK
+
+
+def add_arguments(parser) -> None:
+    shared.add_task(parser)
+    shared.add_data(parser)
+    shared.add_build(parser)
+    shared.add_python(parser)
+    parser.add_argument("--agent", metavar="AGENT", help="audit the prompt as this agent sends it (default: the task's)")
 
 
 def main(args) -> int:

@@ -3,7 +3,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_FAILED, EXIT_OK
+
+
+def add_arguments(parser) -> None:
+    shared.add_task(parser)
+    shared.add_data(parser)
+    shared.add_build(parser)
+    parser.add_argument("--record", action="store_true",
+                        help="write the score with its provenance into the task's baselines.json")
+    shared.add_python(parser, help="interpreter for the starter (default: this one)")
 
 
 def _direction(task) -> str:

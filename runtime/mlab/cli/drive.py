@@ -4,8 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_OK, UsageError
 from mlab.text import printable
+
+
+def add_arguments(parser) -> None:
+    shared.add_task(parser, optional=True)
+    parser.add_argument("--actions", required=True, metavar="FILE.json",
+                        help='JSON list of {"action": NAME, "input": {...}}, or a task\'s demo.json')
+    parser.add_argument("--agent", metavar="A", help="agent whose action table is used (default: the task's)")
+    shared.add_data(parser)
+    shared.add_runs_dir(parser)
+    shared.add_resume(parser)
+    parser.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
+    parser.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h (overrides the task's)")
+    shared.add_build(parser)
+    shared.add_python(parser)
+    parser.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for scripts")
+    parser.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary, not each observation")
+    shared.add_json(parser, "the result (result.json, labelled \"driven\": true), last,")
 
 
 def _step_printer(steps: int | None):

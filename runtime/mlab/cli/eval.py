@@ -8,8 +8,25 @@ import csv
 import sys
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_OK, StorageError
 from mlab.text import printable
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders, or folders holding runs")
+    parser.add_argument("--intermediate", action="store_true",
+                        help="also score every step's snapshot (written to RUN_DIR/scores.jsonl)")
+    parser.add_argument("--at", action="append", metavar="KIND=B,...",
+                        help="score at budgets: what each run would have submitted by then, e.g. time=1h,2h,4h, "
+                             "tokens=100k,1M, 'cost=$1,$5' (quoted: the shell expands $1) or a share of the run's "
+                             "limit (time=25%%,50%%); several kinds in one option (time=1h,tokens=1M) or repeated; "
+                             "cached in RUN_DIR/budgets.json")
+    parser.add_argument("-o", "--output", metavar="FILE.csv",
+                        help="write every column of the rows as CSV: scores, usage, cost and cost_known, the "
+                             "normalised score, gap closed and medal from the task's reference points, per-dollar "
+                             "figures and any score_at_* budget scores")
+    shared.add_json(parser, "the rows, every column,")
 
 
 _SHOWN = [("run", "run_id"), ("task", "task"), ("data", "data_variant"), ("agent", "agent"), ("model", "model"),

@@ -11,6 +11,16 @@ from pathlib import Path
 from mlab.errors import EXIT_OK
 
 
+def add_arguments(parser) -> None:
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run folders (inspect, mle-bench: or folders "
+                        "holding runs)")
+    parser.add_argument("--to", required=True, choices=("atif", "inspect", "mle-bench"), help="the format to "
+                        "write (mle-bench: medals of the runs of tasks that declare thresholds or a leaderboard "
+                        "file, the others skipped with the reason)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="the new file (atif and mle-bench default: "
+                        "stdout; inspect: FILE.eval for one task, agent and model, else a new folder of .eval logs)")
+
+
 def main(args) -> int:
     if args.to == "atif":
         from mlab.export.atif import write_atif

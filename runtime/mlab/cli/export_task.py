@@ -3,7 +3,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_OK
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("tasks", nargs="+", metavar="TASK", help=shared.TASK_HELP)
+    parser.add_argument("--to", required=True, choices=("harbor",), help="the format to write")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="a new or empty folder, one task folder each")
+    shared.add_data(parser)
+    shared.add_build(parser)
+    parser.add_argument("--wheel", metavar="FILE.whl", help="the mlab-harness wheel the verifier installs "
+                        "(default: built from this checkout with pip wheel . --no-deps, or for an installed copy "
+                        "packed from its installed files)")
+    parser.add_argument("--base-image", metavar="IMAGE", help="the Python base image of both environments, e.g. "
+                        "pinned by digest (default: python:<this Python's version>-slim-bookworm)")
 
 
 def main(args) -> int:

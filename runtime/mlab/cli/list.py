@@ -1,7 +1,12 @@
 """`mlab list`: the tasks (data variants, hardware, demonstrations), agents and experiments there are."""
 from __future__ import annotations
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_OK
+
+
+def add_arguments(parser) -> None:
+    shared.add_json(parser, "the tasks, agents and experiments")
 
 
 def _listing() -> dict:

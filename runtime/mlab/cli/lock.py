@@ -8,6 +8,12 @@ from mlab.errors import EXIT_FAILED, EXIT_OK
 from mlab.text import printable
 
 
+def add_arguments(parser) -> None:
+    parser.add_argument("run", metavar="RUN", help="run folder (runs/<run-id>)")
+    parser.add_argument("--check", action="store_true", required=True,
+                        help="compare the lock's digests and versions with this checkout's (exit 1 when any differ)")
+
+
 def main(args) -> int:
     from mlab.run.lock import checkout_rows, read_lock, render_rows
 

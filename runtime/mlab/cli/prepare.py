@@ -3,7 +3,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_OK
+
+
+def add_arguments(parser) -> None:
+    shared.add_task(parser)
+    shared.add_data(parser)
+    shared.add_build(parser)
+    parser.add_argument("--checksums", action="store_true",
+                        help="also print a `checksum` declaration for every downloaded (or prepared) file, "
+                             "to record in the task")
+    parser.add_argument("--agent", action="append", default=[], metavar="NAME",
+                        help="also install this external agent's requirements into the agent cache, as its "
+                             "first run would (repeatable; the standard external agents included)")
+    parser.add_argument("--python", metavar="P",
+                        help="with --agent: the run's interpreter, whose version an agent that names no "
+                             "Python of its own is keyed by (default: this one)")
 
 
 def main(args) -> int:

@@ -4,7 +4,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import EXIT_OK, MlabError, UsageError
+
+
+def add_arguments(parser) -> None:
+    shared.add_task(parser)
+    shared.add_build(parser)
+    parser.add_argument("--model", required=True, metavar="M", help="the model to probe, e.g. openai/gpt-4o")
+    parser.add_argument("--prefixes", type=int, default=8, metavar="N", help="prefixes of the task's texts to ask "
+                        "for (default 8), each with a shuffled control")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the prefixes, controls and bootstrap (default 0)")
+    parser.add_argument("-o", "--output", metavar="FILE.json", help="also write the figures, questions and answers "
+                        "as JSON (`mlab report` shows probes found in RUNS_DIR/probes/ beside the scores)")
+    shared.add_json(parser, "the probe's result")
 
 
 def main(args) -> int:

@@ -2,163 +2,67 @@
 submission is scored into result.json."""
 from __future__ import annotations
 
+import argparse
 import json
-import os
 import signal
 import sys
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.cli.display import Display
+from mlab.cli.tiers import (check_models, check_offline_models, client_settings, demonstration_verdict, prepare_offline,
+                            resolve_models)
 from mlab.errors import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, MlabError, UnknownName, UsageError,
                          closest_hint, plain_failure)
-from mlab.text import printable
 from mlab.failure import FailureMode
-
-CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
-    "MLAB_MODEL_TIMEOUT": ("timeout_s", float, 600.0, "a number of seconds above 0"),
-    "MLAB_MODEL_BACKOFF": ("backoff_s", float, 1.0, "a number of seconds, 0 or more"),
-    "MLAB_MODEL_ATTEMPTS": ("max_attempts", int, 5, "a whole number of at least 1"),
-}
+from mlab.text import printable
 
 
-# -- models ------------------------------------------------------------------------------
-
-TIER_SOURCES = {"option": "given on the command line", "agent": "the agent's declared model",
-                "main": "follows the main tier's model"}
-
-
-def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None,
-                   api_base: str | None = None, give: str = "pass --model") -> dict:
-    """Per tier: the model, its generation parameters and its source (a TIER_SOURCES key).
-
-    The agent's declared fast and edit models belong with its declared main model: they apply
-    only while the main model is that one. Another --model (another provider's, an offline one,
-    or any model served at --api-base) also serves the fast and edit tiers not given, so that a
-    run needs that model's key and path only.
-    """
-    from mlab.models.prices import is_offline
-
-    declared = agent_doc["models"]
-    chosen = {"main": main, "fast": fast, "edit": edit}
-    follows_main = main is not None and (main != declared["main"]["default"] or bool(api_base))
-    tiers = {}
-    for tier in ("main", "fast", "edit"):
-        model, source = chosen[tier], "option"
-        if model is None and tier != "main" and follows_main:
-            model, source = main, "main"
-        if model is None:
-            model, source = declared[tier]["default"], "agent"
-        if model is None and tier != "main":
-            model, source = tiers["main"]["model"], "main"
-        if model is None:
-            raise UsageError(f"agent {agent_doc['name']} declares no default {tier} model; {give}")
-        params = {} if is_offline(model) else dict(declared[tier]["params"])
-        tiers[tier] = {"model": model, "params": params, "source": source}
-    return tiers
+EPILOG = """\
+model calls are retried on rate limits, server errors and time-outs; the environment tunes this:
+  MLAB_MODEL_TIMEOUT   seconds one call may take before it is abandoned and retried (default 600)
+  MLAB_MODEL_BACKOFF   seconds to wait before the first retry, doubled at each retry up to 60 (default 1)
+  MLAB_MODEL_ATTEMPTS  attempts per call before the run ends with `model API failure` (default 5)
+keyless models: mlab/demo (a labelled demonstration), mlab/scripted:FILE.json, mlab/replay:RUN_DIR, mlab/human
+exit codes: 0 scored, 1 the run failed, 2 usage or a missing API key, 3 I/O, 130 interrupted (resumable)"""
 
 
-def client_settings(environ=os.environ) -> dict:
-    """The ModelClient's retry settings from the MLAB_MODEL_* environment variables."""
-    settings = {}
-    for variable, (option, kind, default, allowed) in CLIENT_SETTINGS.items():
-        text = environ.get(variable, "").strip()
-        if not text:
-            settings[option] = default
-            continue
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        fits = {"max_attempts": lambda v: v >= 1, "backoff_s": lambda v: v >= 0}.get(option, lambda v: v > 0)
-        if value is None or value != value or not fits(value):  # value != value: NaN
-            raise UsageError(f"{variable}={text!r} is not {allowed}")
-        settings[option] = value
-    return settings
-
-
-def _check_offline_models(models: list[str]) -> None:
-    """Refuse an offline model that cannot play (a missing scripted file, a folder without a trace,
-    an unknown name) before a run folder is made for it."""
-    from mlab.models.errors import ModelError
-    from mlab.models.prices import is_offline
-    from mlab.models.offline import OfflineModels
-
-    trial = OfflineModels()  # made to try each model, then dropped
-    for model in dict.fromkeys(models):
-        if is_offline(model):
-            try:
-                trial.model(model)
-            except ModelError as problem:
-                raise UsageError(f"--model {model}: {problem}") from None
-
-
-def _demonstration(task):
-    """The task's demonstration (either version), or None when it has none."""
-    from mlab.models.demonstration import DemonstrationError, load
-
-    demo = task.view.demo
-    if not demo:
-        return None
-    try:
-        return load(task.root / demo)
-    except DemonstrationError as problem:
-        raise MlabError(f"task {task.name}: {problem}") from None
-
-
-def _check_demonstration(task, agent, models: list[str]) -> None:
-    """Where mlab/demo plays, refuse before the run starts a demonstration the agent cannot play."""
-    from mlab.models.demonstration import DemonstrationError, check_playable
-
-    if "mlab/demo" not in models:
-        return
-    demonstration = _demonstration(task)
-    if demonstration is None:
-        return
-    names = [a["name"] for a in agent.actions["actions"]]
-    try:
-        check_playable(demonstration, names, agent.name, str(task.root / task.view.demo))
-    except DemonstrationError as problem:
-        raise UsageError(f"--model mlab/demo: {problem}") from None
-
-
-def demonstration_verdict(run, outcome):
-    """A demonstration that executes a script nothing provides failed by the task's doing: the
-    run is a task error (mlab.data.faults.demonstration_fault), whatever the loop's outcome."""
-    import dataclasses
-
-    from mlab.data.faults import demonstration_fault
-    from mlab.failure import FailureMode
-
-    demonstration = _demonstration(run.task)
-    if demonstration is None or demonstration.replies is not None:
-        return outcome
-    fault = demonstration_fault(run.task, run.meta["data"]["variant"], demonstration.steps)
-    if fault is None:
-        return outcome
-    return dataclasses.replace(outcome, failure_mode=FailureMode.TASK_ERROR, detail=fault)
-
-
-def _prepare_offline(task, records: list[dict], agent=None):
-    """The run's offline models: the task's demonstration loaded with the agent's reply format
-    (which mlab/demo renders each step in), and on resume each model moved past the replies
-    already used."""
-    from mlab.models.offline import OfflineModels
-
-    baseline = task.view.baseline
-    offline = OfflineModels(_demonstration(task),
-                            baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py",
-                            reply_format=agent.view.reply if agent is not None else None,
-                            tool_names={a["name"]: a["tool_name"] for a in agent.actions["actions"] if a.get("tool_name")}
-                            if agent is not None else None)
-    used: dict[tuple[str, str], int] = {}
-    for record in records:
-        for call in (record.get("model") or {}).get("calls", []):
-            key = (call.get("model", ""), call.get("tier", "main"))
-            used[key] = used.get(key, 0) + 1
-    for (model, tier), count in used.items():
-        if model.startswith("mlab/") and model != "mlab/human":
-            offline.set_position(model, tier, count)
-    return offline
+def add_arguments(parser) -> None:
+    shared.add_task(parser, optional=True)
+    parser.add_argument("--agent", metavar="A", help="agent (default: the task's)")
+    parser.add_argument("--model", metavar="M", help="main model, e.g. openai/gpt-4o or mlab/demo (default: the agent's)")
+    parser.add_argument("--fast-model", metavar="M", help="model for summaries and helper actions "
+                        "(default: the agent's with its own main model, else --model)")
+    parser.add_argument("--edit-model", metavar="M", help="model for script edits (default: as for --fast-model)")
+    parser.add_argument("--api-base", metavar="URL", help="API base for OpenAI-compatible or local servers; "
+                        "--model's server then also serves the tiers not named")
+    shared.add_data(parser, default=None)
+    parser.add_argument("--steps", type=int, metavar="N", help="step limit (overrides the task's)")
+    parser.add_argument("--time", metavar="T", help="time limit, e.g. 90s, 30m, 5h")
+    parser.add_argument("--tokens", type=int, metavar="N", help="token limit for the run")
+    parser.add_argument("--cost", type=float, metavar="USD", help="cost limit for the run, in dollars")
+    parser.add_argument("--calls", type=int, metavar="N",
+                        help="model-call limit for the run (steps, helper actions, summaries, hooks: every call)")
+    parser.add_argument("--script-timeout", metavar="T", help="time limit of each script, e.g. 90s, 5m")
+    parser.add_argument("--memory", metavar="SIZE", help="memory limit of each script's process tree, e.g. 8GiB")
+    parser.add_argument("--disk", metavar="SIZE",
+                        help="most the workspace may hold while a script runs, e.g. 20GiB (the default)")
+    shared.add_runs_dir(parser)
+    shared.add_build(parser, help="take the task and agent from this build (refused if stale)")
+    shared.add_resume(parser)
+    shared.add_no_tools(parser)
+    parser.add_argument("--reproduce", metavar="RUN", help="run again from RUN's lock.json (its build, models, "
+                        "seed, limits and data variant), then print what differs from RUN")
+    parser.add_argument("--replay", action="store_true", help="with --reproduce: every tier replays RUN's "
+                        "recorded replies (mlab/replay:RUN), so the reproduction is exact")
+    parser.add_argument("--seed", type=int, help="replicate number (default 0); passed to the model as a sampling seed")
+    shared.add_python(parser, help="interpreter for the agent's scripts")
+    parser.add_argument("--device", metavar="D", help="CUDA_VISIBLE_DEVICES for the agent's scripts "
+                        "(with --resume: replaces the one the run was started with)")
+    shared.add_plain(parser, help="plain log lines even on a terminal")
+    shared.add_json(parser, "the result (result.json), last,")
+    # last: the dispatcher lays this layout out at the terminal's width, which each add_argument would look up
+    parser.epilog, parser.formatter_class = EPILOG, argparse.RawDescriptionHelpFormatter  # the epilog's lines kept
 
 
 # -- run -----------------------------------------------------------------------------------
@@ -185,10 +89,7 @@ def _started(run, config):
 
 
 def _open_run(args):
-    from mlab.build import load_build, resolve_task
-    from mlab.limits import limit_overrides
-    from mlab.run.folder import LOOP_CONFIG, Run
-
+    """The run to drive and its loop config: a reproduction, a resumed run or a new one."""
     if getattr(args, "replay", False) and not getattr(args, "reproduce", None):
         raise UsageError("--replay goes with --reproduce RUN (it replays that run's recorded replies)")
     if getattr(args, "reproduce", None):
@@ -196,83 +97,87 @@ def _open_run(args):
 
         return _started(*open_reproduction(args))
     if args.resume:
-        given = [flag for flag, value in (("TASK", args.task), ("--agent", args.agent), ("--model", args.model),
-                                          ("--fast-model", args.fast_model), ("--edit-model", args.edit_model),
-                                          ("--api-base", args.api_base), ("--build", args.build),
-                                          ("--data", args.data), ("--seed", args.seed is not None),
-                                          ("--python", args.python), ("--steps", args.steps is not None),
-                                          ("--time", args.time), ("--tokens", args.tokens is not None),
-                                          ("--cost", args.cost is not None), ("--calls", args.calls is not None),
-                                          ("--script-timeout", args.script_timeout),
-                                          ("--memory", args.memory), ("--disk", args.disk),
-                                          ("--no-tools", getattr(args, "no_tools", False))) if value]
-        if given:
-            raise UsageError(f"--resume continues a run with the task, agent, models, data, seed, interpreter "
-                             f"and limits it was started with; do not give {', '.join(given)}")
-        folder = Path(args.resume)
-        if (folder / "result.json").is_file() and not (folder / "result.json").is_symlink():
-            raise UsageError(f"{folder} is finished (it has a result.json); start a new run instead")
-        from mlab.bounded_json import read_json
-
-        try:
-            config = read_json(folder / LOOP_CONFIG)  # a run folder is hostile data: bounded, never a pipe
-            if not isinstance(config.get("tiers"), dict) or not all(
-                    isinstance(t, dict) and isinstance(t.get("model"), str) for t in config["tiers"].values()):
-                raise MlabError(f"{folder / LOOP_CONFIG} names no models (its \"tiers\" are missing or not "
-                                "objects with a \"model\")")
-        except FileNotFoundError:
-            if not folder.is_dir():
-                raise UsageError(f"--resume {folder}: no such run folder") from None
-            trace = folder / "trace.jsonl"
-            if not trace.is_file() or trace.stat().st_size == 0:
-                # a folder of an older mlab killed while it was being made: it holds no step to continue
-                raise MlabError(f"{folder} is not a complete run (no {LOOP_CONFIG} and no step taken: it was "
-                                "stopped while being made); start a new run instead") from None
-            raise MlabError(f"{folder} was not started by `mlab run` (no {LOOP_CONFIG}); "
-                            "continue it with `mlab drive --resume`") from None
-        except (OSError, ValueError) as problem:
-            raise MlabError(f"cannot read {folder / LOOP_CONFIG}: {problem}") from None
-        _check_offline_models([t["model"] for t in config["tiers"].values()])
-        from mlab.models.client import import_litellm
-
-        import_litellm()  # before the run's clock starts again
-        return Run.resume(folder, device=args.device), config
+        return _resumed(args)
     if not args.task:
         raise UsageError("name a task (e.g. `mlab run house-price --model mlab/demo`) or give --resume RUN_DIR")
-    from mlab.cli.keys import check_known_keys, known_provider
+    return _new_run(args)
+
+
+def _given_with_resume(args) -> list[str]:
+    """The options that --resume refuses: a resumed run keeps what it was started with."""
+    return [flag for flag, value in (("TASK", args.task), ("--agent", args.agent), ("--model", args.model),
+                                     ("--fast-model", args.fast_model), ("--edit-model", args.edit_model),
+                                     ("--api-base", args.api_base), ("--build", args.build),
+                                     ("--data", args.data), ("--seed", args.seed is not None),
+                                     ("--python", args.python), ("--steps", args.steps is not None),
+                                     ("--time", args.time), ("--tokens", args.tokens is not None),
+                                     ("--cost", args.cost is not None), ("--calls", args.calls is not None),
+                                     ("--script-timeout", args.script_timeout),
+                                     ("--memory", args.memory), ("--disk", args.disk),
+                                     ("--no-tools", getattr(args, "no_tools", False))) if value]
+
+
+def _resumed(args):
+    from mlab.run.folder import Run
+
+    given = _given_with_resume(args)
+    if given:
+        raise UsageError(f"--resume continues a run with the task, agent, models, data, seed, interpreter "
+                         f"and limits it was started with; do not give {', '.join(given)}")
+    folder = Path(args.resume)
+    if (folder / "result.json").is_file() and not (folder / "result.json").is_symlink():
+        raise UsageError(f"{folder} is finished (it has a result.json); start a new run instead")
+    config = _read_loop_config(folder)
+    check_offline_models([t["model"] for t in config["tiers"].values()])
+    from mlab.models.client import import_litellm
+
+    import_litellm()  # before the run's clock starts again
+    return Run.resume(folder, device=args.device), config
+
+
+def _read_loop_config(folder: Path) -> dict:
+    """The loop config (models.json) of a run folder to resume, which must name its tiers' models."""
+    from mlab.bounded_json import read_json
+    from mlab.run.folder import LOOP_CONFIG
+
+    try:
+        config = read_json(folder / LOOP_CONFIG)  # a run folder is hostile data: bounded, never a pipe
+        if not isinstance(config.get("tiers"), dict) or not all(
+                isinstance(t, dict) and isinstance(t.get("model"), str) for t in config["tiers"].values()):
+            raise MlabError(f"{folder / LOOP_CONFIG} names no models (its \"tiers\" are missing or not "
+                            "objects with a \"model\")")
+    except FileNotFoundError:
+        if not folder.is_dir():
+            raise UsageError(f"--resume {folder}: no such run folder") from None
+        trace = folder / "trace.jsonl"
+        if not trace.is_file() or trace.stat().st_size == 0:
+            # a folder of an older mlab killed while it was being made: it holds no step to continue
+            raise MlabError(f"{folder} is not a complete run (no {LOOP_CONFIG} and no step taken: it was "
+                            "stopped while being made); start a new run instead") from None
+        raise MlabError(f"{folder} was not started by `mlab run` (no {LOOP_CONFIG}); "
+                        "continue it with `mlab drive --resume`") from None
+    except (OSError, ValueError) as problem:
+        raise MlabError(f"cannot read {folder / LOOP_CONFIG}: {problem}") from None
+    return config
+
+
+def _new_run(args):
+    from mlab.build import resolve_task
+    from mlab.limits import limit_overrides
+    from mlab.run.folder import LOOP_CONFIG, Run
 
     overrides = limit_overrides(args)  # bad limits, before the build is looked at
     task = resolve_task(args.task, Path(args.build) if args.build else None)
-    agent_name = args.agent or task.view.agent
-    build = load_build(Path(args.build)) if args.build else task.build
-    if agent_name not in build.agent_names and not args.build:
-        task = with_std_external(task)  # `--agent mini-swe-agent` on any task: std "external" joins the build
-        build = task.build
-    if agent_name not in build.agent_names:
-        raise UnknownName(f"no agent {agent_name!r}{closest_hint(agent_name, build.agent_names)} in the build of "
-                          f"{task.name}; agents: {', '.join(build.agent_names)}")
-    agent = build.agent(agent_name)
+    task, agent = _task_and_agent(args, task)
     no_tools = bool(getattr(args, "no_tools", False))
     if no_tools and agent.doc["reply"] and agent.doc["reply"].get("format") == "tools" \
             and not agent.doc["reply"].get("fallback"):
         raise UsageError(f"--no-tools: agent {agent.name} declares no fallback format (respond tools {{ fallback "
                          "... }}), so it cannot run without tools")
     tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model, args.api_base)
-    models = {tier: t["model"] for tier, t in tiers.items()}
-    if not args.api_base:  # the common providers' keys without importing litellm, then the others'
-        check_known_keys(models)
-        models = {tier: model for tier, model in models.items() if not known_provider(model)}
-    from mlab.models.client import check_keys, import_litellm
+    check_models(args, task, agent, tiers)
+    from mlab.models.client import import_litellm
 
-    check_keys(models, args.api_base)
-    _check_offline_models([t["model"] for t in tiers.values()])
-    _check_demonstration(task, agent, [t["model"] for t in tiers.values()])
-    if agent.doc.get("search"):
-        from mlab.search.engine import selection_problem
-
-        problem = selection_problem(task, agent, args.data or "lite")
-        if problem:  # refused before a run folder is made
-            raise UsageError(problem)
     import_litellm()  # before the run's clock starts: a slow import is not the agent's time
     seed = 0 if args.seed is None else args.seed
     config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
@@ -286,6 +191,21 @@ def _open_run(args):
     return _started(run, config)
 
 
+def _task_and_agent(args, task):
+    """The task (joined by the std external agents when --agent names one of them) and the agent."""
+    from mlab.build import load_build
+
+    agent_name = args.agent or task.view.agent
+    build = load_build(Path(args.build)) if args.build else task.build
+    if agent_name not in build.agent_names and not args.build:
+        task = with_std_external(task)  # `--agent mini-swe-agent` on any task: std "external" joins the build
+        build = task.build
+    if agent_name not in build.agent_names:
+        raise UnknownName(f"no agent {agent_name!r}{closest_hint(agent_name, build.agent_names)} in the build of "
+                          f"{task.name}; agents: {', '.join(build.agent_names)}")
+    return task, build.agent(agent_name)
+
+
 def main(args) -> int:
     from mlab.models.errors import MissingKey
 
@@ -297,15 +217,32 @@ def main(args) -> int:
     except MissingKey as problem:
         print(f"mlab: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    from mlab.agent.loop import AgentLoop
     from mlab.models.client import ModelClient, TierConfig
-    from mlab.scoring.result import write_result
 
     tiers = config["tiers"]
     client = ModelClient({t: TierConfig(c["model"], c["params"]) for t, c in tiers.items()},
                          api_base=config.get("api_base"), seed=config.get("seed"),
-                         offline=_prepare_offline(run.task, run.records, run.agent), **settings)
+                         offline=prepare_offline(run.task, run.records, run.agent), **settings)
     demo = tiers["main"]["model"] == "mlab/demo"
+    outcome = _drive_until_done(run, client, config, Display(run, args.plain, demo))
+    if outcome is None or outcome.end_reason == "interrupted":
+        print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if demo and not run.agent.doc.get("search") and not run.agent.doc.get("external"):
+        outcome = demonstration_verdict(run, outcome)
+    result = _score(run, outcome, config, demo)
+    if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
+        from mlab.cli.args import print_json
+
+        print_json(args, result)
+    return EXIT_OK if result["failure_mode"] in (None, FailureMode.SMALL_IMPROVEMENT) else EXIT_FAILED
+
+
+def _drive_until_done(run, client, config: dict, display):
+    """The run driven by its agent's engine (an external agent's command, a tree search or the agent
+    loop) until it ends; None when Ctrl-C stopped it at once. A first Ctrl-C stops after the step."""
+    from mlab.agent.loop import AgentLoop
+
     stop = {"asked": False}
 
     def on_interrupt(signum, frame):
@@ -315,47 +252,41 @@ def main(args) -> int:
         print("\nstopping after this step (Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
-    display = Display(run, args.plain, demo)
-    search = run.agent.doc.get("search")  # a tree-search agent runs in the search engine, not the loop
     try:
         if run.agent.doc.get("external"):  # an agent from outside mlab: its command in the sandbox
             from mlab.external.runner import ExternalRunner
 
-            outcome = ExternalRunner(run, client, should_stop=lambda: stop["asked"],
-                                     on_exchange=display.exchange).run_until_done()
-        elif search:
+            return ExternalRunner(run, client, should_stop=lambda: stop["asked"],
+                                  on_exchange=display.exchange).run_until_done()
+        if run.agent.doc.get("search"):  # a tree-search agent runs in the search engine, not the loop
             from mlab.search.engine import SearchEngine
 
-            outcome = SearchEngine(run, client, on_node=display.step, should_stop=lambda: stop["asked"]).run_until_done()
-        else:
-            outcome = AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"],
-                                no_tools=bool(config.get("no_tools"))).run_until_done()
+            return SearchEngine(run, client, on_node=display.step, should_stop=lambda: stop["asked"]).run_until_done()
+        return AgentLoop(run, client, on_step=display.step, should_stop=lambda: stop["asked"],
+                         no_tools=bool(config.get("no_tools"))).run_until_done()
     except KeyboardInterrupt:
-        outcome = None
+        return None
     finally:
         display.close()
         signal.signal(signal.SIGINT, previous)
         run.close()
-    if outcome is None or outcome.end_reason == "interrupted":
-        print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if demo and not search and not run.agent.doc.get("external"):
-        outcome = demonstration_verdict(run, outcome)
+
+
+def _score(run, outcome, config: dict, demo: bool) -> dict:
+    """The submission scored into result.json and printed, with what differs from the run it reproduces."""
     print("scoring the submission...", file=sys.stderr, flush=True)
-    if search:
+    if run.agent.doc.get("search"):
         from mlab.search.engine import write_search_result as write_result
-    result = score_apart(lambda: write_result(run, outcome, tiers, config, demo), run.dir)
+    else:
+        from mlab.scoring.result import write_result
+    result = score_apart(lambda: write_result(run, outcome, config["tiers"], config, demo), run.dir)
     print_result(run, result)
     if config.get("reproduces"):
         from mlab.run.reproduce import difference_table
 
         original = Path(config["reproduces"])
         print(printable(difference_table(original, run.dir, rescored_rows(original, run))))
-    if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
-        from mlab.cli.args import print_json
-
-        print_json(args, result)
-    return EXIT_OK if result["failure_mode"] in (None, FailureMode.SMALL_IMPROVEMENT) else EXIT_FAILED
+    return result
 
 
 def rescored_rows(original: Path, run) -> list[tuple[str, str, str]]:

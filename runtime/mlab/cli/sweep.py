@@ -9,11 +9,42 @@ import os
 import sys
 from pathlib import Path
 
+from mlab.cli import args as shared
 from mlab.errors import UsageError
 from mlab.text import printable
 from mlab.sweeps.plan import (Experiment, RunSpec, chosen_tasks, expand, limits_not_passed, load_experiment,
                               select)
 from mlab.sweeps.state import DONE, FAILED, SweepFolder, Work, reconcile, steps_taken
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("experiment", metavar="EXPERIMENT",
+                        help="experiment name (from ./tasks or the bundled tasks), a .mlab file (FILE.mlab or "
+                             "FILE.mlab:NAME) or build/experiments/<name>.yaml")
+    parser.add_argument("--executor", choices=("local", "ray"), default="local",
+                        help="local: worker processes here (default); ray: Ray tasks on a cluster")
+    parser.add_argument("--workers", type=int, metavar="K",
+                        help="runs at once (local default: CPUs / the CPUs a task declares; ray: as the cluster fits)")
+    parser.add_argument("--devices", metavar="0,1,...",
+                        help="GPUs to hand out to runs of tasks that declare GPUs, one run per device (local)")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="Ray cluster to join ('auto': the one this machine belongs to); default: start one here")
+    parser.add_argument("--runs-dir", default="runs", metavar="DIR",
+                        help="the sweep's folder is DIR/<experiment>/ (default runs/)")
+    parser.add_argument("--plan", action="store_true",
+                        help="print the runs, their resources and an estimate of model calls; run nothing")
+    parser.add_argument("--cost", type=float, metavar="USD",
+                        help="a cost limit for the whole sweep, in dollars: no run starts once the runs have spent "
+                             "it, and each run started gets the budget left as its own cost limit; refused when a "
+                             "model of the runs has no price")
+    parser.add_argument("--tasks", metavar="T,...", help="only the runs of these tasks (with --plan or to run)")
+    parser.add_argument("--agents", metavar="A,...", help="only the runs of these agents (with --plan or to run)")
+    shared.add_json(parser, "the plan (with --plan)")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="give runs that used up their retries another round of attempts")
+    parser.add_argument("--no-report", action="store_true",
+                        help="write only the run table, not the report (make it later with `mlab report DIR/runs`)")
+    shared.add_plain(parser, help="plain progress lines even on a terminal")
 
 
 def parse_devices(text: str | None) -> list[str]:
@@ -157,7 +188,7 @@ def _executor(args, experiment: Experiment, folder: SweepFolder, specs: list[Run
 
 def _models_by_run(experiment: Experiment, specs: list[RunSpec]) -> dict[str, set[str]]:
     """The models each run will call: the experiment's, and the agents' defaults for tiers it leaves open."""
-    from mlab.cli.run import resolve_models
+    from mlab.cli.tiers import resolve_models
 
     out = {}
     for spec in specs:

@@ -6,6 +6,12 @@ from pathlib import Path
 from mlab.errors import EXIT_OK, UsageError
 
 
+def add_arguments(parser) -> None:
+    parser.add_argument("path", metavar="RUN_DIR|RUNS_DIR", help="one run folder, or a folder holding runs")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="the HTML file (default RUN_DIR/view.html, or RUNS_DIR/index.html)")
+
+
 def main(args) -> int:
     from mlab.reports.runs import RUN_JSON
     from mlab.viewer.page import write_run_page
