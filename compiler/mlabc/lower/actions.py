@@ -101,6 +101,22 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
     ir["primitive"] = prim_name
     ir["prompts"] = list(spec.get("prompts", []))
     ir["params"] = {key: p["default"] for key, p in spec["params"].items()}
+    conflicting, unknown = _does_arguments(name, does, spec, declared, ir, report)
+    given = {p.name.value for p in does.params}
+    required = {k: t for k, t in spec["inputs"].items() if k not in given}
+    # after a misspelt argument the author's intent is unknown: say only what is certain
+    _check_contract(name, required, {k: v for k, v in declared.items() if k not in conflicting}, does, report,
+                    report_missing=not unknown)
+    _model_tier(name, prim_name, spec, does, tier, ir, report)
+    return ir
+
+
+def _does_arguments(name: str, does: A.Does, spec: dict, declared: dict[str, A.Input], ir: dict,
+                    report: Reporter) -> tuple[set[str], bool]:
+    """The arguments of `does` into the IR: parameters, and inputs of the primitive bound to
+    constants (`bound`); the inputs both bound and declared (reported), and whether an argument
+    was unknown."""
+    prim_name = does.primitive.value
     bound: dict = {}
     conflicting: set[str] = set()  # bound and declared: reported once, not again by the contract
     unknown = False
@@ -126,11 +142,12 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
             ir["params"][key] = value
     if bound:
         ir["bound"] = bound
-    given = {p.name.value for p in does.params}
-    required = {k: t for k, t in spec["inputs"].items() if k not in given}
-    # after a misspelt argument the author's intent is unknown: say only what is certain
-    _check_contract(name, required, {k: v for k, v in declared.items() if k not in conflicting}, does, report,
-                    report_missing=not unknown)
+    return conflicting, unknown
+
+
+def _model_tier(name: str, prim_name: str, spec: dict, does: A.Does, tier: A.Tier | None, ir: dict,
+                report: Reporter) -> None:
+    """An action of a primitive that calls a model names its tier (E407), and only such an action."""
     if spec.get("model"):
         if tier is None:
             report.error("E407", f"primitive `{prim_name}` calls a model: action {name!r} needs `model main|fast|edit`",
@@ -139,7 +156,6 @@ def lower_action(action: A.Action, report: Reporter) -> dict | None:
             ir["tier"] = report.choice(tier.name, TIERS, "a model tier")
     elif tier is not None:
         report.error("E407", f"primitive `{prim_name}` calls no model, so the action takes no `model`", tier.span)
-    return ir
 
 
 def _tool(entry: A.Tool, ir: dict, report: Reporter) -> None:

@@ -7,11 +7,10 @@ from .actions import TIERS, TOOL_NAME, input_schema, tool_entry, usage_text
 from .extends import ExtendsResolver
 from .inherited import as_pinned, check_shown
 from ..resources import spec_json
+from .reply import check_reply, check_text_sections, fallback_reply, reply_templates
 from .search import SEARCH_PROMPTS, lower_search, lower_search_agent
-from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, TOOLS_ONLY_PROMPTS,
-                        baked_reply_format_template, check_says_how_to_reply, check_template, history_template, locate,
-                        mention_pattern, mentions, reply_format_template, template_variables, text_of,
-                        tools_mode_template, tools_reply_format_template, tools_template)
+from .templates import (DEFAULT_FORMAT_ERROR, DEFAULT_PROBLEM, DEFAULT_TURN, TOOLS_ONLY_PROMPTS, check_says_how_to_reply,
+                        check_template, locate, mention_pattern, mentions, template_variables, text_of)
 from ..values import Reporter, describe, did_you_mean, duplicate_entries
 
 FORMATS = ("sections", "json", "tools")
@@ -19,10 +18,6 @@ FORMATS = ("sections", "json", "tools")
 TOOLS_SETTINGS = {"sections_required": ("false", "true"), "tool_choice": ("required", "auto"),
                   "parallel": ("off", "ordered"), "fallback": ("sections", "json", "none"),
                   "list_tools": ("false", "true")}
-# The action and action-input sections a fallback gets when the tools block declares none.
-FALLBACK_ACTION = {"sections": ("Action", "Action Input"), "json": ("action", "action_input")}
-FALLBACK_INSTRUCTIONS = ("The name of exactly one tool, spelled as listed.",
-                         "The input for that tool: a JSON object with the fields the tool asks for.")
 KINDS = ("text", "action", "json")
 ROLES = ("reflection", "plan", "fact-check", "thought", "criticism", "speak")
 MODEL_PARAMS = {"temperature": "number", "max_tokens": "int", "stop": "list", "top_p": "number"}
@@ -260,40 +255,6 @@ class AgentResolver(ExtendsResolver):
             s["hooks"][time].append(name)
 
 
-def _check_reply(reply: dict, report: Reporter, decl: A.Agent) -> bool:
-    """Report what makes a reply impossible to split; True when it can be split unambiguously."""
-    before = len(report.diagnostics)
-    span = reply.get("_span") or decl.name.span
-    sections = reply["sections"]
-    actions = [s for s in sections if s["kind"] == "action"]
-    inputs = [s for s in sections if s["kind"] == "json"]
-    where = f"the reply format of agent `{decl.name.value}`"
-    if len(actions) != 1:
-        report.error("E701", f"{where} needs exactly one section of kind `action`, has {len(actions)}",
-                     actions[1]["_span"] if len(actions) > 1 else span,
-                     hint='mark the section that names the action: `section "Action" action "..."`')
-    if len(inputs) != 1:
-        report.error("E702", f"{where} needs exactly one section of kind `json`, has {len(inputs)}",
-                     inputs[1]["_span"] if len(inputs) > 1 else span,
-                     hint='mark the section that holds the input: `section "Action Input" json "..."`')
-    seen: dict[str, dict] = {}
-    for section in sections:
-        key = section["name"].strip().lower()
-        if key in seen:
-            report.error("E703", f"two sections are named {section['name']!r} (ignoring case)", section["_span"])
-        seen[key] = section
-    if reply["format"] == "json":  # a field cannot both hold text and contain other fields
-        names = {s["name"] for s in sections}
-        for section in sections:
-            parts = section["name"].split(".")
-            outer = next((".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in names), None)
-            if outer is not None:
-                report.error("E703", f"field {section['name']!r} is inside field {outer!r}, which holds a value itself",
-                             section["_span"], hint="a field either holds a value or groups other fields; "
-                                                    "rename one of the two")
-    return len(report.diagnostics) == before
-
-
 def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]],
                 all_action_names: set[str], report: Reporter) -> tuple[dict, dict, dict[str, str]] | None:
     """The agent IR, its action table and its templates (name → text)."""
@@ -326,17 +287,32 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
                      hint="add `respond sections { ... }`")
         return None
     tools_mode = reply["format"] == "tools"
-    fallback = _fallback_reply(reply, report, where) if tools_mode else None
+    fallback = fallback_reply(reply, report, where) if tools_mode else None
     if tools_mode:
-        readable = _check_reply(fallback, report, decl) if fallback else _check_text_sections(reply, report)
+        readable = check_reply(fallback, report, decl) if fallback else check_text_sections(reply, report)
         _check_tool_names([a for a in actions if a["name"] in shown], report, where)
     else:
-        readable = _check_reply(reply, report, decl)
+        readable = check_reply(reply, report, decl)
     if settings["prompt"] is None:
         report.error("E308", f"{where} has no `prompt`", decl.name.span)
         return None
 
     kind = "tools" if tools_mode else "text"
+    templates = _agent_prompts(decl, settings, tools_mode, where, report)
+    _check_needed_prompts(decl, settings, actions, templates, where, report)
+    unusable = sorted(all_action_names - set(names))
+    texts = _template_texts(templates, unusable, set_ref.value, where, kind, report)
+    _check_prompt_and_reply(settings, reply, fallback, kind, unusable, where, report)
+    if not readable:
+        return None
+    clean_reply = reply_templates(reply, fallback, tools_mode, texts)
+    return artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=clean_reply, search=None)
+
+
+def _agent_prompts(decl: A.Agent, settings: dict, tools_mode: bool, where: str,
+                   report: Reporter) -> dict[str, tuple[str, A.Value | None]]:
+    """The agent's templates (name → text and the value it came from): its prompt, its format error
+    and the prompts of its kind (a search's or a tool agent's own prompts refused where they do not run)."""
     templates: dict[str, tuple[str, A.Value | None]] = {}
     templates["prompt"] = (text_of(settings["prompt"]), settings["prompt"])
     fe = settings["format_error"]
@@ -358,6 +334,12 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
     if tools_mode:
         templates.setdefault("problem", (DEFAULT_PROBLEM, None))
         templates.setdefault("turn", (DEFAULT_TURN, None))
+    return templates
+
+
+def _check_needed_prompts(decl: A.Agent, settings: dict, actions: list[dict], templates: dict, where: str,
+                          report: Reporter) -> None:
+    """E604: a prompt that an action or a hook of the agent needs and the agent lacks."""
     needed = {"summarize_observation": "summarizing long observations"}
     for action in actions:
         for prompt in action["prompts"]:
@@ -371,8 +353,12 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
         if prompt not in templates:
             report.error("E604", f"{where} has no `{prompt}` prompt, needed by {user}", decl.name.span,
                          hint=f"add it to a `prompts {{ {prompt} \"\"\"...\"\"\" }}` block (or inherit it)")
+
+
+def _template_texts(templates: dict, unusable: list[str], set_name: str, where: str, kind: str,
+                    report: Reporter) -> dict[str, str]:
+    """Each template checked (Jinja, E603 for an action the agent cannot call) and its file's text."""
     texts: dict[str, str] = {}
-    unusable = sorted(all_action_names - set(names))
     for key, (text, value) in templates.items():
         if isinstance(value, A.Str):  # another value type was reported as E401 already
             check_template(text, value, key, report, where, kind=kind)
@@ -380,8 +366,15 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
                 if mentions(text, other):
                     report.error("E603", f"the {key} template of {where} names {other!r}, an action it cannot call",
                                  locate(mention_pattern(other), text, value),
-                                 hint=f"add the action to `{set_ref.value}` or reword the prompt")
+                                 hint=f"add the action to `{set_name}` or reword the prompt")
         texts[f"{key}.j2"] = text if text.endswith("\n") else text + "\n"
+    return texts
+
+
+def _check_prompt_and_reply(settings: dict, reply: dict, fallback: dict | None, kind: str, unusable: list[str],
+                            where: str, report: Reporter) -> None:
+    """The prompt renders the tools a fallback needs (E709) and says how to reply; no reply section
+    names an action the agent cannot call (E603)."""
     if fallback is not None and isinstance(settings["prompt"], A.Str):
         used = template_variables(text_of(settings["prompt"]))
         if used is not None and "tools" not in used:
@@ -397,58 +390,6 @@ def lower_agent(decl: A.Agent, settings: dict, action_sets: dict[str, list[dict]
             if mentions(section["instruction"], other):
                 report.error("E603", f"section {section['name']!r} names {other!r}, an action {where} cannot call",
                              section["_span"])
-    if not readable:
-        return None
-    if tools_mode:
-        clean_reply = _tools_reply(reply, fallback)
-        texts["tools.j2"] = tools_mode_template(fallback and clean_reply["fallback"])
-        texts["reply_format.j2"] = tools_reply_format_template(clean_reply)
-        if fallback is not None:
-            texts["fallback_reply_format.j2"] = baked_reply_format_template(clean_reply["fallback"])
-        texts["history.j2"] = history_template(clean_reply)
-    else:
-        clean_reply = {"format": reply["format"], "sections": _clean(reply["sections"])}
-        texts["tools.j2"] = tools_template(clean_reply)
-        texts["reply_format.j2"] = reply_format_template(clean_reply)
-        texts["history.j2"] = history_template(clean_reply)
-
-    return artifacts(decl, settings, set_ref.value, actions, shown, texts, reply=clean_reply, search=None)
-
-
-def _clean(sections: list[dict]) -> list[dict]:
-    return [{k: v for k, v in s.items() if not k.startswith("_")} for s in sections]
-
-
-def _fallback_reply(reply: dict, report: Reporter, where: str) -> dict | None:
-    """The complete text reply format a tools agent falls back to: its sections, plus an action and an
-    action-input section when the block declares none (the block's own are used when it does)."""
-    fmt = reply["settings"]["fallback"]
-    if fmt == "none":
-        for section in reply["sections"]:
-            if section["kind"] != "text":
-                report.error("E405", f"section {section['name']!r} of {where} is of kind `{section['kind']}`, but "
-                             "without a fallback format a tools reply holds only text sections", section["_span"],
-                             hint="the tool call carries the action and its input; remove the section or "
-                                  "declare `fallback sections`")
-        return None
-    sections = list(reply["sections"])
-    names = FALLBACK_ACTION[fmt]
-    for kind, section_name, instruction in zip(("action", "json"), names, FALLBACK_INSTRUCTIONS):
-        if not any(s["kind"] == kind for s in sections):
-            sections.append({"name": section_name, "kind": kind, "role": None, "instruction": instruction,
-                             "_span": reply["_span"]})
-    return {"format": fmt, "sections": sections, "_span": reply["_span"]}
-
-
-def _check_text_sections(reply: dict, report: Reporter) -> bool:
-    before = len(report.diagnostics)
-    seen: set[str] = set()
-    for section in reply["sections"]:
-        key = section["name"].strip().lower()
-        if key in seen:
-            report.error("E703", f"two sections are named {section['name']!r} (ignoring case)", section["_span"])
-        seen.add(key)
-    return len(report.diagnostics) == before
 
 
 def _check_tool_names(shown: list[dict], report: Reporter, where: str) -> None:
@@ -468,15 +409,6 @@ def _check_tool_names(shown: list[dict], report: Reporter, where: str) -> None:
                          hint=f'give one of them a tool name of its own: `tool "{tool_name}_2"`')
         else:
             by_name[tool_name] = action
-
-
-def _tools_reply(reply: dict, fallback: dict | None) -> dict:
-    settings = reply["settings"]
-    return {"format": "tools", "sections": _clean([s for s in reply["sections"] if s["kind"] == "text"]),
-            "sections_required": settings["sections_required"] == "true", "tool_choice": settings["tool_choice"],
-            "parallel": settings["parallel"], "list_tools": settings["list_tools"] == "true",
-            "fallback": None if fallback is None else {"format": fallback["format"],
-                                                        "sections": _clean(fallback["sections"])}}
 
 
 def artifacts(decl: A.Agent, settings: dict, action_set: str, actions: list[dict], shown: set[str],

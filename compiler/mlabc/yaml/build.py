@@ -52,6 +52,9 @@ def yaml_order(units: list) -> list:
     return [unit for _, _, unit in sorted(keyed, key=lambda t: (t[0], t[1]))]
 
 
+SCORING = (A.Submission, A.Metric, A.BaselineRun, A.BaselineValue, A.Success, A.Evaluator, A.Leaderboard)
+AGENT_PARTS = (A.Does, A.Respond, A.Search, A.Prompts)
+
 class YamlBuilder(Commented):
     """Builds the document items of one module."""
 
@@ -208,6 +211,33 @@ class YamlBuilder(Commented):
             return Map([Item("columns", v(e.value, "str")), Item("unlabelled", Scalar("true"))])
         if isinstance(e, (A.DefaultAgent, A.UsesActions, A.Tier)):
             return Scalar(e.name.value)
+        if isinstance(e, SCORING):
+            return self._scoring(e)
+        if isinstance(e, AGENT_PARTS):
+            return self._agent_part(e)
+        if isinstance(e, A.Version):
+            return v(e.value, "auto")
+        if isinstance(e, A.Changes):
+            return Seq([self.item(None, Map([Item("version", v(c.version, "auto")), Item("what", v(c.what, "str")),
+                                             Item("because", v(c.why, "str"))]), c) for c in e.items])
+        if isinstance(e, A.Gym):  # the shaping is a name
+            return Map([self.item(i.key.value, value_node(i.value, "name" if i.key.value == "shaping" else "auto"), i)
+                        for i in e.items])
+        if isinstance(e, (A.Limits, A.Env, A.Thresholds)):
+            return self._kv(e.items)
+        if isinstance(e, A.Hardware):
+            return self._kv(e.items, need=True)
+        if isinstance(e, A.Source):
+            return Map([Item(e.kind_.value, v(e.value, "name"))])
+        if isinstance(e, A.Split):
+            return self._split(e)
+        if isinstance(e, A.ExpTasksCategory):
+            return Map([Item("category", Scalar(e.name.value))])
+        raise ConvertError(f"line {e.span.line}: `{e.keyword}` has no YAML form")
+
+    def _scoring(self, e):
+        """A task's submission, metric, baseline, success threshold, evaluator or leaderboard."""
+        v = value_node
         if isinstance(e, A.Submission):
             if e.columns is None and not e.rules:
                 return v(e.file, "str")
@@ -238,22 +268,10 @@ class YamlBuilder(Commented):
         if isinstance(e, A.Leaderboard):
             return Map([Item("file", v(e.file, "str"))] + [Item(name, v(part, "str")) for name, part in
                                                            (("column", e.column), ("source", e.source)) if part])
-        if isinstance(e, A.Version):
-            return v(e.value, "auto")
-        if isinstance(e, A.Changes):
-            return Seq([self.item(None, Map([Item("version", v(c.version, "auto")), Item("what", v(c.what, "str")),
-                                             Item("because", v(c.why, "str"))]), c) for c in e.items])
-        if isinstance(e, A.Gym):  # the shaping is a name
-            return Map([self.item(i.key.value, value_node(i.value, "name" if i.key.value == "shaping" else "auto"), i)
-                        for i in e.items])
-        if isinstance(e, (A.Limits, A.Env, A.Thresholds)):
-            return self._kv(e.items)
-        if isinstance(e, A.Hardware):
-            return self._kv(e.items, need=True)
-        if isinstance(e, A.Source):
-            return Map([Item(e.kind_.value, v(e.value, "name"))])
-        if isinstance(e, A.Split):
-            return self._split(e)
+
+    def _agent_part(self, e):
+        """An action's primitive, an agent's reply format, search or prompts."""
+        v = value_node
         if isinstance(e, A.Does):
             if not e.params:
                 return Scalar(e.primitive.value)
@@ -275,9 +293,6 @@ class YamlBuilder(Commented):
             return Map([Item(e.policy.value, Map(params))])
         if isinstance(e, A.Prompts):
             return Map([self.item(p.name.value, v(p.value, "str"), p) for p in e.items])
-        if isinstance(e, A.ExpTasksCategory):
-            return Map([Item("category", Scalar(e.name.value))])
-        raise ConvertError(f"line {e.span.line}: `{e.keyword}` has no YAML form")
 
     @staticmethod
     def column_name(rule: A.ColumnRule) -> str:
