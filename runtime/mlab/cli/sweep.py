@@ -215,22 +215,8 @@ def _check_keys(experiment: Experiment, specs: list[RunSpec]) -> None:
 
 
 def main(args) -> int:
-    from mlab.sweeps.runner import Sweep, stop_on_signals
-    from mlab.sweeps.progress import Progress
-    from mlab.sweeps.report import report_sweep
-
     experiment = load_experiment(args.experiment)
-    skipped: list[str] = []
-    specs = expand(experiment, chosen_tasks(experiment, args.tasks), skipped)
-    for line in skipped:
-        print(printable(line))  # with --json, on stderr
-    if not specs:
-        raise UsageError(f"experiment {experiment.name} expands to no runs "
-                         + ("(no task chosen has the data variant it asks for)" if skipped
-                            else "(check its runs and models)"))
-    specs = select(specs, None, args.agents)
-    if args.json and not args.plan:
-        raise UsageError("--json prints the plan: use it with --plan")
+    specs = _chosen_runs(args, experiment)
     devices = parse_devices(args.devices)
     _check_arguments(args, specs, devices)
     folder = SweepFolder(Path(args.runs_dir) / experiment.name)
@@ -252,6 +238,32 @@ def main(args) -> int:
         budget = SweepBudget(args.cost, folder)
     _check_keys(experiment, specs)
     _warn_limits(specs)
+    return _run_sweep(args, experiment, specs, devices, folder, budget)
+
+
+def _chosen_runs(args, experiment: Experiment) -> list[RunSpec]:
+    """The experiment's runs that --tasks and --agents choose; refused when there are none."""
+    skipped: list[str] = []
+    specs = expand(experiment, chosen_tasks(experiment, args.tasks), skipped)
+    for line in skipped:
+        print(printable(line))  # with --json, on stderr
+    if not specs:
+        raise UsageError(f"experiment {experiment.name} expands to no runs "
+                         + ("(no task chosen has the data variant it asks for)" if skipped
+                            else "(check its runs and models)"))
+    specs = select(specs, None, args.agents)
+    if args.json and not args.plan:
+        raise UsageError("--json prints the plan: use it with --plan")
+    return specs
+
+
+def _run_sweep(args, experiment: Experiment, specs: list[RunSpec], devices: list[str], folder: SweepFolder,
+               budget) -> int:
+    """The runs done by the executor in the sweep's locked folder, then reported."""
+    from mlab.sweeps.progress import Progress
+    from mlab.sweeps.report import report_sweep
+    from mlab.sweeps.runner import Sweep, stop_on_signals
+
     folder.create()
     folder.lock()
     try:

@@ -240,27 +240,9 @@ class ExternalRunner:
             gateway.start()
             context = self.context(gateway, python, inside, problem_file)
             command = render(run.agent.templates["command"], context, "command").strip()
-            env = dict(run.scripts.env)
-            env.update({"OPENAI_API_KEY": gateway.key, "OPENAI_BASE_URL": context["api_base"],
-                        "OPENAI_API_BASE": context["api_base"], "MLAB_API_BASE": context["api_base"],
-                        "MLAB_API_KEY": gateway.key, "MLAB_PROBLEM_FILE": problem_file,
-                        "MLAB_SUBMISSION": context["submission"]})
-            for key, template in (self.spec.get("env") or {}).items():
-                env[key] = render(template, context, f"environment variable {key}")
+            env = self._environment(context, gateway.key, problem_file, folder, node)
             remaining = run.remaining_time()
             policy = run.scripts.policy(run.workspace.root, timeout_s=max(min(remaining, 10 ** 9), 0.0))
-            # The sandbox is the scripts' one (the task's interpreter, its packages, mlab's masked); the
-            # agent's environment is bound read-only beside it, its bin/ after the task's on PATH, so the
-            # agent's own commands find the task's `python` and the agent's entry points alike.
-            env["PATH"] = ":".join([str(Path(run.scripts.python).parent), str(folder / "bin"),
-                                    *([str(node_bin(folder)), str(Path(node.path).parent)] if node else []),
-                                    "/usr/local/bin", "/usr/bin", "/bin"])
-            if node is not None:  # `require` finds the agent's packages from anywhere (node -e, its plugins)
-                env["NODE_PATH"] = str(node_bin(folder).parent)
-                # V8 reserves about 10 GiB of address space per WebAssembly memory for its trap handler,
-                # which the sandbox's address-space limit (the task's memory) refuses: node's own fetch
-                # (undici's llhttp is WebAssembly) then dies with "Cannot allocate Wasm memory"
-                env["NODE_OPTIONS"] = (env.get("NODE_OPTIONS", "") + " --disable-wasm-trap-handler").strip()
             binds = ((str(folder), str(folder), False), (str(gateway_dir), INSIDE, True),
                      *_node_binds(node), *_python_binds(agent_python))
             policy = dataclasses.replace(policy, env=env, stop=self.stop, max_output_chars=20000,
@@ -277,6 +259,31 @@ class ExternalRunner:
             gateway.stop()
             shutil.rmtree(gateway_dir, ignore_errors=True)
         return self._finish(result)
+
+    def _environment(self, context: dict, key: str, problem_file: str, folder: Path, node) -> dict[str, str]:
+        """The agent command's environment: the scripts', the gateway's address and key under the
+        names agents read, the agent's declared variables, and PATH (with node's settings)."""
+        run = self.run
+        env = dict(run.scripts.env)
+        env.update({"OPENAI_API_KEY": key, "OPENAI_BASE_URL": context["api_base"],
+                    "OPENAI_API_BASE": context["api_base"], "MLAB_API_BASE": context["api_base"],
+                    "MLAB_API_KEY": key, "MLAB_PROBLEM_FILE": problem_file,
+                    "MLAB_SUBMISSION": context["submission"]})
+        for name, template in (self.spec.get("env") or {}).items():
+            env[name] = render(template, context, f"environment variable {name}")
+        # The sandbox is the scripts' one (the task's interpreter, its packages, mlab's masked); the
+        # agent's environment is bound read-only beside it, its bin/ after the task's on PATH, so the
+        # agent's own commands find the task's `python` and the agent's entry points alike.
+        env["PATH"] = ":".join([str(Path(run.scripts.python).parent), str(folder / "bin"),
+                                *([str(node_bin(folder)), str(Path(node.path).parent)] if node else []),
+                                "/usr/local/bin", "/usr/bin", "/bin"])
+        if node is not None:  # `require` finds the agent's packages from anywhere (node -e, its plugins)
+            env["NODE_PATH"] = str(node_bin(folder).parent)
+            # V8 reserves about 10 GiB of address space per WebAssembly memory for its trap handler,
+            # which the sandbox's address-space limit (the task's memory) refuses: node's own fetch
+            # (undici's llhttp is WebAssembly) then dies with "Cannot allocate Wasm memory"
+            env["NODE_OPTIONS"] = (env.get("NODE_OPTIONS", "") + " --disable-wasm-trap-handler").strip()
+        return env
 
     def _keep_manifest(self, folder: Path) -> None:
         """output/agent-environment.json: what the agent ran on (its packages, npm's integrity hashes)."""

@@ -72,32 +72,12 @@ def report_tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] 
               "Tokens are prompt plus completion tokens over every model tier; script times are the "
               "agent's own scripts, measured by the kernel."),
     ]
-    failures = failure_counts(frame, LABELS)
-    present = [label for label in LABELS if label in failures and failures[label].sum() > 0]
-    tables.append(Table("failures", "Failure labels of unsuccessful runs", failures, _group_columns() + [
-        ("runs", text("runs")), ("unsuccessful", text("unsuccessful"))] + [
-        (label, text(label)) for label in present] + [
-        ("hallucinated claims, any outcome", text("runs with hallucinated claims (any outcome)"))],
-        "A run can carry several labels. Labels are computed from the trace and result "
-        "(see mlab.reports.taxonomy for the exact rules)."))
+    tables.append(_failures_table(frame))
     extra = {**(extra or {}), "per_task": tasks, "over_tasks": overall}
     for index, comparison in enumerate(comparisons or []):
         compared, info = compare(frame, comparison, seed)
         extra.setdefault("comparison_info", []).append(info)
-        name = "comparison" if index == 0 else f"comparison_{index + 1}"  # the first keeps its old file name
-        tables.append(Table(name, f"Paired comparison: {comparison.title}", compared, [
-            ("variant", text("data_variant")), ("task", text("task")), ("pairs", text("pairs")),
-            (f"success {comparison.first}", lambda r: percent(r["success_a"])),
-            (f"success {comparison.second}", lambda r: percent(r["success_b"])),
-            ("success difference [95% CI]", lambda r: signed_percent(r, "success_difference")),
-            ("improvement difference [95% CI]", lambda r: signed_percent(r, "improvement_difference")),
-            ("token difference [95% CI]", lambda r: with_interval(r, "tokens_difference", as_percent=False,
-                                                                   digits=0))],
-            f"{info['pairs']} pairs (same data variant, task, seed and "
-            f"{'model' if comparison.factor == 'agent' else 'agent'}); differences are first minus second; "
-            f"task and seed combinations without a partner, left out: {info['unpaired_a']} of "
-            f"{comparison.first}{_named(info['unpaired_a_named'])}, {info['unpaired_b']} of "
-            f"{comparison.second}{_named(info['unpaired_b_named'])}. pp: percentage points."))
+        tables.append(_comparison_table(index, comparison, compared, info))
     tables += _search_tables(extra)
     best = best_versus_last(frame, seed)
     extra["best_versus_last"] = best
@@ -109,6 +89,34 @@ def report_tables(frame: pd.DataFrame, seed: int, comparisons: list[Comparison] 
             ("difference [95% CI]", lambda r: signed_percent(r, "difference"))],
             "Best step: the best-scoring snapshot of the run (scores from `mlab eval --intermediate`)."))
     return tables, extra
+
+
+def _failures_table(frame: pd.DataFrame) -> Table:
+    failures = failure_counts(frame, LABELS)
+    present = [label for label in LABELS if label in failures and failures[label].sum() > 0]
+    return Table("failures", "Failure labels of unsuccessful runs", failures, _group_columns() + [
+        ("runs", text("runs")), ("unsuccessful", text("unsuccessful"))] + [
+        (label, text(label)) for label in present] + [
+        ("hallucinated claims, any outcome", text("runs with hallucinated claims (any outcome)"))],
+        "A run can carry several labels. Labels are computed from the trace and result "
+        "(see mlab.reports.taxonomy for the exact rules).")
+
+
+def _comparison_table(index: int, comparison: Comparison, compared: pd.DataFrame, info: dict) -> Table:
+    name = "comparison" if index == 0 else f"comparison_{index + 1}"  # the first keeps its old file name
+    return Table(name, f"Paired comparison: {comparison.title}", compared, [
+        ("variant", text("data_variant")), ("task", text("task")), ("pairs", text("pairs")),
+        (f"success {comparison.first}", lambda r: percent(r["success_a"])),
+        (f"success {comparison.second}", lambda r: percent(r["success_b"])),
+        ("success difference [95% CI]", lambda r: signed_percent(r, "success_difference")),
+        ("improvement difference [95% CI]", lambda r: signed_percent(r, "improvement_difference")),
+        ("token difference [95% CI]", lambda r: with_interval(r, "tokens_difference", as_percent=False,
+                                                               digits=0))],
+        f"{info['pairs']} pairs (same data variant, task, seed and "
+        f"{'model' if comparison.factor == 'agent' else 'agent'}); differences are first minus second; "
+        f"task and seed combinations without a partner, left out: {info['unpaired_a']} of "
+        f"{comparison.first}{_named(info['unpaired_a_named'])}, {info['unpaired_b']} of "
+        f"{comparison.second}{_named(info['unpaired_b_named'])}. pp: percentage points.")
 
 
 def _named(left_out: list[str]) -> str:
@@ -201,51 +209,24 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     """Compute every table and plot from the runs under `runs_dir` into `out_dir`, with one paired
     comparison table per comparison. Runs of one task on different versions (or data) are refused
     unless `by_version` reports them side by side (reports/comparability.py)."""
-    from mlab.reports import plots
-
-    runs = load_runs([runs_dir])
-    finished = [run for run in runs if run.finished]
-    if not finished:
-        from mlab.errors import UsageError
-
-        raise UsageError(f"none of the {len(runs)} run(s) in {runs_dir} has finished (no result.json); "
-                         "nothing to report")
-    unfinished = len(runs) - len(finished)
-    left_out = [(run, why) for run in finished if (why := direction_mismatch(run))]
-    if left_out:  # a forged or damaged result.json: never compared with the others (run folders may come from elsewhere)
-        dropped = {id(run) for run, _ in left_out}
-        finished = [run for run in finished if id(run) not in dropped]
-        if not finished:
-            from mlab.errors import UsageError
-
-            raise UsageError(f"no run in {runs_dir} can be reported: {left_out[0][1]} ({left_out[0][0].dir.name})")
+    finished, unfinished, left_out = _reportable_runs(runs_dir)
     labels = task_labels(finished, by_version)  # refuses to pool task versions before anything is written
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as problem:
         raise StorageError(f"cannot create {out_dir}: {problem.strerror or problem}") from None
     report = Report(out_dir)
-    rows = evaluate_runs(finished)
-    for row in rows:
-        row["task"] = labels[row["run_id"]]
-    frame = runs_frame(rows)
-    frame.drop(columns=["success_value", "improvement_valid", "task_error"]).to_csv(out_dir / "runs.csv", index=False)
-    report.files.append(out_dir / "runs.csv")
-    tree_curves = curve_rows(finished)
+    frame = _runs_frame(finished, labels, report)
     if isinstance(comparisons, Comparison):
         comparisons = [comparisons]
+    comparisons = list(comparisons or [])
     shared, shared_notes = shared_tasks(frame)  # what ranks or pairs agents and models: the same work
-    tables, extra = report_tables(frame, seed, list(comparisons or []), {"search_summary": search_summary(finished),
-                                                      "reply_formats": reply_formats(finished)}, shared)
+    tables, extra = report_tables(frame, seed, comparisons, {"search_summary": search_summary(finished),
+                                                             "reply_formats": reply_formats(finished)}, shared)
     tables.insert(3, compute_table(frame))
     field, _, frontier = field_tables(frame, task_references(finished, labels), seed, shared)
     tables += field
-    compared = [t for t in tables if t.name == "comparison" or t.name.startswith("comparison_")]
-    for table, comparison in zip(compared, comparisons or []):  # across hardware classes: a footnote says so
-        footnote = hardware_footnote(frame, comparison.factor, comparison.first, comparison.second)
-        if footnote:
-            table.note = f"{table.note} {footnote}"
-            report.notes.append(footnote.lstrip("† "))
+    _note_hardware(tables, comparisons, frame, report)
     for run, why in left_out:
         report.notes.append(f"left out {printable(run.dir.name)}: {printable(why)}")
     lines = ["# mlab report", "", *_summary(frame, unfinished, runs_dir, seed), ""]
@@ -255,12 +236,75 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     if issues:
         lines += ["## Known issues of the reported tasks", "", *issues, ""]
     lines += probe_lines(runs_dir)
+    plots_made = _plots(finished, labels, frame, extra, frontier, tables, set(shared["run_id"]), seed, report)
+    lines += _sections(tables, plots_made, extra, report)
+    for note in report.notes:
+        lines += [f"Note: {note}.", ""]
+    claims = int((frame["hallucinated_claims"] > 0).sum())
+    if claims:
+        lines += [f"{claims} run(s) state numbers as confirmed that no earlier observation showed "
+                  f"(label `{HALLUCINATED_CLAIM}`); `mlab view RUN_DIR` marks them in the trace.", ""]
+    (out_dir / REPORT).write_text("\n".join(lines), encoding="utf-8")
+    report.files = [out_dir / REPORT, *report.files, *plots_made.values()]
+    return report
+
+
+def _reportable_runs(runs_dir: Path) -> tuple[list, int, list]:
+    """The finished runs to report, how many are unfinished, and the (run, why) left out because
+    their result contradicts their task (a forged or damaged result.json: never compared with the
+    others, as run folders may come from elsewhere)."""
+    from mlab.errors import UsageError
+
+    runs = load_runs([runs_dir])
+    finished = [run for run in runs if run.finished]
+    if not finished:
+        raise UsageError(f"none of the {len(runs)} run(s) in {runs_dir} has finished (no result.json); "
+                         "nothing to report")
+    left_out = [(run, why) for run in finished if (why := direction_mismatch(run))]
+    if left_out:
+        dropped = {id(run) for run, _ in left_out}
+        kept = [run for run in finished if id(run) not in dropped]
+        if not kept:
+            raise UsageError(f"no run in {runs_dir} can be reported: {left_out[0][1]} ({left_out[0][0].dir.name})")
+        return kept, len(runs) - len(finished), left_out
+    return finished, len(runs) - len(finished), left_out
+
+
+def _runs_frame(finished: list, labels: dict, report: Report):
+    """The runs' rows as a frame, written to runs.csv."""
+    rows = evaluate_runs(finished)
+    for row in rows:
+        row["task"] = labels[row["run_id"]]
+    frame = runs_frame(rows)
+    frame.drop(columns=["success_value", "improvement_valid", "task_error"]).to_csv(report.folder / "runs.csv",
+                                                                                   index=False)
+    report.files.append(report.folder / "runs.csv")
+    return frame
+
+
+def _note_hardware(tables: list, comparisons: list, frame, report: Report) -> None:
+    """A footnote under each comparison made across hardware classes."""
+    compared = [t for t in tables if t.name == "comparison" or t.name.startswith("comparison_")]
+    for table, comparison in zip(compared, comparisons):
+        footnote = hardware_footnote(frame, comparison.factor, comparison.first, comparison.second)
+        if footnote:
+            table.note = f"{table.note} {footnote}"
+            report.notes.append(footnote.lstrip("† "))
+
+
+def _plots(finished: list, labels: dict, frame, extra: dict, frontier, tables: list, shared_runs: set,
+           seed: int, report: Report) -> dict:
+    """Every plot the runs allow, by name (with the CSV files and the budget table behind some)."""
+    from mlab.reports import plots
+
+    out_dir = report.folder
     plots_made = {
         "success_heatmap": plots.success_heatmap(extra["per_task"], out_dir / "success_heatmap.png"),
         "improvement_bars": plots.improvement_bars(extra["per_task"], extra["over_tasks"],
                                                    out_dir / "improvement_bars.png"),
         "tokens_vs_success": plots.tokens_vs_success(frame, out_dir / "tokens_vs_success.png"),
     }
+    tree_curves = curve_rows(finished)
     if not tree_curves.empty:
         tree_curves.to_csv(out_dir / "tree_anytime.csv", index=False)
         report.files.append(out_dir / "tree_anytime.csv")
@@ -269,7 +313,7 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     if not budget_points.empty:  # points that `mlab eval --at` kept in the runs' budgets.json
         budget_points.to_csv(out_dir / "budget_points.csv", index=False)
         report.files.append(out_dir / "budget_points.csv")
-        tables.append(budget_table(budget_points, seed, set(shared["run_id"])))
+        tables.append(budget_table(budget_points, seed, shared_runs))
         plots_made["budget_scores"] = budget_plot(budget_points, out_dir / "budget_scores.png", seed)
     if not frontier.empty and frontier["cost_known"].any():
         plots_made["cost_frontier"] = frontier_plot(frontier, out_dir / "cost_frontier.png")
@@ -283,10 +327,16 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
     else:
         report.notes.append("no intermediate scores: run `mlab eval --intermediate RUN_DIR...` for anytime "
                             "curves and best-step success")
+    return plots_made
+
+
+def _sections(tables: list, plots_made: dict, extra: dict, report: Report) -> list[str]:
+    """The report's sections: each table written and shown, with the plot that goes after it."""
     after = {"per_task": "success_heatmap", "over_tasks": "improvement_bars", "efficiency": "tokens_vs_success",
              "tree_search": "tree_anytime", "budget_success": "budget_scores", "cost_frontier": "cost_frontier"}
+    lines = []
     for table in tables:
-        report.files += write_table(table, out_dir)
+        report.files += write_table(table, report.folder)
         lines += [f"## {table.title}", "", to_markdown(table), ""]
         if table.note:
             lines += [table.note, ""]
@@ -297,13 +347,5 @@ def write_report(runs_dir: Path, out_dir: Path, comparisons: list[Comparison] | 
             lines += _without_valid_submission(extra["per_task"])
     if "anytime" in plots_made:
         lines += ["## Anytime performance", "", f"![anytime curves]({plots_made['anytime'].name})", ""]
-    for note in report.notes:
-        lines += [f"Note: {note}.", ""]
-    claims = int((frame["hallucinated_claims"] > 0).sum())
-    if claims:
-        lines += [f"{claims} run(s) state numbers as confirmed that no earlier observation showed "
-                  f"(label `{HALLUCINATED_CLAIM}`); `mlab view RUN_DIR` marks them in the trace.", ""]
-    (out_dir / REPORT).write_text("\n".join(lines), encoding="utf-8")
-    report.files = [out_dir / REPORT, *report.files, *plots_made.values()]
-    return report
+    return lines
 

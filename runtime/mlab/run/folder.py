@@ -50,6 +50,24 @@ ABANDONED_AFTER_S = 60   # a .partial folder this old whose lock no process hold
 RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"
 
 
+def _reserve_run_id(runs_dir: Path) -> str:
+    """A new run id whose hidden staging folder (.<run-id>.partial) this call made under runs_dir."""
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned(runs_dir)
+        for _ in range(20):
+            run_id = new_run_id()
+            if not (runs_dir / run_id).exists():
+                try:
+                    (runs_dir / f".{run_id}{PARTIAL_SUFFIX}").mkdir()
+                    return run_id
+                except FileExistsError:
+                    pass
+    except OSError as problem:
+        raise StorageError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
+    raise RunError(f"cannot find a free run id in {runs_dir}")
+
+
 class RunEnded(MlabError):
     """step() was called on a run that has ended."""
 
@@ -217,22 +235,7 @@ class Run:
         interpreter = agent_python(agent)  # an agent that names its Python: the host's, or what to install
         prepared = prepare_data(task, data, cache_dir=cache_dir)
         runs_dir = Path(runs_dir).resolve()
-        try:
-            runs_dir.mkdir(parents=True, exist_ok=True)
-            _remove_abandoned(runs_dir)
-            for _ in range(20):
-                run_id = new_run_id()
-                if (runs_dir / run_id).exists():
-                    continue
-                try:
-                    (runs_dir / f".{run_id}{PARTIAL_SUFFIX}").mkdir()
-                    break
-                except FileExistsError:
-                    continue
-            else:
-                raise RunError(f"cannot find a free run id in {runs_dir}")
-        except OSError as problem:
-            raise StorageError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
+        run_id = _reserve_run_id(runs_dir)
         staging, folder = runs_dir / f".{run_id}{PARTIAL_SUFFIX}", runs_dir / run_id
         lock = None
         try:  # a folder left half made (an error, a Ctrl-C) is no run: remove it

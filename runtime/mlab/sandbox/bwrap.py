@@ -134,6 +134,36 @@ def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: li
     paths inside the workspace are masked after the workspace is bound, the
     others before it, so a hidden ancestor never hides the workspace itself.
     """
+    ops, bound = _system_binds(layout, gpu, tmpfs_bytes, features)
+    installed = [os.path.join(d, name) for d in layout.package_dirs for name in PACKAGE_NAMES]
+    # The run folder and the runs folder: were they ever under a bound path,
+    # private/ and the other runs would show; the workspace is bound over them.
+    run_folders = [p for p in (os.path.dirname(workspace), os.path.dirname(os.path.dirname(workspace)))
+                   if p != "/"]  # masking / would swallow every other mask
+    to_mask = sorted({p for p in [*hidden, *installed, *run_folders] if os.path.lexists(p)})
+    outside = [p for p in to_mask if not is_within(p, workspace)]
+    inside = [p for p in to_mask if is_within(p, workspace) and p != workspace]
+    late: list[list[str]] = []
+    for path in _outermost(outside):
+        if any(is_within(path, root) for root in bound):
+            cover, seal = _mask(path)
+            ops += cover
+            late += seal
+    ops.append(["--bind", workspace, workspace])
+    for source, target, writable in extra_binds:  # (an external agent's gateway folder)
+        ops.append(["--bind" if writable else "--ro-bind", source, target])
+    ops += late
+    for path in read_only:
+        if is_within(path, workspace) and os.path.lexists(path) and not os.path.islink(path):
+            ops.append(["--ro-bind", path, path])
+    for path in _outermost(inside):
+        cover, seal = _mask(path)
+        ops += cover + seal
+    ops += [["--remount-ro", "/"], ["--chdir", workspace]]
+    return BwrapCommand(flags=_flags(network, features), ops=ops)
+
+
+def _flags(network: bool, features: BwrapFeatures) -> list[str]:
     flags = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
              "--unshare-cgroup-try", "--die-with-parent", "--new-session",
              "--hostname", "mlab-sandbox"]
@@ -141,7 +171,13 @@ def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: li
         flags.append("--unshare-net")
     if features.disable_userns:
         flags.append("--disable-userns")
+    return flags
 
+
+def _system_binds(layout: InterpreterLayout, gpu: bool, tmpfs_bytes: int,
+                  features: BwrapFeatures) -> tuple[list[list[str]], list[str]]:
+    """The operations that make the sandbox's system (read-only system folders and /etc files, /proc,
+    /dev, the GPU's nodes, the scratch tmpfs, the interpreter's roots), and the paths they bound."""
     ops: list[list[str]] = []
     bound: list[str] = []
 
@@ -173,30 +209,4 @@ def build_bwrap_command(*, workspace: str, layout: InterpreterLayout, hidden: li
     for root in layout.roots:
         if not any(is_within(root, other) for other in bound):
             bind("--ro-bind", root)
-
-    installed = [os.path.join(d, name) for d in layout.package_dirs for name in PACKAGE_NAMES]
-    # The run folder and the runs folder: were they ever under a bound path,
-    # private/ and the other runs would show; the workspace is bound over them.
-    run_folders = [p for p in (os.path.dirname(workspace), os.path.dirname(os.path.dirname(workspace)))
-                   if p != "/"]  # masking / would swallow every other mask
-    to_mask = sorted({p for p in [*hidden, *installed, *run_folders] if os.path.lexists(p)})
-    outside = [p for p in to_mask if not is_within(p, workspace)]
-    inside = [p for p in to_mask if is_within(p, workspace) and p != workspace]
-    late: list[list[str]] = []
-    for path in _outermost(outside):
-        if any(is_within(path, root) for root in bound):
-            cover, seal = _mask(path)
-            ops += cover
-            late += seal
-    ops.append(["--bind", workspace, workspace])
-    for source, target, writable in extra_binds:  # (an external agent's gateway folder)
-        ops.append(["--bind" if writable else "--ro-bind", source, target])
-    ops += late
-    for path in read_only:
-        if is_within(path, workspace) and os.path.lexists(path) and not os.path.islink(path):
-            ops.append(["--ro-bind", path, path])
-    for path in _outermost(inside):
-        cover, seal = _mask(path)
-        ops += cover + seal
-    ops += [["--remount-ro", "/"], ["--chdir", workspace]]
-    return BwrapCommand(flags=flags, ops=ops)
+    return ops, bound

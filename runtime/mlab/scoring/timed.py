@@ -76,11 +76,36 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
 
     runs = TIMED_RUNS if runs is None else runs
     view = task.view
-    threshold = view.success_threshold
     script = view.submission.file
-    output = view.metric.columns[0]
-    reference_script = view.baseline["script"] if view.baseline["kind"] == "run" else script
     workspace = Path(workspace)
+    missing = _missing_submission(workspace, script)
+    if missing is not None:
+        return missing
+    sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
+    expected = expected_output(task, variant_name, private_dir, view.metric.columns[0])
+    scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-"))
+    try:
+        base = starter if starter is not None else starter_folder(task, variant_name, scratch / "starter")
+        rounds = _Rounds(task, scratch, base, workspace, progress, sandbox, expected)
+        first = max(1, runs)
+        invalid = rounds.time(1, first)
+        if invalid is None and needs_more_rounds(rounds.times["starter"], rounds.times["submission"],
+                                                 view.success_threshold):
+            invalid = rounds.time(first + 1, first + TIMED_EXTRA_RUNS)
+        if invalid is not None:
+            return invalid
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    timing = timed_score(rounds.times["starter"], rounds.times["submission"])
+    baseline = _baseline(rounds.reference_script, rounds.times)
+    baseline["speedup"] = round(timing["speedup"], 4)
+    baseline["paired_speedups"] = [round(r, 6) for r in timing["paired_speedups"]]
+    baseline["speedup_floor"] = round(timing["speedup_floor"], 4)
+    return Score(timing["score"], True, baseline=baseline)
+
+
+def _missing_submission(workspace: Path, script: str) -> Score | None:
+    """The Score of a workspace without the script to time (or where it may not be read), else None."""
     try:
         os.close(open_file(workspace, script)[0])
     except (FileNotFoundError, NotADirectoryError):
@@ -88,64 +113,60 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
                      f"no submission: {script} (the script to time) was not found in the workspace")
     except Refused as why:
         return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, str(why))
-    sandbox = scoring_sandbox(task, variant_name, workspace, private_dir, python=python, device=device)
-    expected = expected_output(task, variant_name, private_dir, output)
-    scratch = Path(tempfile.mkdtemp(prefix="mlab-timed-"))
-    try:
-        base = starter if starter is not None else starter_folder(task, variant_name, scratch / "starter")
-        candidate_base = fresh_copy(base, scratch / "candidate-base", leave_out=(output,))
-        copy_files(workspace, candidate_base)  # the submission over the starter's files
-        times: dict[str, list[float]] = {"starter": [], "submission": []}
-        reference = scratch / f"reference-{Path(output).name}"
+    return None
 
-        def time_starter(first: bool) -> None:
-            folder = fresh_copy(base, scratch / "run", leave_out=(output,))
-            result = sandbox.run(folder, [reference_script])
-            written = _take_output(folder, output, scratch)
-            _check_starter(task, result, written, expected, reference_script, output)
-            times["starter"].append(max(result.wall_s, 1e-6))
-            if first:
-                shutil.copyfile(written, reference)  # both harness-owned: taken through the confined reader
 
-        def time_submission():
-            folder = fresh_copy(candidate_base, scratch / "run", leave_out=(output,))
-            result = sandbox.run(folder, [script])
-            failure = how_it_ended(result)
-            if failure:
-                return _invalid(f"{script} {failure}; its last output:\n{output_tail(result)}", times, reference_script)
-            written = _take_output(folder, output, scratch)
-            problem = written if isinstance(written, str) else _output_problem(written, reference, expected)
-            if problem:
-                return _invalid(f"{script} wrote a wrong {output}, so its time does not count: {problem}",
-                                times, reference_script)
-            times["submission"].append(max(result.wall_s, 1e-6))
-            return None
+class _Rounds:
+    """The timed rounds of one scoring: the starter and the submission each run in a fresh copy of
+    their workspace (the submission's files over the starter's), their times kept in `times`."""
 
-        def time_rounds(first: int, last: int):
-            """Time rounds first..last; the Score of an invalid submission, else None."""
-            for number in range(first, last + 1):
-                for which in round_order(number):
-                    invalid = time_starter(number == 1) if which == "starter" else time_submission()
-                    if invalid is not None:
-                        return invalid
-                progress(f"timed scoring: round {number} of {last}: starter {times['starter'][-1]:.2f}s, "
-                         f"{script} {times['submission'][-1]:.2f}s")
-            return None
+    def __init__(self, task, scratch: Path, base: Path, workspace: Path, progress: Callable[[str], None],
+                 sandbox, expected: Path | None):
+        view = task.view
+        self.task, self.scratch, self.base, self.progress = task, scratch, base, progress
+        self.sandbox, self.expected = sandbox, expected
+        self.script = view.submission.file
+        self.output = view.metric.columns[0]
+        self.reference_script = view.baseline["script"] if view.baseline["kind"] == "run" else self.script
+        self.candidate_base = fresh_copy(base, scratch / "candidate-base", leave_out=(self.output,))
+        copy_files(workspace, self.candidate_base)  # the submission over the starter's files
+        self.times: dict[str, list[float]] = {"starter": [], "submission": []}
+        self.reference = scratch / f"reference-{Path(self.output).name}"
 
-        rounds = max(1, runs)
-        invalid = time_rounds(1, rounds)
-        if invalid is None and needs_more_rounds(times["starter"], times["submission"], threshold):
-            invalid = time_rounds(rounds + 1, rounds + TIMED_EXTRA_RUNS)
-        if invalid is not None:
-            return invalid
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    timing = timed_score(times["starter"], times["submission"])
-    baseline = _baseline(reference_script, times)
-    baseline["speedup"] = round(timing["speedup"], 4)
-    baseline["paired_speedups"] = [round(r, 6) for r in timing["paired_speedups"]]
-    baseline["speedup_floor"] = round(timing["speedup_floor"], 4)
-    return Score(timing["score"], True, baseline=baseline)
+    def time(self, first: int, last: int) -> Score | None:
+        """Time rounds first..last; the Score of an invalid submission, else None."""
+        for number in range(first, last + 1):
+            for which in round_order(number):
+                invalid = self._time_starter(number == 1) if which == "starter" else self._time_submission()
+                if invalid is not None:
+                    return invalid
+            self.progress(f"timed scoring: round {number} of {last}: starter {self.times['starter'][-1]:.2f}s, "
+                          f"{self.script} {self.times['submission'][-1]:.2f}s")
+        return None
+
+    def _time_starter(self, first: bool) -> None:
+        folder = fresh_copy(self.base, self.scratch / "run", leave_out=(self.output,))
+        result = self.sandbox.run(folder, [self.reference_script])
+        written = _take_output(folder, self.output, self.scratch)
+        _check_starter(self.task, result, written, self.expected, self.reference_script, self.output)
+        self.times["starter"].append(max(result.wall_s, 1e-6))
+        if first:
+            shutil.copyfile(written, self.reference)  # both harness-owned: taken through the confined reader
+
+    def _time_submission(self) -> Score | None:
+        folder = fresh_copy(self.candidate_base, self.scratch / "run", leave_out=(self.output,))
+        result = self.sandbox.run(folder, [self.script])
+        failure = how_it_ended(result)
+        if failure:
+            return _invalid(f"{self.script} {failure}; its last output:\n{output_tail(result)}", self.times,
+                            self.reference_script)
+        written = _take_output(folder, self.output, self.scratch)
+        problem = written if isinstance(written, str) else _output_problem(written, self.reference, self.expected)
+        if problem:
+            return _invalid(f"{self.script} wrote a wrong {self.output}, so its time does not count: {problem}",
+                            self.times, self.reference_script)
+        self.times["submission"].append(max(result.wall_s, 1e-6))
+        return None
 
 
 def _take_output(folder: Path, output: str, scratch: Path) -> Path | str:

@@ -182,56 +182,14 @@ class SearchEngine:
         try:
             while True:
                 if reason is None and failure is None:
-                    if self.should_stop():
-                        reason = "interrupted"
-                    else:
-                        limit = self.limit_reached()
-                        if limit:
-                            reason = f"{limit}_limit"
-                while reason is None and failure is None and len(running) < self.parallel:
-                    number = self.tree.next_id()
-                    decision = self.policy.decide(self.tree, random.Random(f"{self.seed}:{number}"))
-                    if decision is None:
-                        if not running:
-                            reason = "search_done"
-                        break
-                    try:
-                        pending = self._make(number, decision)
-                    except BudgetSpent as spent:  # the limit was spent inside the step
-                        reason = spent.end_reason
-                        break
-                    except DemonstrationDone:  # the demo model has nothing new to offer: the search is done
-                        reason = "demonstration_done"
-                        break
-                    except ModelError as problem:
-                        failure = (problem.failure_mode, str(problem))
-                        break
-                    if pending.problem is not None:
-                        self._record(pending, None)
-                        break
-                    pending.future = pool.submit(self._evaluate, pending)
-                    running[pending.future] = pending
-                    limit = self.limit_reached()
-                    if limit:
-                        reason = f"{limit}_limit"
+                    reason = self._stop_reason()
+                if reason is None and failure is None:
+                    reason, failure = self._start_nodes(pool, running)
                 if not running:
                     if reason is not None or failure is not None:
                         break
                     continue
-                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: running[f].node.id):
-                    pending = running.pop(future)
-                    try:
-                        evaluation = future.result()
-                    except (MlabError, OSError) as problem:  # e.g. the interpreter is missing, the disk full
-                        pending.problem = f"the node could not be evaluated: {problem}"
-                        evaluation = None
-                    try:
-                        self._record(pending, evaluation)
-                    except BudgetSpent as spent:
-                        reason = reason or spent.end_reason
-                    except ModelError as problem:
-                        failure = failure or (problem.failure_mode, str(problem))
+                reason, failure = self._record_finished(running, reason, failure)
         except BaseException:  # a second Ctrl-C: stop waiting (running scripts end by their timeout)
             stopped = True
             raise
@@ -244,6 +202,59 @@ class SearchEngine:
         if failure is not None:
             return self._finish(failure[0], failure[0], failure[1])
         return self._finish(reason or "search_done")
+
+    def _stop_reason(self) -> str | None:
+        """Why the search stops growing before its next node (a stop asked, a limit reached), or None."""
+        if self.should_stop():
+            return "interrupted"
+        limit = self.limit_reached()
+        return f"{limit}_limit" if limit else None
+
+    def _start_nodes(self, pool: ThreadPoolExecutor, running: dict) -> tuple[str | None, tuple[str, str] | None]:
+        """Ask for new nodes and start evaluating them until every slot is busy; the (reason, failure)
+        that ends the search, if one came up meanwhile."""
+        while len(running) < self.parallel:
+            number = self.tree.next_id()
+            decision = self.policy.decide(self.tree, random.Random(f"{self.seed}:{number}"))
+            if decision is None:
+                return (None if running else "search_done"), None
+            try:
+                pending = self._make(number, decision)
+            except BudgetSpent as spent:  # the limit was spent inside the step
+                return spent.end_reason, None
+            except DemonstrationDone:  # the demo model has nothing new to offer: the search is done
+                return "demonstration_done", None
+            except ModelError as problem:
+                return None, (problem.failure_mode, str(problem))
+            if pending.problem is not None:
+                self._record(pending, None)
+                return None, None
+            pending.future = pool.submit(self._evaluate, pending)
+            running[pending.future] = pending
+            limit = self.limit_reached()
+            if limit:
+                return f"{limit}_limit", None
+        return None, None
+
+    def _record_finished(self, running: dict, reason: str | None,
+                         failure: tuple[str, str] | None) -> tuple[str | None, tuple[str, str] | None]:
+        """Wait for at least one evaluation to end and record every ended one, in node order; the
+        first reason or failure to end the search stands."""
+        done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+        for future in sorted(done, key=lambda f: running[f].node.id):
+            pending = running.pop(future)
+            try:
+                evaluation = future.result()
+            except (MlabError, OSError) as problem:  # e.g. the interpreter is missing, the disk full
+                pending.problem = f"the node could not be evaluated: {problem}"
+                evaluation = None
+            try:
+                self._record(pending, evaluation)
+            except BudgetSpent as spent:
+                reason = reason or spent.end_reason
+            except ModelError as problem:
+                failure = failure or (problem.failure_mode, str(problem))
+        return reason, failure
 
     def _make(self, number: int, decision: Decision) -> Pending:
         """Ask the model for the node's plan and code (this thread); raises ModelError."""

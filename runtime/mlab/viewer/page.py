@@ -61,6 +61,18 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
     if bare:
         parts.append(f"<div class='demo-banner unsandboxed'>{escape(bare)}.</div>")
     parts.append(f"<h1>{escape(run.task)} · {escape(run.agent)} · {escape(run.model)}</h1>")
+    parts.append(f"<dl class='facts'>{''.join(_facts(run, labels, claims))}</dl>")
+    parts += _charts(run, result)
+    if run.problem:
+        parts.append(f"<details><summary>Research problem</summary><pre>{escape(clip(run.problem))}</pre></details>")
+    parts.append("<div class='toolbar'><button id='open-all' type='button'>open all folds</button>"
+                 "<button id='close-all' type='button'>close all folds</button><span class='meta'>jump to step:"
+                 "</span></div><nav class='steps'></nav></header>")
+    return "".join(parts)
+
+
+def _facts(run: LoadedRun, labels: list, claims: list) -> list[str]:
+    """The run's facts: what ran, the task's known issues, the models and the result."""
     facts = [_fact("run", escape(run.id)), _fact("task version", str(run.task_version)),
              _fact("data variant", escape(run.variant)),
              _fact("seed", str(run.seed)), _fact("created", escape(run.meta.get("created", "")))]
@@ -75,29 +87,40 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
     if run.result is None:
         facts.append(_fact("result", "unfinished: no result.json", "verdict bad"))
     else:
-        baseline = (result.get("baseline") or {}).get("value")
-        gain = result.get("improvement")
-        facts += [
-            _fact(f"score ({result.get('metric_display') or result.get('metric')}, {str(result.get('direction', '')).replace('_', ' ')})",
-                  f"<span class='final-score'>{_number(result.get('score'))}</span>"),
-            _fact("baseline", _number(baseline)),
-            _fact("improvement", "–" if gain is None else f"{gain:+.1%} (threshold {result.get('threshold', 0):.0%})"),
-            _fact("verdict", "success" if result.get("success") else "no success",
-                  "verdict ok" if result.get("success") else "verdict bad"),
-            _fact("end", escape(str(result.get("end_reason")))),
-            _fact("steps", str(result.get("steps"))),
-            _fact("wall time", f"{result.get('wall_time_s', 0):.1f} s"),
-            _fact("tokens", f"{result.get('total_tokens', 0):,}"),
-            _fact("cost", "unknown" if result.get("cost") is None else f"${result['cost']:.4f}"),
-            _fact("scripts", escape(_compute_total(result.get("compute") or {}))),
-        ]
-        facts += _search_facts(result)
-        if labels:
-            facts.append(_fact("failure labels", escape("; ".join(label.text() for label in labels)), "verdict bad"))
-        if result.get("detail"):
-            facts.append(_fact("detail", escape(str(result["detail"]))))
+        facts += _result_facts(run.result, labels)
     facts.append(_fact("hallucinated claims", str(len(claims)), "verdict bad" if claims else ""))
-    parts.append(f"<dl class='facts'>{''.join(facts)}</dl>")
+    return facts
+
+
+def _result_facts(result: dict, labels: list) -> list[str]:
+    """The facts of a finished run's result.json."""
+    baseline = (result.get("baseline") or {}).get("value")
+    gain = result.get("improvement")
+    facts = [
+        _fact(f"score ({result.get('metric_display') or result.get('metric')}, {str(result.get('direction', '')).replace('_', ' ')})",
+              f"<span class='final-score'>{_number(result.get('score'))}</span>"),
+        _fact("baseline", _number(baseline)),
+        _fact("improvement", "–" if gain is None else f"{gain:+.1%} (threshold {result.get('threshold', 0):.0%})"),
+        _fact("verdict", "success" if result.get("success") else "no success",
+              "verdict ok" if result.get("success") else "verdict bad"),
+        _fact("end", escape(str(result.get("end_reason")))),
+        _fact("steps", str(result.get("steps"))),
+        _fact("wall time", f"{result.get('wall_time_s', 0):.1f} s"),
+        _fact("tokens", f"{result.get('total_tokens', 0):,}"),
+        _fact("cost", "unknown" if result.get("cost") is None else f"${result['cost']:.4f}"),
+        _fact("scripts", escape(_compute_total(result.get("compute") or {}))),
+    ]
+    facts += _search_facts(result)
+    if labels:
+        facts.append(_fact("failure labels", escape("; ".join(label.text() for label in labels)), "verdict bad"))
+    if result.get("detail"):
+        facts.append(_fact("detail", escape(str(result["detail"]))))
+    return facts
+
+
+def _charts(run: LoadedRun, result: dict) -> list[str]:
+    """The search tree of a tree search, and the score over steps (or how to get it)."""
+    parts = []
     nodes = tree_nodes(run.records)
     if nodes:
         submitted = (result.get("search") or {}).get("submitted_node")
@@ -111,12 +134,7 @@ def _header(run: LoadedRun, labels: list, claims: list) -> str:
         parts.append("<div class='chart' id='score-chart'><p class='meta'>No score over steps yet: run "
                      f"<code>mlab eval --intermediate {escape(str(run.dir))}</code> to score every step's "
                      "snapshot, then <code>mlab view</code> again for the chart.</p></div>")
-    if run.problem:
-        parts.append(f"<details><summary>Research problem</summary><pre>{escape(clip(run.problem))}</pre></details>")
-    parts.append("<div class='toolbar'><button id='open-all' type='button'>open all folds</button>"
-                 "<button id='close-all' type='button'>close all folds</button><span class='meta'>jump to step:"
-                 "</span></div><nav class='steps'></nav></header>")
-    return "".join(parts)
+    return parts
 
 
 def _search_facts(result: dict) -> list[str]:

@@ -57,6 +57,15 @@ def _image_part(block: dict, where: str) -> dict:
     raise BadRequest(f"{where}: an image's source must be base64 or url")
 
 
+def _system_text(content, where: str) -> str:
+    """A system message's content: a text, or a list of text blocks joined."""
+    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        content = "\n\n".join(str(b.get("text") or "") for b in content)
+    if not isinstance(content, str):
+        raise BadRequest(f"{where}: a system message's content is a text or a list of text blocks")
+    return content
+
+
 def _message(message, index: int) -> list[dict]:
     """One Anthropic message as the OpenAI messages it becomes (tool results are messages of their own)."""
     where = f"messages[{index}]"
@@ -64,11 +73,7 @@ def _message(message, index: int) -> list[dict]:
         raise BadRequest(f"{where} must be an object with role 'user', 'assistant' or 'system'")
     role, content = message["role"], message.get("content")
     if role == "system":  # Claude Code 2.1 sends its environment as a system message among the others
-        if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
-            content = "\n\n".join(str(b.get("text") or "") for b in content)
-        if not isinstance(content, str):
-            raise BadRequest(f"{where}: a system message's content is a text or a list of text blocks")
-        return [{"role": "system", "content": content}]
+        return [{"role": "system", "content": _system_text(content, where)}]
     if isinstance(content, str):
         return [{"role": role, "content": content}]
     if not isinstance(content, list):
