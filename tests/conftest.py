@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from code_size import long_functions
 from suite_groups import scheduler, slow_first, workers  # tests/ is on the path, as for layering
 
 
@@ -53,3 +54,9 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("modules past about 500 lines: one job, or two?")
         for line in long:
             terminalreporter.line(line)
+    functions = long_functions(root)
+    if functions:
+        terminalreporter.section("functions past 60 lines: split them into named steps")
+        for line in functions:
+            terminalreporter.line(line)
+
