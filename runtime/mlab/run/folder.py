@@ -134,6 +134,24 @@ def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
     return tuple(seen)
 
 
+def _fill_staging(staging: Path, task: TaskBuild, agent: AgentBuild, prepared) -> tuple[ObjectStore, Snapshotter]:
+    """A new run's folders: the starter, the canary and the data placed (the answers in private/),
+    the build copied, and the initial snapshot taken into a durable object store."""
+    for sub in ("workspace", "private", "objects", "output"):
+        (staging / sub).mkdir()
+    install_starter(task, staging / "workspace")
+    write_canary(staging / "workspace", task.name, int(task.doc.get("version", 1)))
+    store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
+    link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
+    linked: set[str] = set()
+    placed = install_run_data(prepared, staging / "workspace", staging / "private", store, link, linked)
+    _copy_build(task, agent, staging / "build")
+    snapshotter = Snapshotter(staging / "workspace", store)
+    snapshotter.adopt(placed, linked)
+    snapshotter.scan()   # the starter's files and the canary
+    return store, snapshotter
+
+
 def _write_json_atomic(path: Path, document: dict) -> None:
     write_json(path, document, sync=True)  # standard JSON whatever the document holds
 
@@ -240,18 +258,7 @@ class Run:
         lock = None
         try:  # a folder left half made (an error, a Ctrl-C) is no run: remove it
             lock = lock_run(staging, run_id)   # held from the start, and by the Run after the rename
-            for sub in ("workspace", "private", "objects", "output"):
-                (staging / sub).mkdir()
-            install_starter(task, staging / "workspace")
-            write_canary(staging / "workspace", task.name, int(task.doc.get("version", 1)))
-            store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
-            link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
-            linked: set[str] = set()
-            placed = install_run_data(prepared, staging / "workspace", staging / "private", store, link, linked)
-            _copy_build(task, agent, staging / "build")
-            snapshotter = Snapshotter(staging / "workspace", store)
-            snapshotter.adopt(placed, linked)
-            snapshotter.scan()   # the starter's files and the canary
+            store, snapshotter = _fill_staging(staging, task, agent, prepared)
             meta = {
                 "schema": RUN_SCHEMA_ID, "schema_version": 6, "id": run_id, "created": timestamp(),
                 "mlab_version": __version__, "compiler_version": compiler_version(),
