@@ -1,7 +1,7 @@
 """Write the ``variants`` of a task's demo.json: the solutions ``mlab/demo`` hands a tree-search
 agent (runtime/mlab/models/tree_demo.py, docs/tasks.md).
 
-    python tasks/make_variants.py spaceship-titanic imdb
+    python tasks/make_variants.py house-price spaceship-titanic imdb
 
 For each task it reads ``tasks/TASK/solution/tree/variants.json``::
 
@@ -9,14 +9,16 @@ For each task it reads ``tasks/TASK/solution/tree/variants.json``::
      "variants": [{"script": "draft_x.py", "scores": true, "description": "draft: ..."}, ...],
      "order": ["draft_x.py", ...]}          # the scoring scripts, worst validation score first
 
-prepares the task's lite data as the harness does (mlab's own preparation), runs every script
-there as the code file, and stops if one does not behave as its entry says (prints
-"Validation score: N" and writes the submission, or fails) or if the scores do not rank as
-``order`` claims (in the task's metric direction). Then it replaces the ``variants`` of
-tasks/TASK/demo.json and leaves the rest of the file as it is. (house-price's variants are written
-by its own generator, tasks/house-price/lite/make_demo.py.)
+Each script is made from a template, ``solution/tree/SCRIPT.j2`` (Jinja): the task's
+``base.py.j2`` holds the script its variants share, the parts that differ as blocks (with the text
+most variants have), and each variant's template extends it (or another variant's) and overrides
+only the blocks it changes. The script prepares the task's lite data as the harness does (mlab's
+own preparation), runs every script there as the code file, and stops if one does not behave as
+its entry says (prints "Validation score: N" and writes the submission, or fails) or if the scores
+do not rank as ``order`` claims (in the task's metric direction). Then it replaces the ``variants``
+of tasks/TASK/demo.json and leaves the rest of the file as it is.
 
-The scripts live in solution/ because a generated task's data digest covers the generator's
+The templates live in solution/ because a generated task's data digest covers the generator's
 folder except the demonstration and the solution.
 """
 
@@ -43,9 +45,22 @@ def prepared(task_name: str):
     return task, prepare_data(task, "lite").public
 
 
+def scripts(task_name: str) -> dict[str, str]:
+    """Each variant's script (by its name in variants.json) made from its template."""
+    import jinja2
+
+    tree = TASKS / task_name / "solution" / "tree"
+    manifest = json.loads((tree / "variants.json").read_text(encoding="utf-8"))
+    # the block tags take whole lines, which leave no trace in the script
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(tree), trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    return {entry["script"]: env.get_template(entry["script"] + ".j2").render() for entry in manifest["variants"]}
+
+
 def write_variants(task_name: str) -> str:
     tree = TASKS / task_name / "solution" / "tree"
     manifest = json.loads((tree / "variants.json").read_text(encoding="utf-8"))
+    made = scripts(task_name)
     code_file = manifest.get("code_file", "train.py")
     task, public = prepared(task_name)
     submission = task.view.submission.file if task.view.submission else "submission.csv"
@@ -57,7 +72,7 @@ def write_variants(task_name: str) -> str:
             (shutil.copytree if path.is_dir() else shutil.copy)(path, work / path.name)
         for entry in manifest["variants"]:
             name, expected = entry["script"], entry["scores"]
-            code = (tree / name).read_text(encoding="utf-8")
+            code = made[name]
             (work / submission).unlink(missing_ok=True)
             (work / code_file).write_text(code, encoding="utf-8")
             done = subprocess.run([sys.executable, code_file], cwd=work, capture_output=True, text=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 from pathlib import Path
@@ -15,6 +16,15 @@ from mlab.search.operators import REVIEW_TOOL, parse_operator_reply, parse_revie
 
 REPO = Path(__file__).resolve().parents[2]
 HOUSE = REPO / "tasks" / "house-price"
+
+
+def tree_scripts(task: str) -> dict[str, str]:
+    """The task's tree-search scripts (name → code), made from its templates in solution/tree/ by
+    tasks/make_variants.py, the generator of the demonstration's variants."""
+    spec = importlib.util.spec_from_file_location("make_variants", REPO / "tasks" / "make_variants.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    return generator.scripts(task)
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +41,8 @@ def code_of(reply: str) -> str:
 
 
 def variant_named(demonstration, script: str) -> str:
-    """The code of the variant made from tasks/house-price/solution/tree/SCRIPT."""
-    code = (HOUSE / "solution" / "tree" / script).read_text(encoding="utf-8")
+    """The code of the variant made from tasks/house-price/solution/tree/SCRIPT.j2."""
+    code = tree_scripts("house-price")[script]
     assert code in [v.files["train.py"] for v in demonstration.variants]
     return code
 
@@ -43,7 +53,7 @@ def variant_named(demonstration, script: str) -> str:
     ("imdb", ["draft", "draft", "improve", "improve", "debug"])])
 def test_the_variants_are_the_generated_scripts_with_their_operators(task, operators):
     demonstration = load(REPO / "tasks" / task / "demo.json")
-    scripts = {path.read_text(encoding="utf-8") for path in (REPO / "tasks" / task / "solution" / "tree").glob("*.py")}
+    scripts = set(tree_scripts(task).values())
     assert [set(v.files) for v in demonstration.variants] == [{"train.py"}] * len(operators)
     assert {v.files["train.py"] for v in demonstration.variants} == scripts
     assert [v.description.split(":")[0] for v in demonstration.variants] == operators
@@ -160,5 +170,5 @@ def test_mlab_run_plays_tree_greedy_from_the_demonstration_and_submits_the_best_
     assert 0 < result["score"] < result["baseline"]["value"] and result["success"] is True
     # the run's final workspace is the submitted node's: the gradient-boosting draft
     assert (run_dir / "workspace" / "train.py").read_text() == \
-        (HOUSE / "solution" / "tree" / "draft_boosting.py").read_text(encoding="utf-8")
+        tree_scripts("house-price")["draft_boosting.py"]
     assert "DEMONSTRATION by the keyless demo model — not an agent result" in out.getvalue()

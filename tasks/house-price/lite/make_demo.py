@@ -25,14 +25,9 @@ and rerun:
     python tasks/house-price/lite/make_demo.py          # rewrites demo.json
     python tasks/house-price/lite/make_demo.py --check  # also prints test MAE
 
-It also writes the demonstration's ``variants``: the solutions ``mlab/demo`` hands a tree-search
-agent (runtime/mlab/models/tree_demo.py), kept as scripts in ``solution/tree/``. Each variant's
-description starts with the operator it answers (``draft:``, ``improve:`` or ``debug:``, a debug
-variant fixing the variant before it) and goes on with the plan the reply states. They make a tree
-worth looking at: three drafts of different strength, an improvement that fails with a KeyError, the
-debug step that fixes it, and an improvement that beats both. This script runs every variant and
-stops if one does not behave as its entry in ``TREE_VARIANTS`` says (prints "Validation score: N"
-and writes submission.csv, or fails), or if the scores are not in the order the entries claim.
+The demonstration's ``variants`` (the solutions ``mlab/demo`` hands a tree-search agent) are
+written by ``python tasks/make_variants.py house-price`` from the templates in ``solution/tree/``,
+as every task's are; this script keeps the ones demo.json holds.
 
 Requires pandas and scikit-learn (the same ones the task's scripts use).
 """
@@ -60,39 +55,6 @@ IMPROVED_NAME = "train_improved.py"
 # The script the demo writes with "Write File": the reference solution, kept as its own file.
 IMPROVED_SCRIPT = (SOLUTION / IMPROVED_NAME).read_text(encoding="utf-8")
 
-# The variants a tree-search agent is handed, in order: (script in solution/tree/, whether it
-# scores, description). The code file name is train.py, the file the std tree agents write.
-TREE = SOLUTION / "tree"
-TREE_CODE_FILE = "train.py"
-TREE_VARIANTS = [
-    ("draft_forest.py", True,
-     "draft: Start from the starter's random forest but give it ten numeric columns instead of "
-     "seven (adding overall quality, garage size and basement area), filling missing values with "
-     "the training median. Report the validation MAE on the starter's held-out quarter."),
-    ("draft_ridge.py", True,
-     "draft: Fit a ridge regression on log(SalePrice) over every column: numeric columns "
-     "median-filled and standardised, text columns one-hot encoded. Prices are skewed, so a "
-     "model of the logarithm makes relative errors; report the MAE in dollars."),
-    ("draft_boosting.py", True,
-     "draft: Gradient boosting (HistGradientBoostingRegressor) on log(SalePrice) over the numeric "
-     "columns as they are, since the booster handles missing values itself; leave the text "
-     "columns out for now."),
-    ("improve_categoricals.py", False,
-     "improve: Keep the gradient boosting on log(SalePrice) and add every text column, "
-     "ordinal-encoded and declared categorical to the booster; treat MSSubClass as a code, not a "
-     "number, and add the whole floor area (basement plus living area) as a feature."),
-    ("debug_categoricals.py", True,
-     "debug: The run stopped with KeyError: 'TotalBsmtSf': the basement area column is spelt "
-     "TotalBsmtSF. Use the right name; nothing else changes."),
-    ("improve_features.py", True,
-     "improve: Keep the categorical gradient boosting and add derived features: total bathrooms, "
-     "the house's age and the years since its remodelling at the time of sale, and a "
-     "quality-weighted living area."),
-]
-TREE_ORDER = ["draft_forest.py", "draft_ridge.py", "draft_boosting.py", "debug_categoricals.py",
-              "improve_features.py"]  # worst to best validation MAE: each claim in the texts above
-
-
 def split(houses: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Mimic the harness: 20% of rows (seed 42) become the test set."""
     test = houses.sample(frac=0.2, random_state=42)
@@ -111,28 +73,6 @@ def validation_mae(stdout: str) -> str:
     if not found:
         raise SystemExit(f"no 'Validation MAE' line in output:\n{stdout}")
     return found.group(1)
-
-
-def tree_variants(work: pathlib.Path) -> tuple[list[dict], dict[str, float]]:
-    """Run each variant in the workspace as train.py; the variants and their validation scores."""
-    variants, scores = [], {}
-    for name, scores_expected, description in TREE_VARIANTS:
-        code = (TREE / name).read_text(encoding="utf-8")
-        (work / "submission.csv").unlink(missing_ok=True)
-        (work / TREE_CODE_FILE).write_text(code)
-        done = subprocess.run([sys.executable, TREE_CODE_FILE], cwd=work, capture_output=True, text=True)
-        found = re.search(r"Validation score: ([0-9.]+)", done.stdout)
-        scored = done.returncode == 0 and found is not None and (work / "submission.csv").is_file()
-        if scored != scores_expected:
-            raise SystemExit(f"variant {name} should {'' if scores_expected else 'not '}score; it printed:\n"
-                             f"{done.stdout}{done.stderr}")
-        if scored:
-            scores[name] = float(found.group(1))
-        variants.append({"description": description, "files": {TREE_CODE_FILE: code}})
-    ranked = sorted(scores, key=scores.get, reverse=True)
-    if ranked != TREE_ORDER:
-        raise SystemExit(f"the variants' validation MAEs are not in the claimed order: {scores}")
-    return variants, scores
 
 
 def test_mae(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
@@ -288,17 +228,17 @@ def main() -> None:
 
         base_out, base_sub = run_script(work, "train.py")
         new_out, new_sub = run_script(work, IMPROVED_NAME)
-        variants, scores = tree_variants(work)
 
     base_mae, new_mae = validation_mae(base_out), validation_mae(new_out)
     steps = build_replies(base_mae, new_mae, len(test), n_lines)
+    variants = json.loads(OUT.read_text(encoding="utf-8")).get("variants", []) if OUT.is_file() else []
     demonstration = {"format": "mlab-demonstration", "version": 2, "solution": IMPROVED_NAME,
                      "steps": steps, "variants": variants}
     OUT.write_text(json.dumps(demonstration, indent=2) + "\n")
     print(f"wrote {OUT} ({len(steps)} steps) from {SOLUTION / IMPROVED_NAME}; validation MAE "
           f"baseline {base_mae}, improved {new_mae}")
-    print(f"{len(variants)} variants for tree search; validation MAE "
-          + ", ".join(f"{name} {score:,.0f}" for name, score in scores.items()))
+    print(f"kept its {len(variants)} variants for tree search (python tasks/make_variants.py house-price "
+          "writes them)")
 
     if check:
         base_test, new_test = test_mae(base_sub, test), test_mae(new_sub, test)
