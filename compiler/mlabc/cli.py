@@ -1,4 +1,5 @@
-"""`mlabc`: check and compile .mlab files.
+"""`mlabc`: check and compile .mlab files. The dispatcher routes each verb to its module, which
+declares its arguments (`add_<verb>`) and does it (`cmd_<verb>`).
 
 Exit codes: 0 ok, 1 diagnostics (errors in the sources), 2 usage, 3 I/O.
 """
@@ -15,7 +16,39 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
 
-def _parser() -> argparse.ArgumentParser:
+# verb → its line in `mlabc --help`, kept here so that listing the verbs builds none of their arguments;
+# each verb's module (this one, or authoring/cli.py for AUTHORING) declares its arguments in
+# add_<verb>(parser) and does it in cmd_<verb>(args)
+SUMMARIES = {
+    "check": "check .mlab files and report diagnostics",
+    "compile": "check, then write the build folder",
+    "schema": "print a JSON Schema of spec/ (list them without NAME), or the catalogue `metrics` or `primitives`",
+    "fmt": "rewrite .mlab files in the canonical layout (comments kept)",
+    "convert": "translate a file between .mlab and .mlab.yaml",
+    "new": "scaffold a new task that passes `mlabc check`",
+    "explain": "explain a diagnostic code, with examples (list them without CODE), or the topic `evaluator`",
+}
+AUTHORING = ("fmt", "convert", "new", "explain")
+EVERY_VERB = "*"
+
+
+def _verb_module(verb: str):
+    if verb in AUTHORING:
+        from .authoring import cli as authoring
+
+        return authoring
+    return sys.modules[__name__]
+
+
+def _named_verb(argv: list[str] | None) -> str | None:
+    """The verb the command line names (its first word that is not an option), if it is one."""
+    words = [word for word in (sys.argv[1:] if argv is None else argv) if not word.startswith("-")]
+    return words[0] if words and words[0] in SUMMARIES else None
+
+
+def _parser(wanted: str | None = EVERY_VERB) -> argparse.ArgumentParser:
+    """The command line's parser; `wanted` names the one verb whose arguments are built (None: no
+    verb's, as for `mlabc --help`; EVERY_VERB: all of them)."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -23,28 +56,37 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok, 1 diagnostics, 2 usage, 3 I/O")
     parser.add_argument("--version", action="store_true", help="print the compiler version")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND")
-    check = verbs.add_parser("check", help="check .mlab files and report diagnostics")
-    check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
-    check.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
-    check.add_argument("--json", dest="format", action="store_const", const="json",
-                     help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
-    check.add_argument("--since", metavar="BUILD", help="a previous build (folder or manifest.json): a change to a "
-                       "task's scored parts that keeps its version is an error (E912)")
-    check.add_argument("--no-data", dest="data", action="store_false",
-                       help="skip the data model: do not make the variants' data nor check declarations against it")
-    comp = verbs.add_parser("compile", help="check, then write the build folder")
-    comp.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
-    comp.add_argument("-o", "--output", default="build", metavar="DIR", help="build folder (default: build/)")
-    comp.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
-    comp.add_argument("--json", dest="format", action="store_const", const="json",
-                     help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
-    schema = verbs.add_parser("schema", help="print a JSON Schema of spec/ (list them without NAME), "
-                                             "or the catalogue `metrics` or `primitives`")
-    schema.add_argument("name", nargs="?", metavar="NAME")
-    schema.add_argument("--json", action="store_true", help="a catalogue as JSON (schemas always are)")
-    from .authoring.cli import add_verbs  # fmt, convert, new, explain
-    add_verbs(verbs)
+    for verb, summary in SUMMARIES.items():
+        verb_parser = verbs.add_parser(verb, help=summary)
+        if wanted in (verb, EVERY_VERB):
+            getattr(_verb_module(verb), f"add_{verb}")(verb_parser)
     return parser
+
+
+def add_check(parser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
+    _add_format(parser)
+    parser.add_argument("--since", metavar="BUILD", help="a previous build (folder or manifest.json): a change to a "
+                        "task's scored parts that keeps its version is an error (E912)")
+    parser.add_argument("--no-data", dest="data", action="store_false",
+                        help="skip the data model: do not make the variants' data nor check declarations against it")
+
+
+def add_compile(parser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
+    parser.add_argument("-o", "--output", default="build", metavar="DIR", help="build folder (default: build/)")
+    _add_format(parser)
+
+
+def _add_format(parser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="diagnostics format")
+    parser.add_argument("--json", dest="format", action="store_const", const="json",
+                        help="diagnostics as JSON on stdout, as --format json (the spelling mlab's verbs share)")
+
+
+def add_schema(parser) -> None:
+    parser.add_argument("name", nargs="?", metavar="NAME")
+    parser.add_argument("--json", action="store_true", help="a catalogue as JSON (schemas always are)")
 
 
 def _count(number: int, noun: str) -> str:
@@ -135,17 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     if args is None:
         from .cli_start import parse_command
 
-        args = parse_command(_parser(), argv, "mlabc", __version__)
+        args = parse_command(_parser(_named_verb(argv)), argv, "mlabc", __version__)
     if isinstance(args, int):
         return args
     from .api import PathsError
     from .resources import BuildWriteError
 
     try:
-        if args.verb == "check":
-            return cmd_check(args)
-        from .authoring.cli import VERBS as authoring_verbs
-        return {"compile": cmd_compile, "schema": cmd_schema, **authoring_verbs}[args.verb](args)
+        return getattr(_verb_module(args.verb), f"cmd_{args.verb}")(args)
     except (PathsError, BuildWriteError) as error:
         print(f"mlabc: {error}", file=sys.stderr)
         return EXIT_IO

@@ -1,4 +1,5 @@
-"""The authoring verbs of `mlabc`: fmt, convert, new and explain (cli.py adds them).
+"""The authoring verbs of `mlabc`: fmt, convert, new and explain, each its arguments (add_<verb>) and
+its command (cmd_<verb>), which cli.py routes to.
 
 Exit codes as for every verb: 0 ok, 1 diagnostics (or files that need formatting with
 `fmt --check`), 2 usage, 3 I/O.
@@ -11,31 +12,34 @@ from pathlib import Path
 EXIT_OK, EXIT_DIAGNOSTICS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
 
-def add_verbs(verbs) -> None:
-    """Register the authoring subcommands on cli.py's subparsers."""
-    fmt = verbs.add_parser("fmt", help="rewrite .mlab files in the canonical layout (comments kept)")
-    fmt.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
-    fmt.add_argument("--check", action="store_true",
-                     help="change nothing; list the files that would change and exit 1 if any")
-    fmt.add_argument("--diff", action="store_true", help="change nothing; print what would change")
-    conv = verbs.add_parser("convert", help="translate a file between .mlab and .mlab.yaml")
-    conv.add_argument("file", metavar="FILE")
-    conv.add_argument("--to", choices=("yaml", "mlab"), help="the form to write (default: the other one)")
-    conv.add_argument("-o", "--output", metavar="OUT", help="where to write (default: next to FILE)")
-    conv.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
-    new = verbs.add_parser("new", help="scaffold a new task that passes `mlabc check`")
-    new.add_argument("kind", choices=("task", "demo"),
-                     help="what to make: a task, or a demonstration built from a solution folder")
-    new.add_argument("name", metavar="NAME", help="the task's name, e.g. my-task (for demo: the solution folder)")
-    new.add_argument("--from", dest="template", metavar="TASK", help="copy this existing task instead")
-    new.add_argument("--dir", default="tasks", metavar="DIR", help="where to put it (default: tasks/)")
-    new.add_argument("--steps", metavar="FILE", help="demo: the steps, one action a line (default: write the "
-                     "solution's scripts, run the first, validate, finish)")
-    new.add_argument("-o", "--output", metavar="FILE", help="demo: where to write it (default: demo.json beside "
-                     "the solution folder)")
-    explain = verbs.add_parser("explain", help="explain a diagnostic code, with examples (list them without CODE), "
-                                                "or the topic `evaluator`")
-    explain.add_argument("code", nargs="?", metavar="CODE", help="e.g. E302, or evaluator (its contract)")
+def add_fmt(parser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tasks/)")
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; list the files that would change and exit 1 if any")
+    parser.add_argument("--diff", action="store_true", help="change nothing; print what would change")
+
+
+def add_convert(parser) -> None:
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("--to", choices=("yaml", "mlab"), help="the form to write (default: the other one)")
+    parser.add_argument("-o", "--output", metavar="OUT", help="where to write (default: next to FILE)")
+    parser.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+
+
+def add_new(parser) -> None:
+    parser.add_argument("kind", choices=("task", "demo"),
+                        help="what to make: a task, or a demonstration built from a solution folder")
+    parser.add_argument("name", metavar="NAME", help="the task's name, e.g. my-task (for demo: the solution folder)")
+    parser.add_argument("--from", dest="template", metavar="TASK", help="copy this existing task instead")
+    parser.add_argument("--dir", default="tasks", metavar="DIR", help="where to put it (default: tasks/)")
+    parser.add_argument("--steps", metavar="FILE", help="demo: the steps, one action a line (default: write the "
+                        "solution's scripts, run the first, validate, finish)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="demo: where to write it (default: demo.json beside "
+                        "the solution folder)")
+
+
+def add_explain(parser) -> None:
+    parser.add_argument("code", nargs="?", metavar="CODE", help="e.g. E302, or evaluator (its contract)")
 
 
 def _render(diagnostics) -> None:
@@ -176,5 +180,3 @@ def cmd_explain(args) -> int:
     sys.stdout.write(render(code))
     return EXIT_OK
 
-
-VERBS = {"fmt": cmd_fmt, "convert": cmd_convert, "new": cmd_new, "explain": cmd_explain}
