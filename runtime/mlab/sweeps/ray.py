@@ -45,7 +45,7 @@ def run_on_worker(arguments: list[str], build_blob: bytes | None, resume_blob: b
                   run_name: str | None, environment: dict, sync_s: float = SYNC_S):
     """The Ray task (a generator): run `mlab run` in a scratch folder and yield its pieces.
 
-    Yields {"node", "pid"} first, then {"run", "piece", "log", "exit_code"} messages; the last one
+    Yields {"node", "node_id", "pid", "scratch"} first, then {"run", "piece", "log", "exit_code"} messages; the last one
     has the exit code and the last piece (workspace and output included).
     """
     scratch = Path(tempfile.mkdtemp(prefix="mlab-sweep-"))
@@ -67,7 +67,7 @@ def run_on_worker(arguments: list[str], build_blob: bytes | None, resume_blob: b
             process = subprocess.Popen(mlab_command(arguments), stdin=subprocess.DEVNULL, stdout=log,
                                        stderr=subprocess.STDOUT, cwd=scratch, env={**os.environ, **environment},
                                        preexec_fn=die_with_parent)
-        yield {"node": socket.gethostname(), "pid": process.pid}
+        yield {"node": socket.gethostname(), "node_id": _node_id(), "pid": process.pid, "scratch": str(scratch)}
         log_sent = 0
         while True:
             code = process.poll()
@@ -88,6 +88,16 @@ def run_on_worker(arguments: list[str], build_blob: bytes | None, resume_blob: b
             time.sleep(sync_s)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _node_id() -> str | None:
+    """The Ray node this task runs on (several can share a host)."""
+    try:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+    except Exception:  # not in a Ray worker (a test calls the generator directly): no node to name
+        return None
 
 
 def _gib(value: float) -> str:
@@ -215,6 +225,10 @@ class RayExecutor(Executor):
                 ended.append(Ended(attempt, None, lost=True, message=f"Ray: {payload}"))
 
     def _take(self, attempt: Attempt, message: dict) -> None:
+        if message.get("pid") is not None:   # the first message: where the run is
+            with open(attempt.log, "ab") as log:
+                log.write(f"on Ray node {message.get('node_id')} ({message.get('node')}), pid "
+                          f"{message['pid']}, in {message.get('scratch')}\n".encode())
         if message.get("log"):
             with open(attempt.log, "ab") as log:
                 log.write(message["log"])
