@@ -155,7 +155,8 @@ def tiny_wheel(folder: Path) -> Path:
 
 def test_a_second_install_is_served_by_the_wheelhouse_without_the_index(tmp_path, monkeypatch):
     """The first install takes the wheel from where pip finds it and keeps it in the wheelhouse; with
-    that source gone and the environment removed, the environment is made again from the wheelhouse."""
+    that source gone and the environment removed, the environment is made again from the wheelhouse,
+    and byte-compiled."""
     import shutil
 
     from mlab.external.environment import WHEELS, environment_python, prepare_environment
@@ -178,3 +179,5 @@ def test_a_second_install_is_served_by_the_wheelhouse_without_the_index(tmp_path
                           capture_output=True, text=True, env={k: v for k, v in os.environ.items()
                                                                if not k.startswith("PYTHON")})
     assert done.stdout.strip() == "42", done.stderr
+    assert list(again.glob("lib/python*/site-packages/__pycache__/mlabtinywheel.*.pyc")), \
+        "byte-compiled when installed: the environment is read-only in the sandbox"

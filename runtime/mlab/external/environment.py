@@ -142,6 +142,22 @@ def _make(folder: Path, requires: list[str], base_python: str, no_deps: list[str
     for items, flags in ((requires, []), (no_deps, ["--no-deps"])):
         if items:
             _install(pip, items, flags, env, wheels)
+    if requires or no_deps:
+        _compile(folder, env)
+
+
+def _compile(folder: Path, env: dict) -> None:
+    """Byte-compile what pip installed (with --no-compile), on every core at once: pip compiles file by
+    file, which took most of OpenHands' install (56 s to unpack its 773 MB, 127 s to compile them here
+    on two cores, against 347 s for pip doing both). The environment is read-only in the sandbox, so a
+    module left uncompiled would be compiled again at every start. A file that does not compile (a
+    test written for another Python) is left as pip leaves it."""
+    for packages in sorted((folder / "lib").glob("python*/site-packages")):
+        try:
+            subprocess.run([str(environment_python(folder)), "-m", "compileall", "-q", "-j", "0", str(packages)],
+                           capture_output=True, timeout=INSTALL_TIMEOUT_S, env=env)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def _pip(args: list[str], items: list[str], env: dict) -> subprocess.CompletedProcess:
@@ -157,7 +173,7 @@ def _install(pip: list[str], items: list[str], flags: list[str], env: dict, whee
     """pip install of `items` through the wheelhouse: first from it alone (no index: an environment made
     again, for another agent or after the cache lost it, installs offline in seconds), else pip wheel
     fetches (and builds) every wheel they need into it and they are installed from there."""
-    offline = [*pip, "install", "--no-index", "--find-links", str(wheels), *flags, *items]
+    offline = [*pip, "install", "--no-compile", "--no-index", "--find-links", str(wheels), *flags, *items]
     wheels.mkdir(parents=True, exist_ok=True)
     with open(wheels.parent / f"{wheels.name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_SH)   # no wheel half written by another install is read
