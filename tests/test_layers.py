@@ -7,7 +7,7 @@ public API, and by string (tests/layering.py says how each is read; tests/test_l
 violation). Layers, highest first (a `|` pair shares a rank):
 
     mlab:  the package and api (the entry modules, above every layer) → cli → sweeps | export → reports | viewer → search | external | gym → agent | audit → scoring → run
-               → actions | models → sandbox | data → build → kernel (the modules directly in mlab/)
+               → actions | models → sandbox | data → build → documents → kernel (the modules directly in mlab/)
     mlabc: the package, api, cli, __main__ (the entry modules, above every layer) → authoring → program → yaml
                → data_model → lower → kernel (the modules directly in mlabc/)
 """
@@ -21,7 +21,7 @@ from layering import Layers, Tree, imports, violations
 REPO = Path(__file__).resolve().parent.parent
 RUNTIME, COMPILER = REPO / "runtime" / "mlab", REPO / "compiler" / "mlabc"
 
-RANKS = [("kernel",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
+RANKS = [("kernel",), ("documents",), ("build",), ("sandbox", "data"), ("actions", "models"), ("run",), ("scoring",),
          ("agent", "audit"), ("search", "external", "gym"), ("reports", "viewer"), ("sweeps", "export"), ("cli",)]
 RANK = {layer: rank for rank, layers in enumerate(RANKS) for layer in layers}
 COMPILER_RANKS = [("kernel",), ("lower",), ("data_model",), ("yaml",), ("program",), ("authoring",)]

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from mlab.bounded_json import UntrustedFile, loads as bounded_loads, read_bytes as bounded_read
 from mlab.cache import builds_cache, file_sha256, recall, remember
+from mlab.documents.agent import Actions, Agent
+from mlab.documents.task import Task, Variant
 from mlab.errors import BuildError, UnknownName, closest_hint
 
 SCHEMA_VERSION = 1
@@ -26,133 +28,52 @@ MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
-class MetricSpec:
-    """A task's metric: its name, kind (tabular, timed, evaluator), scored columns and direction."""
-
-    name: str
-    kind: str
-    columns: tuple[str, ...]
-    direction: str
-    params: tuple[tuple[str, object], ...] = ()  # the declared `metric NAME(name = value)` parameters
-
-    @property
-    def timed(self) -> bool:
-        return self.kind == "timed"
-
-
-@dataclass(frozen=True)
-class SubmissionSpec:
-    """The file a task's submission is, and the columns a tabular one has."""
-
-    file: str | None
-    columns: tuple[str, ...]
-    constraints: tuple[dict, ...] = ()  # the column constraints (docs/language.md#column-constraints)
-
-
-@dataclass(frozen=True)
-class TaskView:
-    """The parts of a task.yaml document the runtime reads, typed; made from a TaskBuild or a bare
-    document (a run folder's copy)."""
-
-    metric: MetricSpec
-    submission: SubmissionSpec | None
-    baseline: dict
-    success_threshold: float | None
-    limits: dict
-    hardware: dict
-    evaluator: dict | None
-    title: str = ""
-    problem: str = ""
-    category: str = ""
-    agent: str = "research"  # the task's default agent
-    read_only: tuple[str, ...] = ()
-    starter: str | None = None
-    demo: str | None = None
-
-    @property
-    def cpus(self) -> int:
-        return int(self.hardware.get("cpus") or 1)
-
-    @classmethod
-    def of(cls, doc: dict) -> "TaskView":
-        metric, submission = doc["metric"], doc.get("submission")
-        return cls(
-            metric=MetricSpec(metric["name"], metric["kind"], tuple(metric.get("columns") or ()), metric["direction"],
-                              tuple((metric.get("params") or {}).items())),
-            submission=SubmissionSpec(submission.get("file"), tuple(submission.get("columns") or ()),
-                                      tuple(submission.get("constraints") or ()))
-            if submission else None,
-            baseline=doc.get("baseline") or {}, success_threshold=(doc.get("success") or {}).get("improvement"),
-            limits=doc.get("limits") or {}, hardware=doc.get("hardware") or {}, evaluator=doc.get("evaluator"),
-            title=doc.get("title", ""), problem=doc.get("problem", ""), category=doc.get("category", ""),
-            agent=doc.get("agent") or "research", read_only=tuple(doc.get("read_only") or ()),
-            starter=doc.get("starter"), demo=doc.get("demo"))
-
-
-@dataclass(frozen=True)
-class AgentView:
-    """The parts of an agent.json document the agent loop reads, typed."""
-
-    reply: dict  # the reply format: kind and sections, as the templates receive it
-    history_steps: int
-    summarize_over_chars: int
-    format_retries: int
-    before_step: tuple[str, ...]
-    after_step: tuple[str, ...]
-    models: dict
-
-    @classmethod
-    def of(cls, doc: dict) -> "AgentView":
-        hooks = doc.get("hooks") or {}
-        return cls(reply=doc["reply"], history_steps=int(doc["history_steps"]),
-                   summarize_over_chars=int(doc["summarize_over_chars"]), format_retries=int(doc["format_retries"]),
-                   before_step=tuple(hooks.get("before_step") or ()), after_step=tuple(hooks.get("after_step") or ()),
-                   models=doc.get("models") or {})
-
-
-@dataclass(frozen=True)
 class TaskBuild:
-    """A compiled task: its task.yaml document and the build it came from."""
+    """A compiled task: its typed view (mlab.documents.Task) and the build it came from.
+
+    `document` is task.yaml as validated, kept only to be handed whole to the compiler's data
+    model or written out again (a Harbor export); the runtime reads the view, never its keys."""
 
     name: str
-    doc: dict
+    view: Task
     build: "Build"
+    document: dict = field(compare=False, repr=False)
 
-    @functools.cached_property
-    def view(self) -> TaskView:
-        """The document's metric, submission, baseline, success, limits and hardware, typed."""
-        return TaskView.of(self.doc)
+    @classmethod
+    def of(cls, name: str, document: dict, build: "Build") -> "TaskBuild":
+        """A task from its validated task.yaml document: its view is made here, once."""
+        return cls(name, Task.of(document), build, document)
 
     @property
     def root(self) -> Path:
         """The folder of the task's .mlab source; relative paths in the task resolve here."""
-        return Path(self.doc["root"])
+        return Path(self.view.root)
 
     @property
     def variants(self) -> list[str]:
-        return sorted(self.doc["data"])
+        return sorted(self.view.data)
 
-    def variant(self, name: str) -> dict:
-        if name not in self.doc["data"]:
+    def variant(self, name: str) -> Variant:
+        if name not in self.view.data:
             raise BuildError(f"task {self.name} has no data variant {name!r}; "
                              f"it declares: {', '.join(self.variants)}")
-        return self.doc["data"][name]
+        return self.view.data[name]
 
 
 @dataclass(frozen=True)
 class AgentBuild:
-    """A compiled agent: agent.json, its action table and its templates."""
+    """A compiled agent: its typed view (mlab.documents.Agent), its action table and templates."""
 
     name: str
-    doc: dict
-    actions: dict
+    view: Agent
+    actions: Actions
     templates: dict[str, str]
     build: "Build"
 
-    @functools.cached_property
-    def view(self) -> AgentView:
-        """The document's reply format, history, summaries, retries, hooks and models, typed."""
-        return AgentView.of(self.doc)
+    @classmethod
+    def of(cls, name: str, document: dict, actions: dict, templates: dict[str, str], build: "Build") -> "AgentBuild":
+        """An agent from its validated agent.json and actions.json documents: their views are made here, once."""
+        return cls(name, Agent.of(document), Actions.of(actions), templates, build)
 
 
 @dataclass(frozen=True)
@@ -178,7 +99,8 @@ class Build:
                               f"it has: {', '.join(self.task_names) or 'none'}")
         key = ("task", name)
         if key not in self._loaded:
-            self._loaded[key] = TaskBuild(name, self._document(f"tasks/{name}/task.yaml", "task", _parse_yaml), self)
+            doc = self._document(f"tasks/{name}/task.yaml", "task", _parse_yaml)
+            self._loaded[key] = TaskBuild.of(name, doc, self)
         return self._loaded[key]
 
     def agent(self, name: str) -> AgentBuild:
@@ -193,7 +115,7 @@ class Build:
             for rel in self.manifest["agents"][name]["artifacts"]:
                 if rel.endswith(".j2"):
                     templates[Path(rel).stem] = _parse_text(_read_bytes(self.dir / rel), self.dir / rel)
-            self._loaded[key] = AgentBuild(name, doc, actions, templates, self)
+            self._loaded[key] = AgentBuild.of(name, doc, actions, templates, self)
         return self._loaded[key]
 
     def _document(self, rel: str, kind: str, parse) -> dict:

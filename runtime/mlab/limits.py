@@ -31,11 +31,11 @@ class Limits:
         return asdict(self)
 
 
-def resolve_limits(task_limits: dict, variant_limits: dict | None = None,
-                   overrides: dict | None = None) -> Limits:
-    """Merge the three levels; a value of None at a level leaves the level below in place."""
+def resolve_limits(task_limits, variant_limits=None, overrides: dict | None = None) -> Limits:
+    """Merge the three levels; a value of None at a level leaves the level below in place. The
+    task's and the variant's are their documents' views (mlab.documents.Limits); the overrides a dict."""
     merged = Limits().to_json()
-    for level in (task_limits or {}, variant_limits or {}, overrides or {}):
+    for level in (_declared(task_limits), _declared(variant_limits), overrides or {}):
         for name, value in level.items():
             if name not in LIMIT_NAMES:
                 raise UsageError(f"unknown limit {name!r}; limits are: {', '.join(LIMIT_NAMES)}")
@@ -46,6 +46,15 @@ def resolve_limits(task_limits: dict, variant_limits: dict | None = None,
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise UsageError(f"limit {name} must be a positive number, not {value!r}")
     return Limits(**merged)
+
+
+def _declared(level) -> dict:
+    """A level of limits as a dict: a document's view (every limit, None where not declared) or a dict."""
+    if level is None:
+        return {}
+    if isinstance(level, dict):
+        return level
+    return {name: getattr(level, name) for name in LIMIT_NAMES}
 
 
 # The command line's units, built from the compiler's one table: a duration in h, m and s (or a

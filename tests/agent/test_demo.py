@@ -72,16 +72,16 @@ def _agent(name):
 
 @pytest.mark.parametrize("agent", TEXT_AGENTS)
 def test_every_step_renders_to_a_valid_reply_of_every_std_text_agent(agent):
-    view, actions = _agent(agent).view, [a["name"] for a in _agent(agent).actions["actions"]]
+    view, actions = _agent(agent).view, [a.name for a in _agent(agent).actions.actions]
     demonstration = load(HOUSE_DEMO)
     check_playable(demonstration, actions, agent, str(HOUSE_DEMO))
     for step in demonstration.steps + fallback_demo("train.py").steps:
         parsed = parse_reply(render_step(step, view.reply), view.reply, actions)
         assert (parsed.action, parsed.action_input) == (step.action, step.input)
-        for section in view.reply["sections"]:
-            if section["kind"] == "text":
-                expected = step.sections.get(section["role"] or "", "").strip() or NEUTRAL_TEXT
-                assert parsed.sections[section["name"]] == expected, (agent, section["name"])
+        for section in view.reply.sections:
+            if section.kind == "text":
+                expected = step.sections.get(section.role or "", "").strip() or NEUTRAL_TEXT
+                assert parsed.sections[section.name] == expected, (agent, section.name)
 
 
 # End to end, one agent per kind of reply besides research (the test above): another section
@@ -144,7 +144,7 @@ def test_an_action_the_agent_lacks_is_refused_before_the_run():
     demonstration = parse({"format": "mlab-demonstration", "version": 2,
                            "steps": [{"action": "Frobnicate", "input": {}}]}, "demo.json")
     with pytest.raises(DemonstrationError, match="step 1 uses the action 'Frobnicate', which agent react"):
-        check_playable(demonstration, [a["name"] for a in _agent("react").actions["actions"]], "react", "demo.json")
+        check_playable(demonstration, [a.name for a in _agent("react").actions.actions], "react", "demo.json")
 
 
 def test_a_version_1_reply_list_still_plays_as_written():

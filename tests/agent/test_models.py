@@ -4,6 +4,8 @@ import json
 import pytest
 
 from fake_openai import FakeOpenAI, SilentServer, closed_port_base
+from mlab.documents.agent import Agent
+from mlab.documents.view import thaw
 from mlab.models import offline as offline_models
 from mlab.models.client import ModelClient, TierConfig, check_keys
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted
@@ -150,10 +152,12 @@ def test_a_missing_key_names_the_tiers_and_their_options(monkeypatch):
         check_keys({"main": "openai/gpt-4o", "fast": "anthropic/claude-haiku-4-5", "edit": "anthropic/claude-haiku-4-5"})
 
 
-AGENT = {"name": "research", "models": {
-    "main": {"default": "anthropic/claude-sonnet-4-5", "params": {"temperature": 0.5}},
-    "fast": {"default": "anthropic/claude-haiku-4-5", "params": {}},
-    "edit": {"default": "anthropic/claude-sonnet-4-5", "params": {}}}}
+AGENT = Agent.of({"schema": "https://mlab.dev/spec/agent.schema.json", "schema_version": 1, "name": "research",
+                  "action_set": "research", "history_steps": 3, "summarize_over_chars": 5000, "format_retries": 2,
+                  "reply": None, "models": {
+                      "main": {"default": "anthropic/claude-sonnet-4-5", "params": {"temperature": 0.5}},
+                      "fast": {"default": "anthropic/claude-haiku-4-5", "params": {}},
+                      "edit": {"default": "anthropic/claude-sonnet-4-5", "params": {}}}})
 
 
 def sources(tiers):
@@ -183,7 +187,7 @@ def test_the_std_agents_default_models_have_a_price():
     litellm = import_litellm()
     build = resolve_task("house-price", None).build
     for name in build.agent_names:
-        for tier, declared in build.agent(name).doc["models"].items():
+        for tier, declared in thaw(build.agent(name).view.models).items():
             model = declared["default"]
             assert model, (name, tier)
             prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=1000, completion_tokens=100)

@@ -4,16 +4,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlab.agent.replies import ReplyError, parse_json_lenient, parse_reply
+from mlab.documents.agent import Reply
 
-SECTIONS = {"format": "sections", "sections": [
+SECTIONS = Reply.of({"format": "sections", "sections": [
     {"name": "Reflection", "kind": "text", "role": "reflection", "instruction": ""},
     {"name": "Thought", "kind": "text", "role": "thought", "instruction": ""},
     {"name": "Action", "kind": "action", "role": None, "instruction": ""},
-    {"name": "Action Input", "kind": "json", "role": None, "instruction": ""}]}
-JSON_FORMAT = {"format": "json", "sections": [
+    {"name": "Action Input", "kind": "json", "role": None, "instruction": ""}]})
+JSON_FORMAT = Reply.of({"format": "json", "sections": [
     {"name": "thoughts.text", "kind": "text", "role": "thought", "instruction": ""},
     {"name": "command.name", "kind": "action", "role": None, "instruction": ""},
-    {"name": "command.args", "kind": "json", "role": None, "instruction": ""}]}
+    {"name": "command.args", "kind": "json", "role": None, "instruction": ""}]})
 ACTIONS = ["List Files", "Execute Script", "Edit Script (AI)", "Final Answer"]
 
 

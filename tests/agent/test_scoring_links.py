@@ -235,6 +235,7 @@ def test_evaluator_scoring_refuses(kind, lab, tmp_path):
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_baseline_run_refuses(kind, lab, monkeypatch):
     """The starter itself makes the link: a baseline is scored by the same confined reader."""
+    from mlab.build import TaskBuild
     from mlab.scoring.baseline import measure_starter
 
     if kind == "device" and os.geteuid() != 0:
@@ -242,7 +243,7 @@ def test_a_baseline_run_refuses(kind, lab, monkeypatch):
     task = lab["tasks"]["tiny"]
     script = f"attack_{kind.replace('-', '_')}.py"
     (task.root / "env" / script).write_text(attack_script(kind, SUBMISSION, lab["outside"] / SUBMISSION))
-    monkeypatch.setitem(task.doc["baseline"], "script", script)
+    task = TaskBuild.of(task.name, {**task.document, "baseline": {"kind": "run", "script": script}}, task.build)
     measured = measure_starter(task, "lite")
     assert measured["value"] is None and measured["exit_code"] == 0
     assert_refused(kind, "submission format error", measured["failure"])

@@ -34,21 +34,21 @@ def tools_agent(agent, fields: dict | None = None, **reply):
     fields (sections, sections_required, tool_choice, parallel, list_tools, fallback), `fields`
     the agent's (history_steps, format_retries, ...)."""
     from mlab.build import AgentBuild
-
-    doc = copy.deepcopy(agent.doc)
+    from mlab.documents.view import thaw
+    doc = thaw(agent.view)
     doc.update(fields or {})
     fallback = {"format": doc["reply"]["format"], "sections": doc["reply"]["sections"]}
     doc["reply"] = dict({"format": "tools", "sections": RESEARCH_TEXT, "sections_required": False,
                          "tool_choice": "required", "parallel": "off", "list_tools": False,
                          "fallback": fallback}, **reply)
-    actions = copy.deepcopy(agent.actions)
+    actions = thaw(agent.actions)
     for action in actions["actions"]:
         action["tool_name"] = snake(action["name"])
         action["tool"] = {"type": "function", "function": {
             "name": action["tool_name"], "description": f"{action['description']}\nReturns: {action['returns']}",
             "parameters": action["input_schema"]}}
     templates = dict(agent.templates, prompt=PROMPT, problem=PROBLEM, turn=TURN)
-    return AgentBuild(agent.name, doc, actions, templates, agent.build)
+    return AgentBuild.of(agent.name, doc, actions, templates, agent.build)
 
 
 def use_tools_agent(monkeypatch, fields: dict | None = None, **reply) -> None:

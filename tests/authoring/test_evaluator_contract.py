@@ -1,7 +1,7 @@
 """A custom metric's display name reaches result.json, and `mlabc explain evaluator` prints the contract."""
 from __future__ import annotations
 
-from mlab.build import MetricSpec
+from mlab.documents.task import Metric
 from mlab.scoring.evaluate import metric_display
 
 
@@ -14,6 +14,6 @@ def test_mlabc_explain_evaluator_prints_the_contract(mlabc):
 
 
 def test_the_display_name_goes_into_result_json():
-    named = MetricSpec("custom", "evaluator", (), "higher_is_better", (("name", "Dice over masks"),))
+    named = Metric("custom", (), "higher_is_better", "evaluator", {"name": "Dice over masks"})
     assert metric_display(named) == {"metric_display": "Dice over masks"}
-    assert metric_display(MetricSpec("mae", "tabular", ("y",), "lower_is_better")) == {}
+    assert metric_display(Metric("mae", ("y",), "lower_is_better", "tabular")) == {}

@@ -29,7 +29,7 @@ def run_arguments(tiny_task: Path, agent: str, folder: Path) -> list:
     tree-search agent gets scripted node replies (the tiny task has no demonstration variants)."""
     from mlab.build import compile_into_cache
 
-    if compile_into_cache([tiny_task]).agent(agent).doc.get("search"):
+    if compile_into_cache([tiny_task]).agent(agent).view.search:
         replies = [TREE_REPLY.replace("NODE", str(n)) for n in range(1, TREE_NODES + 1)]
         return ["--model", scripted(folder, replies, f"{agent}.json"), "--steps", TREE_NODES]
     return ["--model", "mlab/demo"]

@@ -21,6 +21,8 @@ import pytest
 
 from needs import missing
 
+from mlab.documents.view import thaw
+
 REPO = Path(__file__).resolve().parents[2]
 TASKS = sorted(p.name[: -len(".mlab")] for p in (REPO / "tasks").glob("*.mlab") if p.name != "experiments.mlab")
 
@@ -92,13 +94,13 @@ def test_task_toml_carries_limits_hardware_no_network_and_a_separate_verifier(ex
         folder = exported / name
         config = tomllib.loads((folder / "task.toml").read_text())
         task = compiled[name]
-        lite = task.variant("lite").get("limits") or {}
+        lite = thaw(task.variant("lite").limits)
         hardware = task.view.hardware
         assert config["schema_version"] == "1.4"
         assert config["task"]["name"] == f"mlab/{name}"
         assert config["agent"]["network_mode"] == "no-network"
         assert config["agent"]["user"] == "agent"
-        assert config["agent"]["timeout_sec"] == lite.get("time", task.view.limits["time"])
+        assert config["agent"]["timeout_sec"] == lite.get("time", task.view.limits.time)
         assert config["verifier"]["environment_mode"] == "separate"
         assert config["verifier"]["timeout_sec"] >= 300
         for environment in (config["environment"], config["verifier"]["environment"]):
@@ -114,7 +116,7 @@ def test_task_toml_carries_limits_hardware_no_network_and_a_separate_verifier(ex
             pins = (folder / context / "requirements.txt").read_text().split()
             assert pins and all("==" in pin for pin in pins)
         agent_pins = {pin.split("==")[0] for pin in (folder / "environment" / "requirements.txt").read_text().split()}
-        for requirement in task.doc.get("requires") or ():
+        for requirement in task.view.requires:
             assert requirement.split("==")[0] in agent_pins
         assert list((folder / "tests").glob("mlab_harness-*.whl"))
         assert "mlab.export.harbor_verify" in (folder / "tests" / "test.sh").read_text()
@@ -321,6 +323,6 @@ def test_every_exported_task_carries_its_canary_in_the_workspace_and_instruction
     from mlab.run.canary import canary_guid
 
     for name in TASKS:
-        guid = canary_guid(name, int(compiled[name].doc.get("version", 1)))
+        guid = canary_guid(name, compiled[name].view.version)
         assert guid in (exported / name / "environment" / "workspace" / "CANARY.txt").read_text(), name
         assert guid in (exported / name / "instruction.md").read_text(), name

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from agent_helpers import FIT_PY, mlab, only_run, result, scripted, trace, trace_problems
+from mlab.documents.view import thaw
 from mlab.sandbox.runner import sandbox_available
 from needs import missing
 
@@ -24,7 +25,7 @@ def aide_installed(tiny_task):
 
     if not sandbox_available()[0]:
         missing("bubblewrap cannot start a sandbox here")
-    spec = compile_into_cache([tiny_task]).agent("aide").doc["external"]
+    spec = thaw(compile_into_cache([tiny_task]).agent("aide").view.external)
     try:
         return prepare_environment("aide", spec["requires"], sys.executable, say=lambda line: None,
                                    no_deps=spec["no_deps"])

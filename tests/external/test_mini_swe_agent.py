@@ -30,7 +30,7 @@ def mini_installed():
     task = with_std_external(resolve_task("house-price"))
     agent = task.build.agent("mini-swe-agent")
     try:
-        return prepare_environment("mini-swe-agent", agent.doc["external"]["requires"], sys.executable,
+        return prepare_environment("mini-swe-agent", list(agent.view.external.requires), sys.executable,
                                    say=lambda line: None)
     except AgentEnvironmentError as problem:
         if "could not be installed" in str(problem) and ("connection" in str(problem).lower()

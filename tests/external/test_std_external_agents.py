@@ -20,6 +20,7 @@ import sys
 import pytest
 
 from agent_helpers import mlab, only_run, result, scripted, trace
+from mlab.documents.view import thaw
 from mlab.sandbox.runner import sandbox_available
 
 STD_EXTERNAL = {"mini-swe-agent": "chat", "aide": "chat", "own-script": "chat", "opencode": "chat", "aider": "chat",
@@ -84,7 +85,7 @@ def installed(agent_envs):
 
     def install(name: str):
         if name not in made:
-            spec = task.build.agent(name).doc["external"]
+            spec = thaw(task.build.agent(name).view.external)
             if spec.get("npm"):
                 need(shutil.which("node") is not None and shutil.which("npm") is not None,
                      "node and npm are not installed")

@@ -20,7 +20,7 @@ def test_action_names_match_exactly_then_forgivingly(table, spelling):
 
 
 def test_hidden_actions_are_dispatched_too(table):
-    assert not table.actions["Read File"]["shown"]
+    assert not table.actions["Read File"].shown
     assert table.prepare("Read File", {"file_name": "a"}).primitive == "read_file"
 
 

@@ -28,7 +28,7 @@ def test_a_fresh_build_loads_with_its_task_agent_and_templates(house_build):
     assert task.variants == ["full", "lite"]
     assert task.root.is_dir()
     agent = build.agent("research")
-    assert "Execute Script" in [a["name"] for a in agent.actions["actions"]]
+    assert "Execute Script" in [a.name for a in agent.actions.actions]
     assert {"prompt", "tools", "history"} <= set(agent.templates)
 
 
@@ -112,9 +112,9 @@ def test_resolve_by_name_by_mlab_path_and_by_build_folder(house_build, mlab_env,
 def test_a_task_named_by_path_is_recompiled_when_its_source_changes(mlab_env, tmp_path):
     source = copy_task_sources(tmp_path / "src")
     first = resolve_task(str(source))
-    assert "Predict the sale price" in first.doc["title"]
+    assert "Predict the sale price" in first.view.title
     source.write_text(source.read_text().replace('"Predict the sale price of houses"', '"Price houses"'))
-    assert resolve_task(str(source)).doc["title"] == "Price houses"
+    assert resolve_task(str(source)).view.title == "Price houses"
 
 
 def test_a_mlab_file_that_does_not_compile_shows_the_diagnostics(mlab_env, tmp_path):

@@ -8,10 +8,16 @@ from pathlib import Path
 import pytest
 
 from mlab.data.vocabulary import VOCABULARY_DIR
+from mlab.documents.task import Constraint, Variant
 from mlab.scoring.constraints import VocabularyError, load_rules
 from mlab.scoring.submission import SubmissionError, check_submission
 
 IDS = ["a", "b", "c", "d"]
+
+
+def rules_of(constraints: list[dict], private: Path | None):
+    """The rules of constraints as task.yaml declares them."""
+    return load_rules([Constraint.of(c) for c in constraints], private)
 
 
 def submit(tmp_path: Path, header: str, rows: list[str]) -> Path:
@@ -21,7 +27,7 @@ def submit(tmp_path: Path, header: str, rows: list[str]) -> Path:
 
 
 def refused(path: Path, constraints: list[dict], columns: list[str], metric: str, private: Path | None = None) -> str:
-    rules = load_rules(constraints, private)
+    rules = rules_of(constraints, private)
     with pytest.raises(SubmissionError) as caught:
         check_submission(path, IDS, "id", columns, metric, ["id", *columns], rules=rules)
     return str(caught.value)
@@ -51,7 +57,7 @@ def test_a_ranking_with_a_repeated_and_an_unknown_item_is_refused_row_by_row(tmp
 def test_a_ranking_of_exactly_k_items_from_an_inline_vocabulary(tmp_path):
     rule = {"column": "items", "kind": "ranking", "exactly": 2, "vocabulary": ["x", "y", "z"]}
     good = submit(tmp_path, "id,items", ["a,x y", "b,z x", "c,y z", "d,x z"])
-    assert list(check_submission(good, IDS, "id", ["items"], "map_at_k", rules=load_rules([rule], None))["items"]) \
+    assert list(check_submission(good, IDS, "id", ["items"], "map_at_k", rules=rules_of([rule], None))["items"]) \
         == ["x y", "z x", "y z", "x z"]
     bad = submit(tmp_path, "id,items", ["a,x y", "b,z", "c,y z", "d,x w"])
     text = refused(bad, [rule], ["items"], "map_at_k")
@@ -80,7 +86,7 @@ def test_a_number_range_and_a_closed_set_of_labels(tmp_path):
     rules = [{"column": "price", "kind": "number", "min": 0.5, "max": 10},
              {"column": "label", "kind": "label", "vocabulary": ["0", "1"]}]
     good = submit(tmp_path, "id,price,label", ["a,0.5,1", "b,10,0", "c,3,1.0", "d,7.25,0"])
-    table = check_submission(good, IDS, "id", ["price", "label"], None, rules=load_rules(rules, None))
+    table = check_submission(good, IDS, "id", ["price", "label"], None, rules=rules_of(rules, None))
     assert list(table["label"]) == ["1", "0", "1.0", "0"]  # 1.0 is the label 1, as accuracy reads it
     bad = submit(tmp_path, "id,price,label", ["a,0.4,1", "b,10,2", "c,3,1", "d,7,0"])
     text = refused(bad, rules, ["price", "label"], None)
@@ -90,7 +96,7 @@ def test_a_number_range_and_a_closed_set_of_labels(tmp_path):
 
 def test_a_column_the_metric_does_not_score_is_checked_too(tmp_path):
     path = submit(tmp_path, "id,y,confidence", ["a,1,0.5", "b,2,2", "c,3,0.1", "d,4,0.9"])
-    rules = load_rules([{"column": "confidence", "kind": "probability"}], None)
+    rules = rules_of([{"column": "confidence", "kind": "probability"}], None)
     with pytest.raises(SubmissionError, match=r"row 2 \(id b\), column confidence: '2' is above 1"):
         check_submission(path, IDS, "id", ["y"], "mae", ["id", "y", "confidence"], rules=rules)
 
@@ -104,7 +110,7 @@ def test_the_rule_message_replaces_the_metrics_own_for_its_column(tmp_path):
 
 def test_a_missing_vocabulary_copy_is_the_tasks_fault(tmp_path):
     with pytest.raises(VocabularyError, match="the task's copy of its vocabulary file key.csv cannot be read"):
-        load_rules([RANKING], tmp_path / "private")
+        rules_of([RANKING], tmp_path / "private")
 
 
 # --- a bundled task: fathomnet's categories, through Validate Submission and scoring -----------
@@ -223,23 +229,22 @@ def test_the_tasks_copy_of_a_public_vocabulary_is_not_a_leak(tmp_path):
     (private / VOCABULARY_DIR / "key.csv").write_text(key)
     (private / "copied.csv").write_text("id,secret\n1,2\n")
     (public / "copied.csv").write_text("id,secret\n1,2\n")
-    variant = {"public": ["key.csv", "copied.csv"], "private": ["copied.csv"], "answers": [], "id": "id"}
-    assert leak_findings(variant, public, private) == []
-    variant["private"] = ["answers.csv"]
+    declared = {"source": {"kind": "csv", "value": "rows.csv"}, "split": {"method": "none"},
+                "public": ["key.csv", "copied.csv"], "private": ["copied.csv"], "answers": [], "id": "id"}
+    assert leak_findings(Variant.of(declared), public, private) == []
     (private / "answers.csv").write_text("id,secret\n1,2\n")
-    assert leak_findings(variant, public, private) == ["public copied.csv is a copy of the private answers.csv"]
+    assert leak_findings(Variant.of(dict(declared, private=["answers.csv"])), public, private) == \
+        ["public copied.csv is a copy of the private answers.csv"]
 
 
 def test_the_audit_finds_answers_that_break_the_tasks_own_rule(fathomnet_run):
-    import dataclasses
-
+    from mlab.documents.view import replace
     from mlab.scoring.constraints import answer_problems
 
     run = fathomnet_run
     assert answer_problems(run.task, "lite", run.private_dir) == []
-    strict = [dict(RANKING, column="categories", at_most=1, vocabulary_file="category_key.csv")]
-    view = dataclasses.replace(run.task.view, submission=dataclasses.replace(run.task.view.submission,
-                                                                             constraints=tuple(strict)))
+    strict = [Constraint.of(dict(RANKING, column="categories", at_most=1, vocabulary_file="category_key.csv"))]
+    view = replace(run.task.view, submission=replace(run.task.view.submission, constraints=tuple(strict)))
     task = type("Task", (), {"view": view, "variant": run.task.variant})()
     problems = answer_problems(task, "lite", run.private_dir)
     assert len(problems) == 1 and problems[0].startswith("the answers answers.csv: ")

@@ -29,7 +29,7 @@ def attacks(run, secret) -> list[str]:
 
 
 def action_for(run, primitive_name: str) -> str:
-    return next(a["name"] for a in run.agent.actions["actions"] if a["primitive"] == primitive_name)
+    return next(a.name for a in run.agent.actions.actions if a.primitive == primitive_name)
 
 
 def act(run, primitive_name: str, inputs: dict):
@@ -39,7 +39,7 @@ def act(run, primitive_name: str, inputs: dict):
     from mlab.actions.workspace import PathRefused
     from mlab.observation import ActionFailed, error
 
-    if any(a["primitive"] == primitive_name for a in run.agent.actions["actions"]):
+    if any(a.primitive == primitive_name for a in run.agent.actions.actions):
         return run.step(action_for(run, primitive_name), inputs)
     primitive = primitives.base_registry()[primitive_name]
     context = PrimitiveContext(run.workspace, run.edits, run.research_log, run.scripts, 1,

@@ -59,7 +59,7 @@ def task_and_answers(tmp_path, mlab_env):
 
 def test_a_multilabel_task_is_scored_by_the_catalogue_without_an_evaluator(task_and_answers, tmp_path):
     task, prepared, answers = task_and_answers
-    assert task.doc.get("evaluator") is None and task.doc["metric"]["kind"] == "tabular"
+    assert task.view.evaluator is None and task.view.metric.kind == "tabular"
     perfect = answers[["id", *LABELS]]
     assert score_workspace(task, "lite", submit(tmp_path / "w1", perfect), prepared.private).value == 1.0
     reversed_ = perfect.assign(toxic=1 - perfect["toxic"])  # toxic ranked backwards (AUC 0), insult perfect

@@ -1,11 +1,11 @@
 """A task's `requires` is checked in the scripts' interpreter before a run (or baseline, or audit) starts."""
 from __future__ import annotations
 
-import dataclasses
 import sys
 
 import pytest
 
+from mlab.build import TaskBuild
 from mlab.data.requirements import RequirementError, check_requirements, unmet_requirements
 from mlab.run.folder import Run
 
@@ -51,7 +51,8 @@ def test_a_requirement_that_does_not_parse_is_named():
 
 
 def test_runs_are_not_created_when_a_requirement_is_missing(house_task, tmp_path):
-    task = dataclasses.replace(house_task, doc={**house_task.doc, "requires": ["definitely-not-installed-pkg"]})
+    task = TaskBuild.of(house_task.name, {**house_task.document, "requires": ["definitely-not-installed-pkg"]},
+                        house_task.build)
     with pytest.raises(RequirementError, match="definitely-not-installed-pkg is not installed"):
         Run.create(task, task.build.agent("research"), tmp_path / "runs")
     assert not (tmp_path / "runs").exists()

@@ -43,8 +43,8 @@ def inode(path: Path) -> tuple[int, int]:
 @pytest.fixture
 def house_run(house_task, tmp_path, sandboxed):
     """A run of house-price whose train.csv is writable (test.csv and the rest stay read-only)."""
-    doc = dict(house_task.doc, read_only=["data_description.txt", "test.csv"])
-    task = TaskBuild(house_task.name, doc, house_task.build)
+    doc = dict(house_task.document, read_only=["data_description.txt", "test.csv"])
+    task = TaskBuild.of(house_task.name, doc, house_task.build)
     run = Run.create(task, task.build.agent("research"), tmp_path / "runs")
     yield run, prepare_data(task, "lite")
     run.close()

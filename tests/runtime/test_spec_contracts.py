@@ -9,6 +9,7 @@ import pytest
 
 from mlab.agent import context
 from mlab.actions import primitives
+from mlab.documents.agent import Action, Section
 from mlab.agent import model_actions
 
 from runtime_helpers import REPO
@@ -61,6 +62,16 @@ def test_there_is_one_context_builder_per_template_of_the_spec():
 SAMPLE = {"str": "text", "int": 3, "list": ["a", "b"]}
 
 
+def action(name: str, description: str, returns: str) -> Action:
+    """An action of an action table, as actions.json declares one."""
+    return Action.of({"name": name, "description": description, "usage": "{}", "returns": returns, "inputs": [],
+                      "primitive": "list_files", "params": {}, "tier": "main", "prompts": [], "shown": True,
+                      "input_schema": {"type": "object"}})
+
+
+SAMPLE_ACTION = action("«action»", "«description»", "«returns»")
+
+
 def sample_arguments(builder, task) -> dict:
     values = {}
     for name, parameter in inspect.signature(builder).parameters.items():
@@ -68,9 +79,9 @@ def sample_arguments(builder, task) -> dict:
         if name == "task":
             values[name] = task
         elif name == "actions":
-            values[name] = [{"name": "List Files", "description": "d", "usage": "{}", "returns": "r"}]
+            values[name] = [action("List Files", "d", "r")]
         elif name == "sections":
-            values[name] = [{"name": "Thought", "kind": "text", "role": "thought", "instruction": "i"}]
+            values[name] = [Section("Thought", "text", "thought", "i")]
         elif name == "steps":
             values[name] = [{"step": 1, "action": "List Files", "action_input": {"dir_path": "."},
                              "observation": "o", "model": {"reply": {"Thought": "t"}}}]
@@ -140,7 +151,7 @@ NUMBERS = {"step": 11, "max_steps": 23, "chunk_index": 2, "chunk_count": 5, "sta
            "node": 4, "max_nodes": 9}
 
 
-def sample_markers(builder, task, sections: list[dict]) -> dict:
+def sample_markers(builder, task, sections: tuple[Section, ...]) -> dict:
     """Arguments of a builder, each string a marker «name» that a rendering can be searched for."""
     from mlab.search.tree import Node
 
@@ -150,7 +161,7 @@ def sample_markers(builder, task, sections: list[dict]) -> dict:
         if name == "task":
             values[name] = task
         elif name == "actions":
-            values[name] = [{"name": "«action»", "description": "«description»", "usage": "{}", "returns": "«returns»"}]
+            values[name] = [SAMPLE_ACTION]
         elif name == "sections":
             values[name] = sections
         elif name == "steps":
@@ -172,7 +183,7 @@ def sample_markers(builder, task, sections: list[dict]) -> dict:
 
 
 def agent_kind(agent) -> str:
-    return "search" if agent.doc.get("search") else agent.doc["reply"]["format"]
+    return "search" if agent.view.search else agent.view.reply.format
 
 
 def test_every_template_of_every_agent_shows_what_it_must(house_task):
@@ -187,7 +198,7 @@ def test_every_template_of_every_agent_shows_what_it_must(house_task):
         builders = {"search": {**dict.fromkeys(("draft", "improve", "debug", "crossover"), search_context.operator_context),
                                "review": search_context.review_context},
                     "tools": {**context.BUILDERS, **context.TOOLS_BUILDERS}}.get(kind, context.BUILDERS)
-        sections = (agent.doc.get("reply") or {}).get("sections") or []
+        sections = agent.view.reply.sections if agent.view.reply else ()
         for template, text in agent.templates.items():
             assert template in MUST[kind], f"{agent_name}: say what its {template} template must show"
             if kind == "search" and template == "format_error":  # rendered with these (mlab.search.operators)
@@ -197,10 +208,10 @@ def test_every_template_of_every_agent_shows_what_it_must(house_task):
             rendered = env.from_string(text).render(**variables)
             must = [house_task.view.problem.strip()[:60] if m == PROBLEM else m for m in MUST[kind][template]]
             if template in ("reply_format", "fallback_reply_format"):
-                shown = [s for s in sections if template == "fallback_reply_format" or s["kind"] == "text"
+                shown = [s for s in sections if template == "fallback_reply_format" or s.kind == "text"
                          or kind != "tools"]
-                must += [s["name"].rpartition(".")[2] for s in shown]  # a JSON reply's keys are its names' last parts
-                must += [s["instruction"].strip()[:40] for s in shown if kind != "json" or s["kind"] != "json"]
+                must += [s.name.rpartition(".")[2] for s in shown]  # a JSON reply's keys are its names' last parts
+                must += [s.instruction.strip()[:40] for s in shown if kind != "json" or s.kind != "json"]
             missing = [m for m in must if m not in rendered]
             assert not missing, f"{agent_name}'s {template} template does not show {missing}"
     assert kinds == {"sections", "json", "tools", "search"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from mlab.documents.view import thaw
 from mlab.data.splits import split_table
 from mlab.errors import DataError
 
@@ -69,7 +70,7 @@ def test_a_stratified_task_compiles_and_prepares(tmp_path, mlab_env):
         }
         """))
     task = resolve_task(str(folder / "mini.mlab"))
-    assert task.variant("lite")["split"] == {"method": "stratified", "column": "label", "fraction": 0.25, "seed": 5}
+    assert thaw(task.variant("lite").split) == {"method": "stratified", "column": "label", "fraction": 0.25, "seed": 5}
     prepared = prepare_data(task, "lite")
     answers = pd.read_csv(prepared.private / "answers.csv")
     assert answers["label"].value_counts().to_dict() == {"a": 8, "b": 2}  # 30 a and 10 b, a quarter of each

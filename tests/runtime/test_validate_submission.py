@@ -126,8 +126,8 @@ def test_without_installing_the_action_says_it_is_not_available(new_run):
 
 def test_the_std_research_agents_show_the_action(house_task):
     for name in ("research", "research-retrieval", "react", "simple"):
-        actions = house_task.build.agent(name).actions["actions"]
-        shown = [a["name"] for a in actions if a["shown"]]
+        actions = house_task.build.agent(name).actions.actions
+        shown = [a.name for a in actions if a.shown]
         assert "Validate Submission" in shown, name
 
 

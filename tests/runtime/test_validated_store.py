@@ -36,12 +36,12 @@ def test_a_second_load_reads_the_validated_documents_without_parsing_yaml_or_val
     monkeypatch.setenv("MLAB_CACHE", str(tmp_path / "cache"))
     _, out = _compiled(tmp_path)
     first = load_build(out)
-    task, agent = first.task("house-price").doc, first.agent("research")
+    task, agent = first.task("house-price").view, first.agent("research")
     assert list((tmp_path / "cache" / "validated").rglob("task-*.json"))
     _no_validation(monkeypatch)
     again = load_build(out)
-    assert again.task("house-price").doc == task
-    assert again.agent("research").doc == agent.doc and again.agent("research").actions == agent.actions
+    assert again.task("house-price").view == task
+    assert again.agent("research").view == agent.view and again.agent("research").actions == agent.actions
 
 
 def test_a_tampered_artifact_is_refused_even_with_its_validated_copy_stored(tmp_path, monkeypatch):
@@ -69,10 +69,10 @@ def test_a_stale_build_is_refused_even_with_its_validated_copy_stored(tmp_path, 
 def test_a_damaged_store_entry_is_read_from_the_file_again(tmp_path, monkeypatch):
     monkeypatch.setenv("MLAB_CACHE", str(tmp_path / "cache"))
     _, out = _compiled(tmp_path)
-    expected = load_build(out).task("house-price").doc
+    expected = load_build(out).task("house-price").view
     for entry in (tmp_path / "cache" / "validated").rglob("task-*.json"):
         entry.write_text("{not json")
-    assert load_build(out).task("house-price").doc == expected
+    assert load_build(out).task("house-price").view == expected
 
 
 def test_a_copied_build_shares_the_store_and_a_foreign_edit_misses_it(tmp_path, monkeypatch):

@@ -48,7 +48,7 @@ def test_the_split_is_the_same_each_time(source, tmp_path):
 def test_a_variant_without_validation_is_prepared_as_before(tmp_path, mlab_env):
     plain = make_task(tmp_path / "p", DATA.replace(" validation 0.25", ""), {"rows.csv": ROWS})
     task = resolve_task(str(plain))
-    assert "validation" not in task.variant("lite")
+    assert task.variant("lite").validation is None
     prepared, frames = prepared_frames(plain)
     assert len(frames["public/train.csv"]) == 160 and not (prepared.public / "validation.csv").exists()
     held = resolve_task(str(make_task(tmp_path / "v", DATA, {"rows.csv": ROWS})))

@@ -16,6 +16,9 @@ for folder in (REPO / "tests" / "runtime", Path(__file__).resolve().parent):
 
 from search_helpers import TEMPLATES, search_block  # noqa: E402
 
+from mlab.documents.agent import Agent  # noqa: E402
+from mlab.documents.view import thaw  # noqa: E402
+
 
 @pytest.fixture(scope="session")
 def house_build(tmp_path_factory) -> Path:
@@ -41,8 +44,8 @@ def search_agent(house_task):
     research = house_task.build.agent("research")
 
     def make(**overrides):
-        doc = dict(research.doc, search=search_block(**overrides), format_retries=2)
-        return replace(research, doc=doc, templates={**research.templates, **TEMPLATES})
+        doc = dict(thaw(research.view), search=search_block(**overrides), format_retries=2)
+        return replace(research, view=Agent.of(doc), templates={**research.templates, **TEMPLATES})
 
     return make
 

@@ -205,7 +205,7 @@ def test_resume_in_the_middle_of_a_generation_decides_as_the_uninterrupted_run()
 
 def test_evolution_is_found_by_name_with_the_crossover_operator():
     assert policy_class("evolution") is Evolution and "crossover" in Evolution.operators
-    policy = make_policy({"policy": "evolution", "params": PARAMS})
+    policy = make_policy("evolution", PARAMS)
     assert (policy.islands, policy.population, policy.generations) == (2, 2, 3)
 
 

@@ -124,7 +124,7 @@ def test_policies_are_found_by_name():
 
     assert set(POLICY_MODULES) == set(POLICIES) and policy_class("greedy") is Greedy
     assert policy_class("mcts").__name__ == "MCTS" and policy_class("evolution").__name__ == "Evolution"
-    assert make_policy({"policy": "greedy", "params": AIDE}).drafts == 5
+    assert make_policy("greedy", AIDE).drafts == 5
     with pytest.raises(KeyError, match="unknown search policy 'beam'"):
         policy_class("beam")
 

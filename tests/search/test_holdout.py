@@ -42,7 +42,7 @@ def test_the_holdout_overrules_a_gamed_validation_score(task_with_validation_spl
                                                         stand_in_sandbox, tmp_path):
     research = search_agent(select="holdout")
     task = task_with_validation_split
-    agent = type(research)(research.name, research.doc, task.build.agent("research").actions, research.templates,
+    agent = type(research)(research.name, research.view, task.build.agent("research").actions, research.templates,
                            task.build)
     run = Run.create(task, agent, tmp_path / "runs", limits={"steps": 2})
     client = scripted([reply("Claims a tiny error.", predicting(1.0, 10.0)),

@@ -190,7 +190,7 @@ def test_resume_rebuilds_the_visits_and_decides_as_the_uninterrupted_run():
 
 def test_mcts_is_found_by_name_with_the_compiled_parameters():
     assert policy_class("mcts") is MCTS
-    policy = make_policy({"policy": "mcts", "params": PARAMS})
+    policy = make_policy("mcts", PARAMS)
     assert (policy.exploration, policy.children, policy.max_debug_depth, policy.steps) == (1.414, 3, 3, 20)
 
 

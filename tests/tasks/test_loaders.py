@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from task_helpers import REPO
 
+from mlab.documents.view import thaw
 from mlab.cli import main as mlab_main
 from mlab.data.prepare import prepare_data
 from mlab.errors import DataError
@@ -146,7 +147,7 @@ def test_a_multi_table_competition_goes_through_the_tasks_prepare_function(task_
                                                  ("peptides", "peptides"))})
     task = task_of("parkinsons-disease")
     done = prepare_data(task, "full")
-    assert sorted(p.name for p in done.public.iterdir()) == sorted(task.variant("full")["public"])
+    assert sorted(p.name for p in done.public.iterdir()) == sorted(task.variant("full").public)
     train = pd.read_csv(done.public / "train_clinical_data.csv")
     test = pd.read_csv(done.public / "test_clinical_data.csv")
     assert not set(train.patient_id) & set(test.patient_id)  # split by patient
@@ -257,7 +258,7 @@ def test_checksums_printed_by_prepare_are_the_ones_a_task_can_record(task_copy, 
         path.write_text(text)
 
     recorded = task_copy("house-price", record)
-    assert recorded.variant("full")["checksums"] == {line.split('"')[1]: line.split('"')[3] for line in lines}
+    assert dict(recorded.variant("full").checksums) == {line.split('"')[1]: line.split('"')[3] for line in lines}
     assert mlab_main(["prepare", str(recorded.root / "house-price.mlab"), "--data", "full"]) == 0
     assert "checksums: 4 declared, all verified" in capsys.readouterr().out
 

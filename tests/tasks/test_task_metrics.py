@@ -19,20 +19,20 @@ def answers_of(task, prepared) -> pd.DataFrame:
 def submit(tmp_path, task, table: pd.DataFrame) -> object:
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
-    table.to_csv(workspace / task.doc["submission"]["file"], index=False)
+    table.to_csv(workspace / task.view.submission.file, index=False)
     return workspace
 
 
 def known_bad(table: pd.DataFrame, task) -> pd.DataFrame:
     """Predictions far from the answers, in the right format."""
-    metric = task.doc["metric"]["name"]
+    metric = task.view.metric.name
     bad = table.copy()
     if metric == "fathomnet":
         bad["osd"] = 1 - pd.to_numeric(bad["osd"])               # out-of-sample flags reversed
         bad["categories"] = np.roll(bad["categories"].to_numpy(), 1)  # each row its neighbour's categories
                                                                        # (an unknown id would be refused)
         return bad
-    for column in task.doc["metric"]["columns"]:
+    for column in task.view.metric.columns:
         if metric == "accuracy":
             bad[column] = np.roll(bad[column].to_numpy(), 1)   # each row gets its neighbour's label
         elif metric == "dice":
@@ -51,10 +51,10 @@ def better(a: float, b: float, direction: str) -> bool:
 def test_perfect_submission_gets_the_best_score(name, task_of, prepared, tmp_path):
     task = task_of(name)
     done = prepared(name)
-    table = answers_of(task, done)[task.doc["submission"]["columns"]]
+    table = answers_of(task, done)[list(task.view.submission.columns)]
     score = score_workspace(task, "lite", submit(tmp_path, task, table), done.private)
     assert score.failure_mode is None, score.detail
-    assert score.value == pytest.approx(PERFECT[task.doc["metric"]["name"]])
+    assert score.value == pytest.approx(PERFECT[task.view.metric.name])
 
 
 @pytest.mark.parametrize("name", TABULAR)
@@ -63,18 +63,18 @@ def test_known_bad_submission_scores_below_the_recorded_baseline(name, task_of, 
 
     task = task_of(name)
     done = prepared(name)
-    table = answers_of(task, done)[task.doc["submission"]["columns"]]
+    table = answers_of(task, done)[list(task.view.submission.columns)]
     score = score_workspace(task, "lite", submit(tmp_path, task, known_bad(table, task)), done.private)
     assert score.failure_mode is None, score.detail
     baseline = recorded_entry(task, "lite")["value"]
-    assert better(baseline, score.value, task.doc["metric"]["direction"])
+    assert better(baseline, score.value, task.view.metric.direction)
 
 
 @pytest.mark.parametrize("name", TABULAR)
 def test_submission_without_a_scored_column_is_a_format_error(name, task_of, prepared, tmp_path):
     task = task_of(name)
     done = prepared(name)
-    columns = task.doc["submission"]["columns"]
+    columns = list(task.view.submission.columns)
     table = answers_of(task, done)[columns[:-1]]
     score = score_workspace(task, "lite", submit(tmp_path, task, table), done.private)
     assert (score.value, score.failure_mode) == (None, "submission format error")
@@ -85,7 +85,7 @@ def test_submission_without_a_scored_column_is_a_format_error(name, task_of, pre
 def test_submission_missing_rows_is_a_format_error(name, task_of, prepared, tmp_path):
     task = task_of(name)
     done = prepared(name)
-    table = answers_of(task, done)[task.doc["submission"]["columns"]].iloc[1:]
+    table = answers_of(task, done)[list(task.view.submission.columns)].iloc[1:]
     score = score_workspace(task, "lite", submit(tmp_path, task, table), done.private)
     assert score.failure_mode == "submission format error"
     assert "1 of the" in score.detail and "test ids are missing" in score.detail
@@ -102,7 +102,7 @@ def test_no_submission_file_is_said_so(task_of, prepared, tmp_path):
 def test_a_label_outside_the_declared_set_is_a_format_error(task_of, prepared, tmp_path):
     task = task_of("imdb")  # `column "label" label from ["0", "1"]`
     done = prepared("imdb")
-    table = answers_of(task, done)[task.doc["submission"]["columns"]]
+    table = answers_of(task, done)[list(task.view.submission.columns)]
     table.loc[1, "label"] = "positive"
     score = score_workspace(task, "lite", submit(tmp_path, task, table), done.private)
     assert (score.value, score.failure_mode) == (None, "submission format error")

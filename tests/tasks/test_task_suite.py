@@ -33,13 +33,13 @@ def test_every_task_checks_clean(name, capsys):
 
 @pytest.mark.parametrize("name", TASKS)
 def test_every_task_declares_both_variants_its_category_and_metric(name, task_of):
-    doc = task_of(name).doc
-    assert set(doc["data"]) == {"lite", "full"}
-    assert (doc["category"], doc["metric"]["name"]) == EXPECTED[name]
-    assert doc["success"]["improvement"] == pytest.approx(0.10)
-    lite = doc["data"]["lite"]
-    assert lite["limits"]["steps"] <= doc["limits"]["steps"]  # lite runs are shorter
-    assert doc["submission"]["file"] in doc["problem"]
+    view = task_of(name).view
+    assert set(view.data) == {"lite", "full"}
+    assert (view.category, view.metric.name) == EXPECTED[name]
+    assert view.success.improvement == pytest.approx(0.10)
+    lite = view.data["lite"]
+    assert lite.limits.steps <= view.limits.steps  # lite runs are shorter
+    assert view.submission.file in view.problem
 
 
 def test_recorded_baselines_cover_the_untimed_tasks_only():

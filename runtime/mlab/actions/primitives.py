@@ -17,7 +17,7 @@ from mlab.actions.scripts import ScriptSettings, execute_script
 from mlab.actions.tables import describe_table
 from mlab.actions.workspace import Workspace
 from mlab.build import TaskBuild
-
+from mlab.documents.agent import Action
 PrimitiveFunction = Callable[["PrimitiveContext", dict, dict], Observation]
 
 
@@ -55,7 +55,7 @@ class PrimitiveContext:
     research_log: ResearchLog
     scripts: ScriptSettings
     step: int
-    action: dict
+    action: Action
     services: RunServices = field(default_factory=RunServices)
 
 
@@ -110,14 +110,14 @@ class PrimitiveRegistry:
 
 def model_required(name: str) -> PrimitiveFunction:
     def placeholder(ctx, inputs, params) -> Observation:
-        return error(f"the action {ctx.action.get('name', name)!r} needs a language model, and this run "
+        return error(f"the action {ctx.action.name} needs a language model, and this run "
                      "has none (it is driven by a fixed list of actions); use the other actions")
     return placeholder
 
 
 def not_installed(ctx, inputs, params) -> Observation:
     """The placeholder of a primitive that whoever drives the run installs (validate_submission)."""
-    return error(f"the action {ctx.action.get('name')!r} is not available in this run; use the other actions")
+    return error(f"the action {ctx.action.name!r} is not available in this run; use the other actions")
 
 
 def base_registry() -> PrimitiveRegistry:

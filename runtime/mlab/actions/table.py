@@ -16,6 +16,8 @@ from pathlib import Path
 import jsonschema
 
 from mlab.actions.primitives import PrimitiveContext, PrimitiveRegistry, base_registry
+from mlab.documents.agent import Action, Actions
+from mlab.documents.view import thaw
 from mlab.observation import ActionFailed, Observation, error
 from mlab.actions.workspace import PathRefused
 
@@ -36,26 +38,26 @@ class ActionRejected(Exception):
 class PreparedAction:
     """A resolved action with its validated input, ready to run."""
 
-    action: dict
+    action: Action
     inputs: dict
 
     @property
     def name(self) -> str:
-        return self.action["name"]
+        return self.action.name
 
     @property
     def primitive(self) -> str:
-        return self.action["primitive"]
+        return self.action.primitive
 
 
 class ActionTable:
     """The actions of one agent, shown and hidden, by name, and the primitives they run
     (this table's own registry: what the agent loop installs there stays with this table)."""
 
-    def __init__(self, document: dict, primitives: PrimitiveRegistry | None = None):
-        self.document = document
+    def __init__(self, table: Actions, primitives: PrimitiveRegistry | None = None):
+        self.table = table
         self.primitives = primitives if primitives is not None else base_registry()
-        self.actions: dict[str, dict] = {a["name"]: a for a in document["actions"]}
+        self.actions: dict[str, Action] = {a.name: a for a in table.actions}
         folded: dict[str, list[str]] = {}
         for name in self.actions:
             folded.setdefault(fold(name), []).append(name)
@@ -63,12 +65,12 @@ class ActionTable:
         self._validators = {}
 
     def names(self, shown_only: bool = False) -> list[str]:
-        return [a["name"] for a in self.document["actions"] if a["shown"] or not shown_only]
+        return [a.name for a in self.table.actions if a.shown or not shown_only]
 
-    def usage(self, action: dict) -> str:
-        return f"Action: {action['name']}\nAction Input: {action['usage']}"
+    def usage(self, action: Action) -> str:
+        return f"Action: {action.name}\nAction Input: {action.usage}"
 
-    def lookup(self, given: object) -> dict:
+    def lookup(self, given: object) -> Action:
         if not isinstance(given, str) or not given.strip():
             raise ActionRejected("no action was named; " + self._valid_names())
         name = given.strip()
@@ -99,9 +101,9 @@ class ActionTable:
         return PreparedAction(action, inputs)
 
     # -- input handling ------------------------------------------------------------------
-    def _coerce(self, action: dict, given: object) -> dict:
-        declared = {spec["name"]: spec for spec in action["inputs"]}
-        required = [spec["name"] for spec in action["inputs"] if spec["required"]]
+    def _coerce(self, action: Action, given: object) -> dict:
+        declared = {spec.name: spec for spec in action.inputs}
+        required = [spec.name for spec in action.inputs if spec.required]
         if given is None or (isinstance(given, str) and not given.strip()):
             given = {}
         if isinstance(given, str):
@@ -131,10 +133,10 @@ class ActionTable:
             if name is None or name in inputs:
                 extra.append(str(key))
                 continue
-            inputs[name] = coerce_value(value, declared[name]["type"])
+            inputs[name] = coerce_value(value, declared[name].type)
         for name, spec in declared.items():
-            if name not in inputs and not spec["required"] and "default" in spec:
-                inputs[name] = spec["default"]
+            if name not in inputs and not spec.required and spec.has_default:
+                inputs[name] = thaw(spec.default)
         missing = [name for name in required if name not in inputs]
         problems = []
         if missing:
@@ -143,22 +145,22 @@ class ActionTable:
             problems.append("unknown field" + ("s " if len(extra) > 1 else " ")
                             + ", ".join(repr(e) for e in extra) + f" (this action takes: {', '.join(declared) or 'nothing'})")
         if problems:
-            raise ActionRejected(f"the input of {action['name']} is wrong: " + "; ".join(problems))
+            raise ActionRejected(f"the input of {action.name} is wrong: " + "; ".join(problems))
         return inputs
 
-    def _validate(self, action: dict, inputs: dict) -> None:
-        validator = self._validators.get(action["name"])
+    def _validate(self, action: Action, inputs: dict) -> None:
+        validator = self._validators.get(action.name)
         if validator is None:
-            schema = action["input_schema"]
+            schema = thaw(action.input_schema)   # a JSON Schema, as jsonschema takes it
             validator = jsonschema.validators.validator_for(schema)(schema)
-            self._validators[action["name"]] = validator
+            self._validators[action.name] = validator
         errors = sorted(validator.iter_errors(inputs), key=lambda e: list(map(str, e.absolute_path)))
         if errors:
             described = []
             for problem in errors[:5]:
                 where = "/".join(map(str, problem.absolute_path))
                 described.append(f"{where}: {problem.message}" if where else problem.message)
-            raise ActionRejected(f"the input of {action['name']} is wrong: " + "; ".join(described))
+            raise ActionRejected(f"the input of {action.name} is wrong: " + "; ".join(described))
 
     # -- running -------------------------------------------------------------------------
     def run(self, prepared: PreparedAction, context: PrimitiveContext) -> Observation:
@@ -168,10 +170,10 @@ class ActionTable:
             return error(f"the action {prepared.name!r} uses the primitive {prepared.primitive!r}, which "
                          "this runtime does not have (the build is newer than the runtime?)")
         params = dict(primitive.params)
-        params.update(prepared.action.get("params") or {})
+        params.update(thaw(prepared.action.params))
         try:
             # inputs the action binds to constants (`does prim(input = value)`); the agent gives none
-            inputs = {**prepared.inputs, **(prepared.action.get("bound") or {})}  # a bound input always wins
+            inputs = {**prepared.inputs, **thaw(prepared.action.bound)}  # a bound input always wins
             return primitive.run(context, inputs, params)
         except (ActionFailed, PathRefused) as problem:
             return error(str(problem))

@@ -10,28 +10,28 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-
+from mlab.documents.agent import Action, Section
 def task_view(task) -> dict:
-    """The `task` object of the templates, from a TaskBuild or a task.yaml document."""
-    doc = getattr(task, "doc", task)
-    submission = doc.get("submission") or {}
-    metric = doc.get("metric") or {}
-    return {"name": doc["name"], "title": doc["title"], "problem": doc["problem"],
-            "submission_file": submission.get("file"), "submission_columns": list(submission.get("columns") or []),
-            "metric": metric.get("name"), "direction": metric.get("direction")}
+    """The `task` object of the templates, from a TaskBuild or its view (mlab.documents.Task)."""
+    view = getattr(task, "view", task)
+    submission = view.submission
+    return {"name": view.name, "title": view.title, "problem": view.problem,
+            "submission_file": submission.file if submission else None,
+            "submission_columns": list(submission.columns) if submission else [],
+            "metric": view.metric.name, "direction": view.metric.direction}
 
 
-def action_view(action: dict) -> dict:
+def action_view(action: Action) -> dict:
     """One action-table entry as the tools template sees it."""
-    return {"name": action["name"], "description": action["description"], "usage": action["usage"],
-            "returns": action["returns"]}
+    return {"name": action.name, "description": action.description, "usage": action.usage,
+            "returns": action.returns}
 
 
-def tool_action_view(action: dict) -> dict:
+def tool_action_view(action: Action) -> dict:
     """One action-table entry as a tool agent's tools template sees it (with its tool name)."""
     from mlab.models.offline import tool_name
 
-    return dict(action_view(action), tool_name=action.get("tool_name") or tool_name(action["name"]))
+    return dict(action_view(action), tool_name=action.tool_name or tool_name(action.name))
 
 
 def history_step_view(record: dict) -> dict:
@@ -59,13 +59,13 @@ def prompt_context(*, task, tools: str, tool_names: list[str], reply_format: str
             "retrieved": retrieved, "step": int(step), "max_steps": int(max_steps)}
 
 
-def tools_context(*, actions: Iterable[dict]) -> dict:
+def tools_context(*, actions: Iterable[Action]) -> dict:
     return {"actions": [action_view(a) for a in actions]}
 
 
-def reply_format_context(*, format: str, sections: list[dict]) -> dict:
-    return {"format": format, "sections": [{"name": s["name"], "kind": s["kind"], "role": s.get("role"),
-                                            "instruction": s["instruction"]} for s in sections]}
+def reply_format_context(*, format: str, sections: Iterable[Section]) -> dict:
+    return {"format": format, "sections": [{"name": s.name, "kind": s.kind, "role": s.role,
+                                            "instruction": s.instruction} for s in sections]}
 
 
 def history_context(*, steps: Iterable[dict]) -> dict:
@@ -133,11 +133,11 @@ def turn_context(*, step: int, max_steps: int, retrieved: str, research_log: str
             "task": task_view(task)}
 
 
-def tools_tools_context(*, actions: Iterable[dict], mode: str) -> dict:
+def tools_tools_context(*, actions: Iterable[Action], mode: str) -> dict:
     return {"actions": [tool_action_view(a) for a in actions], "mode": mode}
 
 
-def fallback_reply_format_context(*, format: str, sections: list[dict]) -> dict:
+def fallback_reply_format_context(*, format: str, sections: Iterable[Section]) -> dict:
     return reply_format_context(format=format, sections=sections)
 
 

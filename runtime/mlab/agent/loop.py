@@ -40,18 +40,18 @@ class AgentLoop:
         self.should_stop = should_stop or (lambda: False)
         self.view = run.agent.view
         self.templates = Templates(run.agent.templates)
-        actions = run.agent.actions["actions"]
-        self.action_names = [a["name"] for a in actions]
-        shown = [a for a in actions if a["shown"]]
-        self.tool_names = [a["name"] for a in shown]
+        actions = run.agent.actions.actions
+        self.action_names = [a.name for a in actions]
+        shown = [a for a in actions if a.shown]
+        self.tool_names = [a.name for a in shown]
         self.reply_format = self.view.reply
         self.tool_steps = None
-        if self.reply_format["format"] == "tools":  # a tool agent: its steps are ToolSteps'
+        if self.reply_format.format == "tools":  # a tool agent: its steps are ToolSteps'
             self.tools_text = self.reply_format_text = ""
         else:
             self.tools_text = self.templates.render("tools", **C.tools_context(actions=shown))
-            self.reply_format_text = self.templates.render("reply_format",
-                                                           **C.reply_format_context(**self.reply_format))
+            self.reply_format_text = self.templates.render("reply_format", **C.reply_format_context(
+                format=self.reply_format.format, sections=self.reply_format.sections))
         self.usage = Usage.from_records(run.records)
         # every model call of the run (helper actions, summaries and hooks too) is checked against the
         # run's token and cost limits before it is made, and charged as it is made
@@ -62,7 +62,7 @@ class AgentLoop:
             for number, text in ((record.get("model") or {}).get("summaries") or {}).items():
                 self.summaries[int(number)] = text
         run.services.models, run.services.templates, run.services.task = client, self.templates, run.task
-        if self.reply_format["format"] == "tools":
+        if self.reply_format.format == "tools":
             self.tool_steps = ToolSteps(self, no_tools=no_tools)
 
     # -- the prompt ----------------------------------------------------------------------
@@ -71,8 +71,8 @@ class AgentLoop:
         records = self.run.records[-window:] if window else []
         views = []
         # a tool call's step in text: its action and input under the fallback's section names
-        named = [(s["name"], s["kind"]) for s in (self.reply_format.get("fallback") or {}).get("sections") or []
-                 if s["kind"] in ("action", "json")]
+        fallback = self.reply_format.fallback
+        named = [(s.name, s.kind) for s in (fallback.sections if fallback else ()) if s.kind in ("action", "json")]
         for record in records:
             view = C.history_step_view(record)
             view["observation"] = self.observation_for_history(record, pending_calls)
@@ -106,9 +106,9 @@ class AgentLoop:
 
     def _plan_text(self) -> str:
         """The latest plan section (by role), for research-log retrieval."""
-        sections = list(self.reply_format["sections"]) + list((self.reply_format.get("fallback") or {}).get("sections")
-                                                              or [])
-        plan = [s["name"] for s in sections if s.get("role") == "plan"]
+        fallback = self.reply_format.fallback
+        sections = [*self.reply_format.sections, *(fallback.sections if fallback else ())]
+        plan = [s.name for s in sections if s.role == "plan"]
         for record in reversed(self.run.records):
             reply = (record.get("model") or {}).get("reply") or {}
             for name in plan:
@@ -123,10 +123,10 @@ class AgentLoop:
         step, so that its model call is recorded in a trace record: a run stopped between two
         steps then loses nothing, and on resume the summary is made exactly once.
         """
-        if "append_summary" in self.view.after_step and self.run.records:
+        if "append_summary" in self.view.hooks.after_step and self.run.records:
             self.append_summary_of(self.run.records[-1], calls)
         retrieved = ""
-        if "retrieve_log" in self.view.before_step and self.run.research_log.text().strip():
+        if "retrieve_log" in self.view.hooks.before_step and self.run.research_log.text().strip():
             prompt = self.templates.render("retrieve_log", **C.retrieve_log_context(
                 current_plan=self._plan_text(), research_log=self.run.research_log.text(), task=self.run.task))
             call = self.client.complete("fast", prompt, purpose="retrieve_log")

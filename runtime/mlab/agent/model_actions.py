@@ -25,9 +25,9 @@ DIFF_SHOWN_CHARS = 6000
 def _call(ctx, template: str, purpose: str, **variables) -> str:
     services = ctx.services
     if services.models is None:
-        raise ActionFailed(f"the action {ctx.action.get('name')!r} needs a language model, and this run has none")
+        raise ActionFailed(f"the action {ctx.action.name!r} needs a language model, and this run has none")
     prompt = services.templates.render(template, **C.BUILDERS[template](**variables))
-    tier = ctx.action.get("tier") or "main"
+    tier = ctx.action.tier or "main"
     try:
         call = services.models.complete(tier, prompt, purpose=purpose)
     except BudgetSpent as spent:  # the run's budget ran out in the middle of the action: it stops here

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from mlab.models.decode import MAX_REPLY_CHARS, has_non_finite
 from mlab.standard_json import MAX_JSON_DEPTH
 from mlab.bounded_json import balanced as _balanced
+from mlab.documents.agent import Reply, Section, TextReply
 
 
 class ReplyError(Exception):
@@ -102,22 +103,22 @@ def _header_pattern(name: str) -> str:
     return rf"^[ \t>#*_-]*{re.escape(name)}[ \t*_]*:[ \t*_]*"
 
 
-def labelled_sections(text: str, sections: list[dict]) -> dict[str, str]:
+def labelled_sections(text: str, sections: tuple[Section, ...]) -> dict[str, str]:
     """The `Name:` sections found in a text (name → text up to the next found section)."""
     found = []
     for section in sections:
-        match = re.search(_header_pattern(section["name"]), text, re.M | re.I)
+        match = re.search(_header_pattern(section.name), text, re.M | re.I)
         if match:
             found.append((match.start(), match.end(), section))
     found.sort(key=lambda item: item[0])
     values: dict[str, str] = {}
     for i, (start, end, section) in enumerate(found):
         stop = found[i + 1][0] if i + 1 < len(found) else len(text)
-        values[section["name"]] = text[end:stop].strip()
+        values[section.name] = text[end:stop].strip()
     return values
 
 
-def parse_text_sections(text: str, sections: list[dict], required: bool = False) -> dict[str, str]:
+def parse_text_sections(text: str, sections: tuple[Section, ...], required: bool = False) -> dict[str, str]:
     """A tool agent's text sections from its message's text, in declared order. A text without
     any `Name:` label counts as the first section's; with `required`, a ReplyError names the
     sections missing."""
@@ -126,28 +127,28 @@ def parse_text_sections(text: str, sections: list[dict], required: bool = False)
                          "a reply may hold")
     values = labelled_sections(text, sections)
     if not values and text.strip() and sections:
-        values = {sections[0]["name"]: text.strip()}
-    missing = [s["name"] for s in sections if not values.get(s["name"])]
+        values = {sections[0].name: text.strip()}
+    missing = [s.name for s in sections if not values.get(s.name)]
     if required and missing:
         listed = ", ".join(f"'{m}:'" for m in missing)
         raise ReplyError(f"the reply's text has no {listed} section; write every section before the tool call")
-    return {s["name"]: values.get(s["name"], "") for s in sections}
+    return {s.name: values.get(s.name, "") for s in sections}
 
 
-def parse_sections(text: str, sections: list[dict], actions: list[str]) -> ParsedReply:
+def parse_sections(text: str, sections: tuple[Section, ...], actions: list[str]) -> ParsedReply:
     values = labelled_sections(text, sections)
-    action_section = next(s for s in sections if s["kind"] == "action")
-    input_section = next(s for s in sections if s["kind"] == "json")
-    missing = [s["name"] for s in (action_section, input_section) if s["name"] not in values]
+    action_section = next(s for s in sections if s.kind == "action")
+    input_section = next(s for s in sections if s.kind == "json")
+    missing = [s.name for s in (action_section, input_section) if s.name not in values]
     if missing:
         listed = ", ".join(f"'{m}:'" for m in missing)
         raise ReplyError(f"the reply has no {listed} line; every reply must name one action and give its input")
-    action_text = values[action_section["name"]].splitlines()[0] if values[action_section["name"]] else ""
+    action_text = values[action_section.name].splitlines()[0] if values[action_section.name] else ""
     action = resolve_action(action_text, actions)
-    payload = parse_json_lenient(values[input_section["name"]])
+    payload = parse_json_lenient(values[input_section.name])
     if not isinstance(payload, dict):
         raise ReplyError("the action input must be a JSON object such as {\"name\": \"value\"}")
-    ordered = {s["name"]: values.get(s["name"], "") for s in sections}
+    ordered = {s.name: values.get(s.name, "") for s in sections}
     return ParsedReply(ordered, action, payload)
 
 
@@ -160,34 +161,34 @@ def _dig(document: dict, path: str):
     return node
 
 
-def parse_json_reply(text: str, fields: list[dict], actions: list[str]) -> ParsedReply:
+def parse_json_reply(text: str, fields: tuple[Section, ...], actions: list[str]) -> ParsedReply:
     document = parse_json_lenient(text)
     if not isinstance(document, dict):
         raise ReplyError("the reply must be one JSON object")
-    action_field = next(f for f in fields if f["kind"] == "action")
-    input_field = next(f for f in fields if f["kind"] == "json")
-    name = _dig(document, action_field["name"])
+    action_field = next(f for f in fields if f.kind == "action")
+    input_field = next(f for f in fields if f.kind == "json")
+    name = _dig(document, action_field.name)
     if not isinstance(name, str) or not name.strip():
-        raise ReplyError(f"the reply has no action name at {action_field['name']!r}")
+        raise ReplyError(f"the reply has no action name at {action_field.name!r}")
     action = resolve_action(name, actions)
-    payload = _dig(document, input_field["name"])
+    payload = _dig(document, input_field.name)
     if payload is None:
         payload = {}
     if isinstance(payload, str):
         payload = parse_json_lenient(payload) if payload.strip() else {}
     if not isinstance(payload, dict):
-        raise ReplyError(f"{input_field['name']!r} must be a JSON object of the action's inputs")
+        raise ReplyError(f"{input_field.name!r} must be a JSON object of the action's inputs")
     values = {}
     for field in fields:
-        value = _dig(document, field["name"])
-        values[field["name"]] = value if isinstance(value, str) else json.dumps(value) if value is not None else ""
+        value = _dig(document, field.name)
+        values[field.name] = value if isinstance(value, str) else json.dumps(value) if value is not None else ""
     return ParsedReply(values, action, payload)
 
 
-def parse_reply(text: str, reply_format: dict, actions: list[str]) -> ParsedReply:
+def parse_reply(text: str, reply_format: Reply | TextReply, actions: list[str]) -> ParsedReply:
     """Parse `text` per the compiled reply format ({"format": ..., "sections": [...]})."""
     if not isinstance(text, str) or not text.strip():
         raise ReplyError("the reply is empty")
-    if reply_format["format"] == "json":
-        return parse_json_reply(text, reply_format["sections"], actions)
-    return parse_sections(text, reply_format["sections"], actions)
+    if reply_format.format == "json":
+        return parse_json_reply(text, reply_format.sections, actions)
+    return parse_sections(text, reply_format.sections, actions)

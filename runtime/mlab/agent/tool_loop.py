@@ -30,6 +30,8 @@ from mlab.models.decode import MAX_ARGUMENT_CHARS, object_arguments, refusal
 from mlab.models.errors import ToolsRefused
 from mlab.models.offline import tool_definition
 from mlab.text import bound_text
+from mlab.documents.agent import Action
+from mlab.documents.view import thaw
 from mlab.trace import PREVIEW_CHARS
 
 ONE_PER_STEP = ("Not run: this agent takes one action per step, and only the first tool call of the reply "
@@ -62,9 +64,10 @@ class ToolReplyError(Exception):
         self.per_call = per_call  # tool_call_id -> error; None: answer with a user message
 
 
-def tool_of(action: dict) -> dict:
-    """The tool an action is sent as (see mlab.models.offline.tool_definition)."""
-    return tool_definition(action)
+def tool_of(action: Action) -> dict:
+    """The tool an action is sent as: the table's own, or one made as mlabc makes it for an entry
+    from before tool calling (mlab.models.offline.tool_definition, which reads run copies too)."""
+    return thaw(action.tool) if action.tool else tool_definition(thaw(action))
 
 
 def echoed(message: dict, inputs: dict | None = None) -> dict:
@@ -136,17 +139,17 @@ class ToolSteps:
         self.loop = loop
         run = loop.run
         reply = loop.reply_format
-        self.sections = [s for s in reply.get("sections") or [] if s.get("kind", "text") == "text"]
-        self.required = bool(reply.get("sections_required"))
-        self.tool_choice = reply.get("tool_choice") or "required"
-        self.parallel = reply.get("parallel") or "off"
-        self.fallback = reply.get("fallback")
-        shown = [a for a in run.agent.actions["actions"] if a["shown"]]
+        self.sections = [s for s in reply.sections if s.kind == "text"]
+        self.required = reply.sections_required
+        self.tool_choice = reply.tool_choice or "required"
+        self.parallel = reply.parallel or "off"
+        self.fallback = reply.fallback
+        shown = [a for a in run.agent.actions.actions if a.shown]
         self.shown = shown
         self.tools = [tool_of(a) for a in shown]
         self.offered = [t["function"]["name"] for t in self.tools]
         # a hidden action is not offered but can be called, as a text agent can name it
-        self.by_tool = {tool_of(a)["function"]["name"]: a["name"] for a in run.agent.actions["actions"]}
+        self.by_tool = {tool_of(a)["function"]["name"]: a.name for a in run.agent.actions.actions}
         self.templates = loop.templates
         self.mode, self.reason = "tools", None
         for record in reversed(run.records):  # a run that fell back continues in its fallback
@@ -165,7 +168,7 @@ class ToolSteps:
 
     # -- the fixed parts of the conversation ---------------------------------------------
     def _fall_back(self, reason: str) -> None:
-        self.mode, self.reason, self._reason_recorded = self.fallback["format"], reason, False
+        self.mode, self.reason, self._reason_recorded = self.fallback.format, reason, False
 
     def _render_fixed(self) -> None:
         loop, run = self.loop, self.loop.run
@@ -173,15 +176,15 @@ class ToolSteps:
         tools_text = self.templates.render("tools", **C.tools_tools_context(actions=self.shown, mode=mode)) \
             if self.templates.has("tools") else ""
         if mode == "tools":
-            shown_tools = tools_text if loop.reply_format.get("list_tools") else ""
+            shown_tools = tools_text if loop.reply_format.list_tools else ""
             names = list(self.offered)
             format_text = self.templates.render("reply_format", **C.reply_format_context(
                 format="tools", sections=self.sections)) if self.templates.has("reply_format") else ""
         else:
-            shown_tools, names = tools_text, [a["name"] for a in self.shown]
+            shown_tools, names = tools_text, [a.name for a in self.shown]
             template = "fallback_reply_format" if self.templates.has("fallback_reply_format") else "reply_format"
             format_text = self.templates.render(template, **C.fallback_reply_format_context(
-                format=self.fallback["format"], sections=self.fallback["sections"]))
+                format=self.fallback.format, sections=self.fallback.sections))
         self.tool_names, self.format_text = names, format_text
         self.system = self.templates.render("prompt", **C.tools_prompt_context(
             task=run.task, tools=shown_tools, tool_names=names, reply_format=format_text,
@@ -424,7 +427,7 @@ class ToolSteps:
         loop = self.loop
         calls: list[dict] = []
         loop.run.services.calls = calls
-        if "append_summary" in loop.view.after_step and loop.run.records:
+        if "append_summary" in loop.view.hooks.after_step and loop.run.records:
             loop.append_summary_of(loop.run.records[-1], calls)
         exchange = {"format": "tools", "response": "", "reply": {}, "calls": calls, "format_errors": [],
                     "summaries": {}, "stable_prefix_chars": 0}
@@ -465,7 +468,7 @@ class ToolSteps:
         sent = list(messages)
         errors: list[str] = []
         response = ""
-        names = [a["name"] for a in self.loop.run.agent.actions["actions"]]
+        names = [a.name for a in self.loop.run.agent.actions.actions]
         for attempt in range(self.loop.view.format_retries + 1):
             call = self.loop.client.chat("main", sent)
             calls.append(dict(call.to_json(), prompt=conversation_text(sent[len(messages) - 1:]) if attempt else None))

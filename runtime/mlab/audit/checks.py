@@ -107,10 +107,10 @@ def first_messages(task, agent) -> str:
     from mlab.agent.prompting import Templates
 
     templates = Templates(agent.templates)
-    steps = int(task.view.limits.get("steps") or 0)
-    if agent.doc.get("search"):
+    steps = task.view.limits.steps or 0
+    if agent.view.search:
         return task.view.problem or ""
-    if (agent.doc.get("reply") or {}).get("format") == "tools":
+    if agent.view.reply and agent.view.reply.format == "tools":
         system = templates.render("prompt", **C.tools_prompt_context(
             task=task, tools="", tool_names=[], reply_format="", max_steps=steps))
         problem = templates.render("problem", **C.problem_context(task=task)) if templates.has("problem") \
@@ -143,9 +143,9 @@ def baseline_findings(run, report: AuditReport) -> list[str]:
 
     task, variant = run.task, run.meta["data"]["variant"]
     declared = task.view.baseline
-    if declared["kind"] == "value":
-        report.baseline = float(declared["value"])
-        report.notes.append(f"declared baseline {declared['value']} because {declared['reason']!r}: "
+    if declared.kind == "value":
+        report.baseline = float(declared.value)
+        report.notes.append(f"declared baseline {declared.value} because {declared.reason!r}: "
                             "the starter is deliberately incomplete")
         return []
     if task.view.metric.timed:

@@ -59,7 +59,7 @@ def probe_items(task, prefixes: int = 8, seed: int = 0) -> list[Item]:
     """The canary question, then each prefix followed by its shuffled control, in asking order."""
     from mlab.run.canary import canary_guid, canary_line
 
-    version = int(task.doc.get("version", 1))
+    version = task.view.version
     line, guid = canary_line(task.name, version), canary_guid(task.name, version)
     cut = line.index(guid) + CANARY_KEEP
     items = [Item("canary", "canary", INSTRUCTION + line[:cut], guid[CANARY_KEEP:])]

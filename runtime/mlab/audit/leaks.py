@@ -32,12 +32,12 @@ def _answer_names(answers: list[str]) -> set[str]:
     return names | {f"{a}s" for a in names}
 
 
-def leak_findings(variant: dict, public: Path, private: Path) -> list[str]:
+def leak_findings(variant, public: Path, private: Path) -> list[str]:
     """What in the public files reveals the private answers (empty when nothing does)."""
     findings: list[str] = []
-    answers = list(variant.get("answers") or [])
-    id_column = variant.get("id")
-    shared = set(variant["public"]) & set(variant.get("private") or [])
+    answers = list(variant.answers)
+    id_column = variant.id
+    shared = set(variant.public) & set(variant.private)
     findings += _copied_files(public, private, shared)
     if not answers:
         return findings
@@ -66,12 +66,12 @@ def leak_findings(variant: dict, public: Path, private: Path) -> list[str]:
     return findings
 
 
-def _answers(variant: dict, private: Path):
-    hidden = list(variant.get("private") or [])
+def _answers(variant, private: Path):
+    hidden = list(variant.private)
     if not hidden or Path(hidden[0]).suffix.lower() not in TABLE_SUFFIXES or not (private / hidden[0]).is_file():
         return None
     table = read_table(private / hidden[0])
-    needed = [variant.get("id"), *variant["answers"]]
+    needed = [variant.id, *variant.answers]
     return table if all(c in table.columns for c in needed) else None
 
 

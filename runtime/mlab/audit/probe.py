@@ -59,10 +59,9 @@ def probe_targets(run, prepared_folder: Path) -> list[tuple[str, str]]:
                 ("the task's build", task.build.dir), ("the installed task data (mlabc/tasks)", tasks_dir()),
                 ("the compiler package", Path(mlabc.__file__).parent)]
     variant = task.variant(run.meta["data"]["variant"])
-    source = variant["source"]
-    for rel in filter(None, [source.get("file"), source.get("value") if source["kind"] in ("csv", "parquet",
-                                                                                               "folder") else None,
-                             (variant.get("prepare") or {}).get("file")]):
+    source = variant.source
+    for rel in filter(None, [source.file, source.value if source.kind in ("csv", "parquet", "folder") else None,
+                             variant.prepare.file if variant.prepare else None]):
         targets.append((f"the task's data source {rel}", task.root / rel))
     checkout = checkout_root()
     if checkout is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from mlab.cli import args as shared
+from mlab.documents.view import thaw
 from mlab.errors import EXIT_OK
 
 
@@ -18,13 +19,13 @@ def _listing() -> dict:
     tasks = []
     for name in build.task_names:
         task = build.task(name)
-        doc = task.doc
-        hardware = doc["hardware"]
-        tasks.append({"name": name, "category": doc["category"], "metric": doc["metric"]["name"],
-                      "data": sorted(doc["data"]), "cpus": hardware["cpus"], "gpus": hardware["gpus"],
-                      "gpus_required": bool(hardware["gpus_required"]), "requires": list(doc.get("requires") or []),
-                      "demonstration": bool(task.view.demo), "version": int(doc.get("version", 1)),
-                      "issues": list(doc.get("issues") or [])})
+        view = task.view
+        hardware = view.hardware
+        tasks.append({"name": name, "category": view.category, "metric": view.metric.name,
+                      "data": sorted(view.data), "cpus": hardware.cpus, "gpus": hardware.gpus,
+                      "gpus_required": hardware.gpus_required, "requires": list(view.requires),
+                      "demonstration": bool(view.demo), "version": view.version,
+                      "issues": thaw(view.issues)})
     agents = []
     # `mlab run --agent NAME` takes the standard external agents on any task (they join its build),
     # so they are listed too, after the build's own agents
@@ -32,20 +33,15 @@ def _listing() -> dict:
     sources = [(build, name) for name in build.agent_names] + \
         [(std, name) for name in (std.agent_names if std is not None else []) if name not in build.agent_names]
     for owner, name in sources:
-        doc = owner.agent(name).doc
+        view = owner.agent(name).view
+        search, external = view.search, view.external   # external: an agent from outside mlab, no actions
         # a tree-search agent has no reply format of its own (reply is null): its policy says what it is
-        form = doc["reply"]["format"] if doc.get("reply") else \
-            f"search {(doc.get('search') or {}).get('policy', '')}".strip()
-        search = doc.get("search")
-        external = doc.get("external")  # an agent from outside mlab: a command, no actions
-        kind = "external" if external else "search" if search else "linear"
-        if external:
-            form = "external"
-        agents.append({"name": name, "kind": kind, "reply_format": form,
-                       "dialect": (external.get("dialect") or "chat") if external else None,
-                       "actions_shown": None if search or external else len(doc["shown"]),  # a search calls no actions
-                       "nodes_at_once": search.get("parallel", 1) if search else None,
-                       "main_model": doc["models"]["main"]["default"]})
+        form = "external" if external else view.reply.format if view.reply else f"search {search.policy}"
+        agents.append({"name": name, "kind": "linear" if view.kind == "loop" else view.kind, "reply_format": form,
+                       "dialect": (external.dialect or "chat") if external else None,
+                       "actions_shown": None if search or external else len(view.shown),  # a search calls no actions
+                       "nodes_at_once": search.parallel if search else None,
+                       "main_model": view.models.main.default})
     # Experiments are found by name, as `mlab sweep` finds them: some (paper-table) live in the
     # standard library, which the tasks' build holds only when a task file uses it.
     experiments = sorted(set(build.manifest["experiments"]) | set(experiment_names()))

@@ -41,9 +41,9 @@ def main(args) -> int:
         print(f"# SHA-256 of {what}; to record them, paste into the `data {args.data} {{ ... }}` block of "
               f"task {task.name} (in {task.root}):")
         print("\n".join(lines))
-    elif variant["checksums"]:
-        print(f"  checksums: {len(variant['checksums'])} declared, all verified")
-    elif variant["source"]["kind"] in REMOTE_SOURCES:
+    elif variant.checksums:
+        print(f"  checksums: {len(variant.checksums)} declared, all verified")
+    elif variant.source.kind in REMOTE_SOURCES:
         print(f"  checksums: none declared; `mlab prepare {task.name} --data {args.data} --checksums` prints "
               f"them for the task")
     for name in args.agent:
@@ -65,15 +65,15 @@ def install_agent(task, name: str, python: str | None, build: Path | None) -> Pa
     if name not in task.build.agent_names and build is None:
         task = with_std_external(task)  # as `mlab run --agent NAME` finds the standard external agents
     agent = task.build.agent(name)
-    spec = agent.doc.get("external")
+    spec = agent.view.external
     if spec is None:
         raise UsageError(f"agent {name} is not an external agent: it has nothing to install")
     node, interpreter = agent_node(agent), agent_python(agent)
     try:
-        folder = prepare_environment(name, list(spec.get("requires") or []),
+        folder = prepare_environment(name, list(spec.requires),
                                      interpreter.path if interpreter else (python or sys.executable),
-                                     say=lambda line: print(line, flush=True), no_deps=list(spec.get("no_deps") or []),
-                                     npm=list(spec.get("npm") or []), node=node)
+                                     say=lambda line: print(line, flush=True), no_deps=list(spec.no_deps),
+                                     npm=list(spec.npm), node=node)
     except AgentEnvironmentError as problem:
         print(problem.output[-4000:], file=sys.stderr)   # the installer's own words, for the log
         raise MlabError(f"agent {name} not installed: {problem}") from None

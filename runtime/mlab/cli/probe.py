@@ -39,7 +39,7 @@ def main(args) -> int:
         figures = run_probe(task, client, args.prefixes, args.seed)
     except ModelError as problem:
         raise MlabError(f"probe of {args.model} on task {task.name}: {problem}") from None
-    document = {"task": task.name, "task_version": int(task.doc.get("version", 1)), "model": args.model,
+    document = {"task": task.name, "task_version": task.view.version, "model": args.model,
                 "seed": args.seed, **figures}
     if args.output:
         try:

@@ -170,11 +170,11 @@ def _new_run(args):
     task = resolve_task(args.task, Path(args.build) if args.build else None)
     task, agent = _task_and_agent(args, task)
     no_tools = bool(getattr(args, "no_tools", False))
-    if no_tools and agent.doc["reply"] and agent.doc["reply"].get("format") == "tools" \
-            and not agent.doc["reply"].get("fallback"):
+    reply = agent.view.reply
+    if no_tools and reply and reply.format == "tools" and not reply.fallback:
         raise UsageError(f"--no-tools: agent {agent.name} declares no fallback format (respond tools {{ fallback "
                          "... }}), so it cannot run without tools")
-    tiers = resolve_models(agent.doc, args.model, args.fast_model, args.edit_model, args.api_base)
+    tiers = resolve_models(agent.view, args.model, args.fast_model, args.edit_model, args.api_base)
     check_models(args, task, agent, tiers)
     from mlab.models.client import import_litellm
 
@@ -228,7 +228,7 @@ def main(args) -> int:
     if outcome is None or outcome.end_reason == "interrupted":
         print(f"stopped: the run is resumable with `mlab run --resume {run.dir}`", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if demo and not run.agent.doc.get("search") and not run.agent.doc.get("external"):
+    if demo and run.agent.view.kind == "loop":
         outcome = demonstration_verdict(run, outcome)
     result = _score(run, outcome, config, demo)
     if getattr(args, "json", False):  # the result document, last, on stdout (mlab.cli.args.print_json)
@@ -253,12 +253,12 @@ def _drive_until_done(run, client, config: dict, display):
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
-        if run.agent.doc.get("external"):  # an agent from outside mlab: its command in the sandbox
+        if run.agent.view.external:  # an agent from outside mlab: its command in the sandbox
             from mlab.external.runner import ExternalRunner
 
             return ExternalRunner(run, client, should_stop=lambda: stop["asked"],
                                   on_exchange=display.exchange).run_until_done()
-        if run.agent.doc.get("search"):  # a tree-search agent runs in the search engine, not the loop
+        if run.agent.view.search:  # a tree-search agent runs in the search engine, not the loop
             from mlab.search.engine import SearchEngine
 
             return SearchEngine(run, client, on_node=display.step, should_stop=lambda: stop["asked"]).run_until_done()
@@ -275,7 +275,7 @@ def _drive_until_done(run, client, config: dict, display):
 def _score(run, outcome, config: dict, demo: bool) -> dict:
     """The submission scored into result.json and printed, with what differs from the run it reproduces."""
     print("scoring the submission...", file=sys.stderr, flush=True)
-    if run.agent.doc.get("search"):
+    if run.agent.view.search:
         from mlab.search.engine import write_search_result as write_result
     else:
         from mlab.scoring.result import write_result

@@ -100,7 +100,7 @@ def plan_document(experiment: Experiment, specs: list[RunSpec], folder: SweepFol
         work = to_do.get(spec.key)
         done_steps = steps_taken(folder.run_dir(work.resume)) if work and work.resume else 0
         estimate = spec.estimated_calls(done_steps) if work else 0
-        main = dict(spec.models).get("main") or experiment.build.agent(spec.agent).doc["models"]["main"]["default"]
+        main = dict(spec.models).get("main") or experiment.build.agent(spec.agent).view.models.main.default
         runs.append({"status": _status(spec, state, to_do), "task": spec.task, "agent": spec.agent,
                      "models": dict(spec.models), "main_model": main, "seed": spec.seed, "data": spec.data,
                      "cpus": spec.hardware.get("cpus", 1), "gpus": spec.gpus, "gpus_required": spec.gpus_required,
@@ -193,7 +193,7 @@ def _models_by_run(experiment: Experiment, specs: list[RunSpec]) -> dict[str, se
     out = {}
     for spec in specs:
         given = dict(spec.models)
-        tiers = resolve_models(experiment.build.agent(spec.agent).doc, given.get("main"), given.get("fast"),
+        tiers = resolve_models(experiment.build.agent(spec.agent).view, given.get("main"), given.get("fast"),
                                given.get("edit"),
                                give=f"give experiment {experiment.name} its models")
         out[spec.key] = {tier["model"] for tier in tiers.values()}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from mlab.documents.agent import Agent
+from mlab.documents.view import thaw
 from mlab.errors import MlabError, UsageError
 
 CLIENT_SETTINGS = {  # environment variable: (ModelClient option, type, default, what is allowed)
@@ -18,7 +20,7 @@ TIER_SOURCES = {"option": "given on the command line", "agent": "the agent's dec
                 "main": "follows the main tier's model"}
 
 
-def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: str | None,
+def resolve_models(agent: Agent, main: str | None, fast: str | None, edit: str | None,
                    api_base: str | None = None, give: str = "pass --model") -> dict:
     """Per tier: the model, its generation parameters and its source (a TIER_SOURCES key).
 
@@ -29,21 +31,21 @@ def resolve_models(agent_doc: dict, main: str | None, fast: str | None, edit: st
     """
     from mlab.models.prices import is_offline
 
-    declared = agent_doc["models"]
+    declared = {"main": agent.models.main, "fast": agent.models.fast, "edit": agent.models.edit}
     chosen = {"main": main, "fast": fast, "edit": edit}
-    follows_main = main is not None and (main != declared["main"]["default"] or bool(api_base))
+    follows_main = main is not None and (main != declared["main"].default or bool(api_base))
     tiers = {}
     for tier in ("main", "fast", "edit"):
         model, source = chosen[tier], "option"
         if model is None and tier != "main" and follows_main:
             model, source = main, "main"
         if model is None:
-            model, source = declared[tier]["default"], "agent"
+            model, source = declared[tier].default, "agent"
         if model is None and tier != "main":
             model, source = tiers["main"]["model"], "main"
         if model is None:
-            raise UsageError(f"agent {agent_doc['name']} declares no default {tier} model; {give}")
-        params = {} if is_offline(model) else dict(declared[tier]["params"])
+            raise UsageError(f"agent {agent.name} declares no default {tier} model; {give}")
+        params = {} if is_offline(model) else thaw(declared[tier].params)   # the parameters it declares
         tiers[tier] = {"model": model, "params": params, "source": source}
     return tiers
 
@@ -105,7 +107,7 @@ def check_demonstration(task, agent, models: list[str]) -> None:
     demonstration = _demonstration(task)
     if demonstration is None:
         return
-    names = [a["name"] for a in agent.actions["actions"]]
+    names = [a.name for a in agent.actions.actions]
     try:
         check_playable(demonstration, names, agent.name, str(task.root / task.view.demo))
     except DemonstrationError as problem:
@@ -137,9 +139,9 @@ def prepare_offline(task, records: list[dict], agent=None):
 
     baseline = task.view.baseline
     offline = OfflineModels(_demonstration(task),
-                            baseline.get("script", "train.py") if baseline["kind"] == "run" else "train.py",
+                            baseline.script or "train.py" if baseline.kind == "run" else "train.py",
                             reply_format=agent.view.reply if agent is not None else None,
-                            tool_names={a["name"]: a["tool_name"] for a in agent.actions["actions"] if a.get("tool_name")}
+                            tool_names={a.name: a.tool_name for a in agent.actions.actions if a.tool_name}
                             if agent is not None else None)
     used: dict[tuple[str, str], int] = {}
     for record in records:
@@ -166,7 +168,7 @@ def check_models(args, task, agent, tiers: dict) -> None:
     check_keys(models, args.api_base)
     check_offline_models([t["model"] for t in tiers.values()])
     check_demonstration(task, agent, [t["model"] for t in tiers.values()])
-    if agent.doc.get("search"):
+    if agent.view.search:
         from mlab.search.engine import selection_problem
 
         problem = selection_problem(task, agent, args.data or "lite")

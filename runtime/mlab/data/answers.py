@@ -61,15 +61,15 @@ def answer_problem(answers: Path, test: Path | None, column: str) -> str | None:
     return None
 
 
-def check_answer_ids(variant: dict, public: Path, private: Path, where: str) -> None:
+def check_answer_ids(variant, public: Path, private: Path, where: str) -> None:
     """Raise DataError (a task error: the task's files are wrong, not any agent) on bad answers."""
-    column, answer_files = variant.get("id"), variant.get("private") or []
-    if not column or not variant.get("answers") or not answer_files or not answer_files[0].endswith(".csv"):
+    column, answer_files = variant.id, variant.private
+    if not column or not variant.answers or not answer_files or not answer_files[0].endswith(".csv"):
         return
     answers = private / answer_files[0]
     if not answers.is_file():
         return  # a missing declared file is reported by the declared-files check
-    tests = [name for name in variant["public"] if Path(name).name.startswith("test") and name.endswith(".csv")]
+    tests = [name for name in variant.public if Path(name).name.startswith("test") and name.endswith(".csv")]
     test = public / tests[0] if len(tests) == 1 else None
     try:
         problem = answer_problem(answers, test, column)

@@ -26,16 +26,17 @@ def findings(task, variant_name: str, public: Path, private: Path, codes: tuple[
     from mlabc.data_model.checks import task_findings
     from mlabc.data_model.model import read_prepared
 
+    from mlab.documents.view import thaw
     variant = task.variant(variant_name)
     only = None
     if light:
-        only = {f"private/{name}" for name in (variant.get("private") or [])[:1]}
-        only |= {f"public/{name}" for name in variant.get("public") or [] if Path(name).name.startswith("test")}
-        if task.doc.get("submission"):  # the constraints' vocabulary files
-            only |= {f"public/{c['vocabulary_file']}" for c in task.doc["submission"].get("constraints") or []
-                     if c.get("vocabulary_file")}
-    model = read_prepared(public, private, variant, only)
-    found = task_findings(task.doc, variant_name, model)
+        only = {f"private/{name}" for name in variant.private[:1]}
+        only |= {f"public/{name}" for name in variant.public if Path(name).name.startswith("test")}
+        if task.view.submission:  # the constraints' vocabulary files
+            only |= {f"public/{c.vocabulary_file}" for c in task.view.submission.constraints if c.vocabulary_file}
+    # the compiler's data model reads the IR's own form: the documents are handed to it whole
+    model = read_prepared(public, private, thaw(variant), only)
+    found = task_findings(task.document, variant_name, model)
     return [f for f in found if codes is None or f.code in codes]
 
 
@@ -57,14 +58,14 @@ def demonstration_fault(task, variant_name: str, steps) -> str | None:
     script that no starter file, public file or earlier step provides), or None."""
     from mlabc.data_model.scripts import missing_script
 
-    starter = task.root / task.doc["starter"] if task.doc.get("starter") else None
+    starter = task.root / task.view.starter if task.view.starter else None
     present = set()
     if starter is not None and starter.is_dir():
         present = {p.relative_to(starter).as_posix() for p in starter.rglob("*") if p.is_file()}
-    present |= set(task.variant(variant_name).get("public") or [])
+    present |= set(task.variant(variant_name).public)
     missing = missing_script([{"action": s.action, "input": s.input} for s in steps], present)
     if missing is None:
         return None
     number, script, _ = missing
-    return (f"the task's demonstration {task.doc.get('demo')} executes {script!r} at step {number}, which no "
+    return (f"the task's demonstration {task.view.demo} executes {script!r} at step {number}, which no "
             f"starter file, public file or earlier step provides (mlabc check: E570)")

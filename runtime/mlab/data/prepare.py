@@ -33,6 +33,8 @@ from mlab.data.faults import SCORING_CODES, check_prepared
 from mlabc.data_model.build import modelled
 from mlabc.data_model.tables import add_id_column, generate_seed
 
+from mlab.documents.task import Source, Variant
+from mlab.documents.view import thaw
 DATA_CODE_VERSION = 2  # bump when preparation changes what it writes
 TABULAR_SOURCES = ("csv", "parquet", "sklearn")
 READY = "prepared.json"
@@ -137,18 +139,18 @@ def demonstration_files(task: TaskBuild) -> tuple[Path, ...]:
     return demo, demo.parent / "solution"
 
 
-def local_source_digest(task: TaskBuild, source: dict, where: str) -> str | None:
+def local_source_digest(task: TaskBuild, source: Source, where: str) -> str | None:
     """The content hash of a source kept with the task (a table, a folder, a generator's whole
     folder); None for sources named by their declaration (scikit-learn's sets, remote sources)."""
-    kind = source["kind"]
+    kind = source.kind
     if kind in ("csv", "parquet"):
-        return file_sha256(source_path(task, source["value"], where))
+        return file_sha256(source_path(task, source.value, where))
     if kind == "folder":
-        return folder_digest(source_path(task, source["value"], where))
+        return folder_digest(source_path(task, source.value, where))
     if kind == "generate":
         # The whole folder of the generator: it may read word lists or helpers beside it. The
         # task's demonstration and reference solution often live there too; they make no data.
-        return folder_digest(source_path(task, source["file"], where).parent, demonstration_files(task))
+        return folder_digest(source_path(task, source.file, where).parent, demonstration_files(task))
     return None
 
 
@@ -214,26 +216,28 @@ def preparation_key(task: TaskBuild, variant_name: str) -> str:
     """The content hash naming a prepared variant: source bytes, split, files, code versions."""
     variant = task.variant(variant_name)
     where = _where(task, variant_name)
-    source = variant["source"]
-    kind = source["kind"]
+    source = variant.source
+    kind = source.kind
     content = local_source_digest(task, source, where)
     if content is None and kind in REMOTE_SOURCES:
-        content = fetch_source(kind, source["value"], variant["checksums"], where).digest
+        content = fetch_source(kind, source.value, dict(variant.checksums), where).digest
     elif content is None and kind == "sklearn":
         content = "scikit-learn " + _package_version("scikit-learn")
     elif content is None:
         raise DataError(f"{where}: unknown source kind {kind!r}")
-    hook = variant.get("prepare")
+    hook = variant.prepare
     if hook:
-        content += " prepare " + folder_digest(source_path(task, hook["file"], where).parent, demonstration_files(task))
+        content += " prepare " + folder_digest(source_path(task, hook.file, where).parent, demonstration_files(task))
     seeded = kind == "generate" or kind in REMOTE_SOURCES or bool(hook)
-    fields = {"code": DATA_CODE_VERSION, "mlab_code": preparation_code_digest(), "source": source, "content": content,
-              "split": variant["split"], "id": variant["id"], "answers": variant["answers"],
-              "public": variant["public"], "private": variant["private"], "checksums": variant["checksums"],
-              "seed": generate_seed(variant) if seeded else None, "prepare": hook,
+    # the declarations as compiled (mlab.documents.thaw: the document's own keys, so that a
+    # prepared variant keeps its key across this change of form)
+    fields = {"code": DATA_CODE_VERSION, "mlab_code": preparation_code_digest(), "source": thaw(source),
+              "content": content, "split": thaw(variant.split), "id": variant.id, "answers": list(variant.answers),
+              "public": list(variant.public), "private": list(variant.private), "checksums": dict(variant.checksums),
+              "seed": generate_seed(thaw(variant)) if seeded else None, "prepare": thaw(hook),
               "pandas": _package_version("pandas") if kind in TABULAR_SOURCES + ("generate",) else None}
-    if variant.get("validation") is not None:  # only when declared: other variants keep their keys
-        fields["validation"] = variant["validation"]
+    if variant.validation is not None:  # only when declared: other variants keep their keys
+        fields["validation"] = variant.validation
     vocabularies = vocabulary_digest(task, variant)
     if vocabularies is not None:  # likewise: only a task with vocabulary files adds them
         fields["vocabularies"] = vocabularies
@@ -277,37 +281,37 @@ def prepare_data(task: TaskBuild, variant_name: str, cache_dir: Path | None = No
 def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path) -> None:
     variant = task.variant(variant_name)
     where = _where(task, variant_name)
-    source = variant["source"]
-    kind = source["kind"]
+    source = variant.source
+    kind = source.kind
     if kind == "csv":
         import pandas as pd
 
-        write_split(_read(pd.read_csv, source_path(task, source["value"], where), where),
+        write_split(_read(pd.read_csv, source_path(task, source.value, where), where),
                     variant, public, private, where)
     elif kind == "parquet":
         import pandas as pd
 
-        write_split(_read(pd.read_parquet, source_path(task, source["value"], where), where),
+        write_split(_read(pd.read_parquet, source_path(task, source.value, where), where),
                     variant, public, private, where)
     elif kind == "sklearn":
-        write_split(sklearn_frame(source["value"], variant, where), variant, public, private, where)
-    elif kind == "folder" and variant.get("prepare"):
-        _call_prepare(task, variant, source_path(task, source["value"], where), public, private, where)
+        write_split(sklearn_frame(source.value, variant, where), variant, public, private, where)
+    elif kind == "folder" and variant.prepare:
+        _call_prepare(task, variant, source_path(task, source.value, where), public, private, where)
     elif kind == "folder":
-        _copy_folder(source_path(task, source["value"], where), variant, public, private)
+        _copy_folder(source_path(task, source.value, where), variant, public, private)
     elif kind in REMOTE_SOURCES:
-        download = fetch_source(kind, source["value"], variant["checksums"], where)
-        if variant.get("prepare"):
+        download = fetch_source(kind, source.value, dict(variant.checksums), where)
+        if variant.prepare:
             _call_prepare(task, variant, download.folder, public, private, where)
         else:
-            convert(kind, download, variant, public, private, generate_seed(variant), where)
+            convert(kind, download, variant, public, private, generate_seed(thaw(variant)), where)
     elif kind == "generate":
         frame = _call_generator(task, variant, public, private, where)
         if frame is not None:
             write_split(frame.reset_index(drop=True), variant, public, private, where)
-        elif variant.get("validation") is not None:
+        elif variant.validation is not None:
             raise DataError(f"{where}: `validation` holds out rows of a table, but "
-                            f"{source['function']} wrote its files itself (return a DataFrame instead)")
+                            f"{source.function} wrote its files itself (return a DataFrame instead)")
     _check_declared_files(variant, public, private, where)
     check_answer_ids(variant, public, private, where)
     keep_vocabularies(task, variant, public, private, where)
@@ -316,7 +320,7 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
     # scoring (E560-E564), so a task built without `mlabc check` is refused as the task's error,
     # never run and charged to an agent
     check_prepared(task, variant_name, public, private, where,
-                   None if not modelled(variant_name, variant) else SCORING_CODES)
+                   None if not modelled(variant_name, thaw(variant)) else SCORING_CODES)
 
 
 def _read(reader, path: Path, where: str):
@@ -328,7 +332,7 @@ def _read(reader, path: Path, where: str):
         raise DataError(f"{where}: cannot read {path}: {error}") from None
 
 
-def sklearn_frame(loader_name: str, variant: dict, where: str):
+def sklearn_frame(loader_name: str, variant: Variant, where: str):
     import sklearn.datasets
 
     loader = getattr(sklearn.datasets, loader_name, None)
@@ -341,14 +345,14 @@ def sklearn_frame(loader_name: str, variant: dict, where: str):
     if frame is None:
         raise DataError(f"{where}: {loader_name} gives no table (as_frame=True returned no frame)")
     frame = frame.copy()
-    answers = list(variant.get("answers") or [])
+    answers = list(variant.answers)
     if len(answers) == 1 and answers[0] not in frame.columns and "target" in frame.columns:
         frame = frame.rename(columns={"target": answers[0]})
-    return add_id_column(frame, variant)
+    return add_id_column(frame, thaw(variant))
 
 
-def _copy_folder(folder: Path, variant: dict, public: Path, private: Path) -> None:
-    hidden = set(variant.get("private") or [])
+def _copy_folder(folder: Path, variant: Variant, public: Path, private: Path) -> None:
+    hidden = set(variant.private)
     for path in sorted(folder.rglob("*")):
         if not path.is_file():
             continue
@@ -360,49 +364,49 @@ def _copy_folder(folder: Path, variant: dict, public: Path, private: Path) -> No
 
 def _task_function(task: TaskBuild, target: dict, where: str):
     """The function a task names as "file.py:function", loaded from the task's folder."""
-    path = source_path(task, target["file"], where)
+    path = source_path(task, target.file, where)
     spec = importlib.util.spec_from_file_location(f"_mlab_task_{task.name.replace('-', '_')}", path)
     try:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return getattr(module, target["function"])
+        return getattr(module, target.function)
     except Exception as error:  # the task's own code: any failure is the task author's to see
-        raise DataError(f"{where}: cannot load {target['file']}:{target['function']}: "
+        raise DataError(f"{where}: cannot load {target.file}:{target.function}: "
                         f"{type(error).__name__}: {error}") from None
 
 
-def _call_prepare(task: TaskBuild, variant: dict, raw: Path, public: Path, private: Path, where: str) -> None:
+def _call_prepare(task: TaskBuild, variant: Variant, raw: Path, public: Path, private: Path, where: str) -> None:
     """The task's `prepare` function: raw (downloaded) files in, the variant's files out."""
-    hook = variant["prepare"]
+    hook = variant.prepare
     function = _task_function(task, hook, where)
     try:
-        function(raw, public, private, generate_seed(variant))
+        function(raw, public, private, generate_seed(thaw(variant)))
     except DataError:
         raise
     except Exception as error:
-        raise DataError(f"{where}: {hook['file']}:{hook['function']} failed: "
+        raise DataError(f"{where}: {hook.file}:{hook.function} failed: "
                         f"{type(error).__name__}: {error}") from None
 
 
-def _call_generator(task: TaskBuild, variant: dict, public: Path, private: Path, where: str):
-    source = variant["source"]
+def _call_generator(task: TaskBuild, variant: Variant, public: Path, private: Path, where: str):
+    source = variant.source
     function = _task_function(task, source, where)
     try:
-        result = function(public, private, generate_seed(variant))
+        result = function(public, private, generate_seed(thaw(variant)))
     except Exception as error:
-        raise DataError(f"{where}: {source['file']}:{source['function']} failed: "
+        raise DataError(f"{where}: {source.file}:{source.function} failed: "
                         f"{type(error).__name__}: {error}") from None
     if result is None:
         return None
     if not hasattr(result, "columns"):
-        raise DataError(f"{where}: {source['function']} must return a pandas DataFrame or None, "
+        raise DataError(f"{where}: {source.function} must return a pandas DataFrame or None, "
                         f"not {type(result).__name__}")
-    return add_id_column(result, variant)
+    return add_id_column(result, thaw(variant))
 
 
-def _check_declared_files(variant: dict, public: Path, private: Path, where: str) -> None:
-    missing = [f"public {name}" for name in variant["public"] if not (public / name).exists()]
-    missing += [f"private {name}" for name in variant.get("private") or [] if not (private / name).exists()]
+def _check_declared_files(variant: Variant, public: Path, private: Path, where: str) -> None:
+    missing = [f"public {name}" for name in variant.public if not (public / name).exists()]
+    missing += [f"private {name}" for name in variant.private if not (private / name).exists()]
     if missing:
         raise DataError(f"{where}: preparation did not produce the declared file(s): {', '.join(missing)}")
 
@@ -410,11 +414,11 @@ def _check_declared_files(variant: dict, public: Path, private: Path, where: str
 def _verify_checksums(task: TaskBuild, variant_name: str, staging: Path) -> None:
     where = _where(task, variant_name)
     variant = task.variant(variant_name)
-    source = variant["source"]
+    source = variant.source
     downloaded = {}
-    if source["kind"] in REMOTE_SOURCES:  # checked against the download when it was fetched
-        downloaded = fetch_source(source["kind"], source["value"], variant["checksums"], where).files
-    for name, expected in variant["checksums"].items():
+    if source.kind in REMOTE_SOURCES:  # checked against the download when it was fetched
+        downloaded = fetch_source(source.kind, source.value, dict(variant.checksums), where).files
+    for name, expected in variant.checksums.items():
         if name in downloaded:
             continue
         candidates = [task.root / name, staging / "public" / name, staging / "private" / name]
@@ -438,10 +442,10 @@ def checksum_lines(task: TaskBuild, variant_name: str, prepared: PreparedData) -
     from mlabc.literals import quote
 
     variant = task.variant(variant_name)
-    source = variant["source"]
-    if source["kind"] in REMOTE_SOURCES:
-        files = fetch_source(source["kind"], source["value"], variant["checksums"], _where(task, variant_name)).files
-        what = f"the download of {source['kind']} {source['value']!r} ({len(files)} files)"
+    source = variant.source
+    if source.kind in REMOTE_SOURCES:
+        files = fetch_source(source.kind, source.value, dict(variant.checksums), _where(task, variant_name)).files
+        what = f"the download of {source.kind} {source.value!r} ({len(files)} files)"
     else:
         files = {p.relative_to(prepared.folder / side).as_posix(): file_sha256(p)
                  for side in ("public", "private") for p in sorted((prepared.folder / side).rglob("*")) if p.is_file()}

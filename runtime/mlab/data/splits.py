@@ -41,12 +41,14 @@ def write_table(frame, path: Path) -> None:
         frame.to_csv(path, index=False)
 
 
-def write_split(frame, variant: dict, public_dir: Path, private_dir: Path, where: str) -> None:
-    """Split `frame` and write public and private files by the tabular convention."""
+def write_split(frame, variant, public_dir: Path, private_dir: Path, where: str) -> None:
+    """Split `frame` (by its variant's view, mlab.documents.task.Variant) and write public and private
+    files by the tabular convention."""
     from mlabc.data_model.tables import PrepareError, split_frames
 
+    from mlab.documents.view import thaw
     try:
-        public, private = split_frames(frame, variant, where)
+        public, private = split_frames(frame, thaw(variant), where)  # the compiler's data model reads the IR form
     except PrepareError as problem:
         raise DataError(str(problem)) from None
     for folder, tables in ((public_dir, public), (private_dir, private)):

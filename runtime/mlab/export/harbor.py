@@ -185,7 +185,7 @@ def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, bas
     workspace.mkdir(parents=True)
     install_starter(task, workspace)
     copy_tree(prepared.public, workspace)
-    version = int(task.doc.get("version", 1))
+    version = task.view.version
     write_canary(workspace, task.name, version)  # runtime/mlab/run/canary.py: the task's contamination canary
 
     home = tests / "mlab"
@@ -195,15 +195,15 @@ def _export_one(task, folder: Path, options: Options, wheel: Path, prepared, bas
         copy_tree(workspace, home / "starter")
     evaluator = task.view.evaluator
     if evaluator:
-        target = home / "root" / evaluator["file"]
+        target = home / "root" / evaluator.file
         target.parent.mkdir(parents=True)
-        shutil.copyfile(task.root / evaluator["file"], target)
-    doc = dict(task.doc, root=f"{VERIFIER_HOME}/root")
+        shutil.copyfile(task.root / evaluator.file, target)
+    doc = dict(task.document, root=f"{VERIFIER_HOME}/root")  # the document written out whole
     (home / "task.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     (home / "export.json").write_text(json.dumps({"task": task.name, "variant": options.variant, "baseline": baseline},
                                                  indent=2) + "\n", encoding="utf-8")
 
-    requires = list(task.doc.get("requires") or [])
+    requires = list(task.view.requires)
     (environment / "requirements.txt").write_text(
         "\n".join(pinned(requires, what=f"task {task.name}")) + "\n", encoding="utf-8")
     (environment / "Dockerfile").write_text(agent_dockerfile(task, base, workspace), encoding="utf-8")
@@ -237,8 +237,8 @@ def _baseline(task, variant_name: str) -> dict | None:
     from mlab.scoring.baseline import measure_starter, recorded_baseline
 
     declared = task.view.baseline
-    if declared.get("kind") == "value":
-        return {"kind": "value", "value": declared["value"], "reason": declared.get("reason"), "measured": False}
+    if declared.kind == "value":
+        return {"kind": "value", "value": declared.value, "reason": declared.reason, "measured": False}
     if task.view.metric.timed:
         return None
     recorded = recorded_baseline(task, variant_name)

@@ -39,7 +39,7 @@ def _table(name: str | None, fields: dict) -> str:
 def limits_of(task, variant_name: str):
     from mlab.limits import resolve_limits
 
-    return resolve_limits(task.view.limits, task.variant(variant_name).get("limits"))
+    return resolve_limits(task.view.limits, task.variant(variant_name).limits)
 
 
 def verifier_timeout(task, script_timeout: float) -> float:
@@ -61,16 +61,16 @@ def task_toml(task, variant_name: str) -> str:
     limits = limits_of(task, variant_name)
     hardware = view.hardware
     script_timeout = float(limits.script_timeout or 1800.0)
-    memory = hardware.get("memory") or limits.memory
+    memory = hardware.memory or limits.memory
     resources = {"build_timeout_sec": BUILD_TIMEOUT_S, "cpus": view.cpus,
                  "memory_mb": int(memory // MIB) if memory else None,
                  "storage_mb": int(limits.disk // MIB) if limits.disk else None,
-                 "gpus": int(hardware.get("gpus") or 0)}
+                 "gpus": hardware.gpus}
     metadata = {"mlab_task": task.name, "mlab_version": __version__, "data_variant": variant_name,
                 "category": view.category or None, "metric": view.metric.name, "metric_kind": view.metric.kind,
-                "direction": view.metric.direction, "success_improvement": view.success_threshold,
+                "direction": view.metric.direction, "success_improvement": view.success.improvement,
                 "steps": limits.steps, "script_timeout_sec": script_timeout,
-                "gpus_required": bool(hardware.get("gpus_required"))}
+                "gpus_required": hardware.gpus_required}
     parts = [
         _table(None, {"schema_version": SCHEMA_VERSION,
                       # the agent's workspace goes to the separate verifier, restored at the same path
@@ -97,14 +97,14 @@ def _duration(seconds: float | None) -> str:
     return " ".join(f"{n} {unit}" for n, unit in ((hours, "h"), (minutes, "min"), (secs, "s")) if n) or "0 s"
 
 
-def _submission_text(task, variant: dict) -> str:
+def _submission_text(task, variant) -> str:
     view = task.view
     metric, submission = view.metric, view.submission
     direction = "lower is better" if metric.direction == "lower_is_better" else "higher is better"
     if metric.kind == "timed":
         output = metric.columns[0] if metric.columns else "its output"
         return (f"Your submission is the script `{submission.file}` in {WORKSPACE}. It must write the `{output}` "
-                f"the starter's `{view.baseline.get('script', submission.file)}` writes (arrays equal within a small "
+                f"the starter's `{view.baseline.script or submission.file}` writes (arrays equal within a small "
                 "tolerance, text identical); it is scored by "
                 f"its median wall time ({metric.name}, {direction}), timed side by side with the starter in "
                 "alternating rounds. An output that differs scores nothing.")
@@ -113,13 +113,13 @@ def _submission_text(task, variant: dict) -> str:
                 f"by the task's evaluator on private data: {metric.name} ({direction}).")
     file = submission.file if submission and submission.file else "submission.csv"
     columns = ", ".join(f"`{c}`" for c in (submission.columns if submission else ())) or "the declared columns"
-    scored = ", ".join(f"`{c}`" for c in metric.columns if c != variant.get("id"))
+    scored = ", ".join(f"`{c}`" for c in metric.columns if c != variant.id)
     return (f"Write `{file}` in {WORKSPACE} with the columns {columns}, one row for every "
-            f"`{variant.get('id')}` of the test data. It is scored with {metric.name} on {scored} ({direction}) "
+            f"`{variant.id}` of the test data. It is scored with {metric.name} on {scored} ({direction}) "
             "against answers that are not in your environment.")
 
 
-def instruction(task, variant_name: str, variant: dict, baseline: dict | None) -> str:
+def instruction(task, variant_name: str, variant, baseline: dict | None) -> str:
     view = task.view
     limits = limits_of(task, variant_name)
     workspace_note = f"You work in `{WORKSPACE}`, which holds the task's starter files and its data."
@@ -130,8 +130,8 @@ def instruction(task, variant_name: str, variant: dict, baseline: dict | None) -
         bar = f"The starter scores {baseline['value']:.6g} ({view.metric.name})."
     else:
         bar = "The starter is measured beside your submission when it is scored."
-    if view.success_threshold is not None:
-        bar += (f" Success is an improvement of at least {view.success_threshold:.0%} over the starter "
+    if view.success.improvement is not None:
+        bar += (f" Success is an improvement of at least {view.success.improvement:.0%} over the starter "
                 "(the relative change of the score in the metric's direction).")
     return "\n\n".join([
         f"# {view.title or task.name}",

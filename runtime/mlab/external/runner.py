@@ -44,11 +44,13 @@ _VALIDATE = Path(__file__).with_name("validate_client.py")
 
 def effective_limits(run) -> dict:
     """The run's limits, tightened by the agent's own (`limits { ... }` in the declaration)."""
-    own = (run.agent.doc.get("external") or {}).get("limits") or {}
+    own = run.agent.view.external.limits
     limits = {"steps": run.limits.steps, "time": run.limits.time, "tokens": run.limits.tokens,
               "cost": run.limits.cost, "calls": run.limits.calls}
-    for key, value in own.items():
-        limits[key] = value if limits.get(key) is None else min(limits[key], value)
+    for key in ("steps", "time", "tokens", "cost"):
+        value = getattr(own, key)
+        if value is not None:
+            limits[key] = value if limits[key] is None else min(limits[key], value)
     return limits
 
 
@@ -121,7 +123,7 @@ class ExternalRunner:
         self.run, self.client, self.should_stop = run, client, should_stop
         self.on_exchange = on_exchange  # on_exchange(step, what the reply asks for) after each model call
         self.say = say or (lambda line: print(line, flush=True, file=__import__("sys").stderr))
-        self.spec = run.agent.doc["external"]
+        self.spec = run.agent.view.external
         self.limits = effective_limits(run)
         self.grace_s = grace_s
         self.stop = threading.Event()
@@ -129,10 +131,10 @@ class ExternalRunner:
 
     # -- the pieces -----------------------------------------------------------------------
     def write_problem(self) -> str:
-        rel = self.spec.get("problem_file") or "problem.md"
-        task = self.run.task.doc
+        rel = self.spec.problem_file or "problem.md"
+        task = self.run.task.view
         submission = self.submission_file()
-        text = (f"# {task.get('title') or task['name']}\n\n{task['problem'].strip()}\n\n"
+        text = (f"# {task.title or task.name}\n\n{task.problem.strip()}\n\n"
                 f"Write your submission to `{submission}` in this folder (the working directory).\n")
         from mlab.confined import Refused, check, write_into
 
@@ -143,13 +145,12 @@ class ExternalRunner:
         return rel
 
     def submission_file(self) -> str:
-        declared = self.spec.get("submits")
+        declared = self.spec.submits
         view = self.run.task.view.submission
         return declared or (view.file if view and view.file else "submission.csv")
 
     def context(self, gateway: Gateway, python: str, inside: str, problem_file: str) -> dict:
-        task = self.run.task.doc
-        metric = task.get("metric") or {}
+        task = self.run.task.view
         root = f"http://127.0.0.1:{PORT}"
         dialect = self.dialect()
         return {"problem_file": problem_file, "workspace": str(self.run.workspace.root),
@@ -158,12 +159,12 @@ class ExternalRunner:
                 "api_key": gateway.key, "model": "main", "models": {t: t for t in ("main", "fast", "edit")},
                 "limits": {"steps": self.limits["steps"], "time_s": self.limits["time"],
                            "tokens": self.limits["tokens"], "cost": self.limits["cost"]},
-                "python": python, "task": {"name": task["name"], "title": task.get("title"),
-                                           "metric": metric.get("name"), "direction": metric.get("direction")},
+                "python": python, "task": {"name": task.name, "title": task.title,
+                                           "metric": task.metric.name, "direction": task.metric.direction},
                 "validate": f"{python} {inside}/validate.py"}
 
     def dialect(self) -> str:
-        return self.spec.get("dialect") or "chat"
+        return self.spec.dialect or "chat"
 
     def _record(self, exchange: dict, call, started: float) -> None:
         """One exchange as a trace step: the conversation and tools in OpenAI form (whatever the
@@ -208,14 +209,14 @@ class ExternalRunner:
         from mlab.sandbox.runner import run_script, sandbox_available
 
         run = self.run
-        npm = list(self.spec.get("npm") or [])
-        wanted = self.spec.get("python")
+        npm = list(self.spec.npm)
+        wanted = self.spec.python
         try:
             node = find_node(npm, run.agent.name) if npm else None
             agent_python = find_python(str(wanted), run.agent.name) if wanted else None
-            folder = prepare_environment(run.agent.name, list(self.spec.get("requires") or []),
+            folder = prepare_environment(run.agent.name, list(self.spec.requires),
                                          agent_python.path if agent_python else run.scripts.python,
-                                         say=self.say, no_deps=list(self.spec.get("no_deps") or []), npm=npm,
+                                         say=self.say, no_deps=list(self.spec.no_deps), npm=npm,
                                          node=node)
         except (NodeMissing, PythonMissing) as problem:
             return self._not_installed(AgentEnvironmentError(str(problem)))
@@ -269,7 +270,7 @@ class ExternalRunner:
                     "OPENAI_API_BASE": context["api_base"], "MLAB_API_BASE": context["api_base"],
                     "MLAB_API_KEY": key, "MLAB_PROBLEM_FILE": problem_file,
                     "MLAB_SUBMISSION": context["submission"]})
-        for name, template in (self.spec.get("env") or {}).items():
+        for name, template in self.spec.env.items():
             env[name] = render(template, context, f"environment variable {name}")
         # The sandbox is the scripts' one (the task's interpreter, its packages, mlab's masked); the
         # agent's environment is bound read-only beside it, its bin/ after the task's on PATH, so the

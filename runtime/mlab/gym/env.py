@@ -72,11 +72,10 @@ def validation_shaping(direction: str = "lower_is_better", weight: float = 1.0) 
 
 def declared_shaping(task) -> Callable[[dict], float] | None:
     """The shaping the task declares (`gym { ... }`, the IR's optional `gym`), new state each call."""
-    gym = task.doc.get("gym")
-    if not gym:
+    gym = task.view.gym
+    if gym is None:
         return None
-    direction = (task.doc.get("metric") or {}).get("direction") or "lower_is_better"
-    return validation_shaping(direction, float(gym.get("weight", 1.0)))
+    return validation_shaping(task.view.metric.direction, float(gym.weight))
 
 
 gymnasium = _gymnasium()
@@ -95,13 +94,13 @@ class MlabEnv(gymnasium.Env):
         self.task = resolve_task(task, Path(build) if build else None)
         source = load_build(Path(build)) if build else self.task.build
         self.agent = source.agent(agent or self.task.view.agent)
-        if self.agent.doc.get("external") or self.agent.doc.get("search"):
+        if self.agent.view.kind != "loop":
             raise MlabError(f"agent {self.agent.name} has no action table to step: pick a linear agent")
         self.data, self.runs_dir, self.limits = data, Path(runs_dir), dict(limits or {})
         self.given_shaping = shaping  # a passed callable wins over the task's declared shaping
         self.shaping = shaping or declared_shaping(self.task)
         self.render_mode = render_mode
-        names = [a["name"] for a in self.agent.actions["actions"]]
+        names = [a.name for a in self.agent.actions.actions]
         self.action_names = names
         self.observation_space = _text_space(gymnasium, MAX_TEXT)
         self.action_space = gymnasium.spaces.Dict({"action": _text_space(gymnasium, 200),
@@ -126,8 +125,8 @@ class MlabEnv(gymnasium.Env):
         install(self.run)
         files = sorted(p.relative_to(self.run.workspace.root).as_posix()
                        for p in self.run.workspace.root.rglob("*") if p.is_file())
-        doc = self.task.doc
-        self._last = (f"Research problem ({doc.get('title') or doc['name']}):\n{doc['problem'].strip()}\n\n"
+        view = self.task.view
+        self._last = (f"Research problem ({view.title or view.name}):\n{view.problem.strip()}\n\n"
                       f"Your workspace holds: {', '.join(files)}\n"
                       f"Actions: {', '.join(self.action_names)}")
         return self._last, self._info()

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from mlab.text import printable
+from mlab.documents.agent import Reply, Section, TextReply
 from mlab.models.decode import FILE_CHARS, loads
 from mlab.models.demonstration import Demonstration, DemoStep
 from mlab.models.errors import RepliesExhausted
@@ -220,18 +221,18 @@ class Demo(OfflineModel):
     (the agent's fallback format), the step is rendered in the fallback format."""
 
     def __init__(self, name: str, demonstration: Demonstration | None, starter_script: str,
-                 reply_format: dict | None = None, tool_names: dict | None = None):
+                 reply_format: Reply | None = None, tool_names: dict | None = None):
         super().__init__(name)
         self.tree = TreeDemo(demonstration, name)  # a search agent's operators: the variants
         demonstration = demonstration if demonstration is not None else fallback_demo(starter_script)
-        reply_format = reply_format or RESEARCH_REPLY
-        self.tools_format = reply_format if reply_format.get("format") == "tools" else None
+        reply_format = reply_format or research_reply()
+        self.tools_format = reply_format if reply_format.format == "tools" else None
         self.tool_names = dict(tool_names or {})
         self.steps = list(demonstration.steps)
         if demonstration.replies is not None:
             self.replies = list(demonstration.replies)
         else:
-            text_format = (reply_format.get("fallback") or RESEARCH_REPLY) if self.tools_format else reply_format
+            text_format = (reply_format.fallback or research_reply()) if self.tools_format else reply_format
             self.replies = [render_step(step, text_format) for step in demonstration.steps]
 
     def queue(self, tier: str) -> list[str]:
@@ -253,8 +254,8 @@ class Demo(OfflineModel):
         if tier != "main" or not self.steps or self.tools_format is None:
             return {"content": text}
         step = self.steps[index]
-        sections = [s for s in self.tools_format.get("sections") or [] if s.get("kind", "text") == "text"]
-        content = "\n".join(f"{s['name']}: {step.sections.get(s.get('role') or '', '').strip() or NEUTRAL_TEXT}"
+        sections = [s for s in self.tools_format.sections if s.kind == "text"]
+        content = "\n".join(f"{s.name}: {step.sections.get(s.role or '', '').strip() or NEUTRAL_TEXT}"
                             for s in sections)
         return {"content": content or None,
                 "tool_calls": [{"name": self.tool_names.get(step.action) or tool_name(step.action),
@@ -286,41 +287,39 @@ def tool_definition(entry: dict) -> dict:
         "parameters": entry.get("input_schema") or {"type": "object", "properties": {}}}}
 
 
-# The research agent's reply format: what a demonstration is rendered in when no agent's is known.
-RESEARCH_REPLY = {"format": "sections", "sections": [
-    {"name": "Reflection", "kind": "text", "role": "reflection"},
-    {"name": "Research Plan and Status", "kind": "text", "role": "plan"},
-    {"name": "Fact Check", "kind": "text", "role": "fact-check"},
-    {"name": "Thought", "kind": "text", "role": "thought"},
-    {"name": "Action", "kind": "action", "role": None},
-    {"name": "Action Input", "kind": "json", "role": None}]}
+def research_reply() -> TextReply:
+    """The research agent's reply format: what a demonstration is rendered in when no agent's is known."""
+    return TextReply("sections", tuple(Section(name, kind, role, "") for name, kind, role in (
+        ("Reflection", "text", "reflection"), ("Research Plan and Status", "text", "plan"),
+        ("Fact Check", "text", "fact-check"), ("Thought", "text", "thought"),
+        ("Action", "action", None), ("Action Input", "json", None))))
 NEUTRAL_TEXT = "(demonstration) —"  # a declared section the step has no text for
 
 
-def render_step(step: DemoStep, reply_format: dict) -> str:
+def render_step(step: DemoStep, reply_format: Reply | TextReply) -> str:
     """The reply that the agent's declared format expects for one demonstration step: labelled
     `Name:` sections in declared order, or for `respond json` one object with the dotted fields."""
-    def value(section: dict):
-        if section["kind"] == "action":
+    def value(section: Section):
+        if section.kind == "action":
             return step.action
-        if section["kind"] == "json":
+        if section.kind == "json":
             return step.input
-        text = step.sections.get(section.get("role") or "", "").strip()
+        text = step.sections.get(section.role or "", "").strip()
         return text or NEUTRAL_TEXT
 
-    if reply_format.get("format") == "json":
+    if reply_format.format == "json":
         document: dict = {}
-        for section in reply_format["sections"]:
-            *parents, leaf = section["name"].split(".")
+        for section in reply_format.sections:
+            *parents, leaf = section.name.split(".")
             node = document
             for key in parents:
                 node = node.setdefault(key, {})
             node[leaf] = value(section)
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     lines = []
-    for section in reply_format["sections"]:
+    for section in reply_format.sections:
         shown = value(section)
-        lines.append(f"{section['name']}: {json.dumps(shown, ensure_ascii=False) if section['kind'] == 'json' else shown}")
+        lines.append(f"{section.name}: {json.dumps(shown, ensure_ascii=False) if section.kind == 'json' else shown}")
     return "\n".join(lines) + "\n"
 
 
@@ -351,12 +350,12 @@ class OfflineModels:
     """The offline models of one run, each made on first use, with how far each has played."""
 
     def __init__(self, demo: Demonstration | list[str] | None = None, starter_script: str = "train.py",
-                 reply_format: dict | None = None, tool_names: dict | None = None):
+                 reply_format: Reply | None = None, tool_names: dict | None = None):
         if isinstance(demo, list):  # a version-1 demonstration: replies as written
             demo = Demonstration(replies=tuple(demo))
         self.demo = demo  # the task's demonstration; None: list files, run the starter, submit
         self.starter_script = starter_script
-        self.reply_format = reply_format  # the running agent's (AgentView.reply); None: the research agent's
+        self.reply_format = reply_format  # the running agent's (the Agent view's reply); None: the research agent's
         self.tool_names = tool_names  # action name -> tool name, for a tool agent
         self._models: dict[str, OfflineModel] = {}
 

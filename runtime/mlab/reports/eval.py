@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from mlab.documents.task import Task
 from mlab.errors import MlabError, RunError
 from mlab.limits import counted_steps, step_limit
 from mlab.standard_json import write_lines
@@ -39,11 +40,10 @@ def _step_usage(record: dict) -> tuple[int, float | None]:
     return tokens, cost
 
 
-def _baseline_value(run: LoadedRun, task_doc: dict) -> float | None:
+def _baseline_value(run: LoadedRun, task: Task) -> float | None:
     if run.result is not None:
         return (run.result.get("baseline") or {}).get("value")
-    baseline = task_doc.get("baseline") or {}
-    return baseline.get("value") if baseline.get("kind") == "value" else None
+    return task.baseline.value if task.baseline.kind == "value" else None
 
 
 def score_steps(run: LoadedRun) -> list[dict]:
@@ -55,11 +55,10 @@ def score_steps(run: LoadedRun) -> list[dict]:
         task = load_build(run.dir / "build", check_fresh=False).task(run.task)
     except MlabError as problem:
         raise RunError(f"cannot score the steps of run {run.id}: {problem}") from None
-    doc = task.doc
     view = task.view
     file = view.submission.file if view.submission and view.submission.file else "submission.csv"
-    baseline = _baseline_value(run, doc)
-    direction, threshold = view.metric.direction, view.success_threshold
+    baseline = _baseline_value(run, view)
+    direction, threshold = view.metric.direction, view.success.improvement
     tabular = view.metric.kind == "tabular"
     store = ObjectStore(run.dir / "objects", durable=False)
     workspaces = step_workspaces(run, store)

@@ -130,5 +130,5 @@ def find_python(wanted: str, agent: str = "") -> AgentPython:
 def agent_python(agent) -> AgentPython | None:
     """The Python an external agent (an AgentBuild) names in its requires, else None (it is made with the
     run's interpreter); PythonMissing when the machine lacks it, so its run is refused before anything is made."""
-    wanted = (agent.doc.get("external") or {}).get("python")
+    wanted = agent.view.external.python if agent.view.external else None
     return find_python(str(wanted), agent.name) if wanted else None

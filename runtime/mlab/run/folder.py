@@ -140,7 +140,7 @@ def _fill_staging(staging: Path, task: TaskBuild, agent: AgentBuild, prepared) -
     for sub in ("workspace", "private", "objects", "output"):
         (staging / sub).mkdir()
     install_starter(task, staging / "workspace")
-    write_canary(staging / "workspace", task.name, int(task.doc.get("version", 1)))
+    write_canary(staging / "workspace", task.name, task.view.version)
     store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
     link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
     linked: set[str] = set()
@@ -247,8 +247,8 @@ class Run:
         import sys
 
         variant = task.variant(data)
-        resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
-        check_requirements(task.name, task.doc.get("requires"), python)  # before any data or script
+        resolved = resolve_limits(task.view.limits, variant.limits, limits)
+        check_requirements(task.name, task.view.requires, python)  # before any data or script
         node = agent_node(agent)  # an agent with npm packages: the host's node, or why there is none
         interpreter = agent_python(agent)  # an agent that names its Python: the host's, or what to install
         prepared = prepare_data(task, data, cache_dir=cache_dir)
@@ -268,8 +268,8 @@ class Run:
                 "build": {"digest": task.build.digest, "from": str(task.build.dir)},
                 "read_only": list(task.view.read_only), "sandbox": _sandbox_state(),
                 "initial_snapshot": store.put_json(snapshotter.manifest),
-                "task_version": int(task.doc.get("version", 1)),
-                "hardware": measure_hardware(task.view.cpus, resolved.memory, task.doc.get("requires"), python, device),
+                "task_version": task.view.version,
+                "hardware": measure_hardware(task.view.cpus, resolved.memory, task.view.requires, python, device),
                 **({"node": node.to_json()} if node is not None else {}),
                 **({"agent_python": interpreter.to_json()} if interpreter is not None else {}),
             }

@@ -65,7 +65,7 @@ def data_digest(run) -> str:
     """SHA-256 over the prepared files of the run's variant: the public ones as the workspace held
     them before step 1, and the private ones."""
     initial = run.store.get_json(run.meta["initial_snapshot"])
-    public = set(run.task.variant(run.meta["data"]["variant"]).get("public") or [])
+    public = set(run.task.variant(run.meta["data"]["variant"]).public)
     entries = sorted((f"public/{name}", digest) for name, digest in initial.items() if name in public)
     private = Path(run.private_dir)
     entries += sorted((f"private/{p.relative_to(private).as_posix()}", _sha256(p))
@@ -88,7 +88,7 @@ def build_lock(run, config: dict) -> dict:
         "models": config["tiers"], "api_base": config.get("api_base"), "seed": int(run.meta["seed"]),
         "limits": run.meta["limits"],
         "data": {"variant": run.meta["data"]["variant"], "key": run.meta["data"]["key"], "digest": data_digest(run)},
-        "packages": package_versions(run.task.doc.get("requires"), run.meta["python"],
+        "packages": package_versions(run.task.view.requires, run.meta["python"],
                                      (run.meta.get("hardware") or {}).get("requirements")),
         "hardware": run.meta.get("hardware"),
     }

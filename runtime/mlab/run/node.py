@@ -79,5 +79,5 @@ def find_node(packages: list[str], agent: str = "") -> Node:
 def agent_node(agent) -> Node | None:
     """The node an external agent (an AgentBuild) with npm packages runs on, else None; NodeMissing
     for an agent that needs node on a machine without it, so its run is refused before anything is made."""
-    npm = ((agent.doc.get("external") or {}).get("npm")) or []
+    npm = agent.view.external.npm if agent.view.external else ()
     return find_node(list(npm), agent.name) if npm else None

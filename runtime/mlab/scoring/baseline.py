@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from mlab.cache import cache_root
+from mlab.documents.view import thaw
 from mlab.errors import MlabError, StorageError
 from mlab.standard_json import write_json
 
@@ -45,12 +46,12 @@ def data_digest(task, variant_name: str) -> str:
     from mlab.data.prepare import demonstration_files, folder_digest, local_source_digest, source_path
 
     variant = task.variant(variant_name)
-    source, where = variant["source"], f"data variant {variant_name} of task {task.name}"
+    source, where = variant.source, f"data variant {variant_name} of task {task.name}"
     content = local_source_digest(task, source, where)
     if content is None:  # sklearn's bundled sets and remote sources: named by their declaration (with checksums)
-        content = f"{source['kind']}:{source['value']}"
-    if variant.get("prepare"):
-        content += " " + folder_digest(source_path(task, variant["prepare"]["file"], where).parent, demonstration_files(task))
+        content = f"{source.kind}:{source.value}"
+    if variant.prepare:
+        content += " " + folder_digest(source_path(task, variant.prepare.file, where).parent, demonstration_files(task))
     return content
 
 
@@ -58,12 +59,14 @@ def code_hash(task, variant_name: str) -> str:
     """The hash a recorded baseline is valid for (see the module docstring)."""
     from mlab.data.prepare import folder_digest, preparation_code_digest, source_path
 
-    doc = task.doc
-    variant = {k: v for k, v in task.variant(variant_name).items() if k != "limits"}
-    starter = doc.get("starter")
+    view = task.view
+    # the declarations as compiled (mlab.documents.thaw gives back the document's own keys, so
+    # the hash of a recorded baseline stays that of its task.yaml)
+    variant = {k: v for k, v in thaw(task.variant(variant_name)).items() if k != "limits"}
+    starter = view.starter
     fields = {"starter": folder_digest(source_path(task, starter, f"task {task.name}")) if starter else None,
-              "data": data_digest(task, variant_name), "variant": variant, "baseline": doc["baseline"],
-              "metric": doc["metric"], "submission": doc.get("submission"),
+              "data": data_digest(task, variant_name), "variant": variant, "baseline": thaw(view.baseline),
+              "metric": thaw(view.metric), "submission": thaw(view.submission),
               "preparation": preparation_code_digest()}
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
@@ -117,7 +120,7 @@ def record_baseline(task, variant_name: str, measured: dict) -> Path:
     entries[variant_name] = {
         "value": measured["value"], "metric": task.view.metric.name,
         "direction": task.view.metric.direction, "script": measured.get("script"),
-        "seed": generate_seed(task.variant(variant_name)), "code_hash": code_hash(task, variant_name),
+        "seed": generate_seed(thaw(task.variant(variant_name))), "code_hash": code_hash(task, variant_name),
         "mlab_version": __version__, "tolerance": old.get("tolerance", DEFAULT_TOLERANCE),
         "wall_s": measured.get("wall_s"), "recorded": datetime.date.today().isoformat()}
     document["baselines"] = {name: dict(sorted(v.items())) for name, v in sorted(document["baselines"].items())}
@@ -137,17 +140,16 @@ def measure_starter(task, variant_name: str, python: str | None = None) -> dict:
     """
     from mlab.run.folder import Run
 
-    doc = task.doc
-    if doc["baseline"]["kind"] == "value":
-        return {"kind": "value", "value": doc["baseline"]["value"], "reason": doc["baseline"]["reason"],
-                "measured": False}
+    declared = task.view.baseline
+    if declared.kind == "value":
+        return {"kind": "value", "value": declared.value, "reason": declared.reason, "measured": False}
     runs_dir = Path(tempfile.mkdtemp(prefix="mlab-baseline-runs-"))
     try:
         run = Run.create(task, task.build.agent(task.view.agent), runs_dir, data=variant_name, python=python)
         try:
             if task.view.metric.timed:
                 return _time_starter(run)
-            return run_starter(run, doc["baseline"]["script"])
+            return run_starter(run, declared.script)
         finally:
             run.close()
     finally:
@@ -168,8 +170,7 @@ def _time_starter(run) -> dict:
 def _baseline_key(run) -> str:
     import hashlib
 
-    doc = run.task.doc
-    parts = [run.meta["build"]["digest"], run.meta["data"]["key"], json.dumps(doc["baseline"], sort_keys=True),
+    parts = [run.meta["build"]["digest"], run.meta["data"]["key"], json.dumps(thaw(run.task.view.baseline), sort_keys=True),
              run.meta["python"]]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
@@ -177,10 +178,10 @@ def _baseline_key(run) -> str:
 def measure_baseline(run) -> dict:
     """The baseline: declared, or measured by running the starter script (cached)."""
     baseline = run.task.view.baseline
-    if baseline["kind"] == "value":
-        return {"kind": "value", "value": baseline["value"], "reason": baseline["reason"], "measured": False}
+    if baseline.kind == "value":
+        return {"kind": "value", "value": baseline.value, "reason": baseline.reason, "measured": False}
     if run.task.view.metric.timed:
-        return {"kind": "run", "script": baseline["script"], "value": None, "measured": True,
+        return {"kind": "run", "script": baseline.script, "value": None, "measured": True,
                 "timed": "measured side by side with the submission at evaluation"}
     recorded = recorded_baseline(run.task, run.meta["data"]["variant"])
     if recorded is not None:
@@ -191,7 +192,7 @@ def measure_baseline(run) -> dict:
             return json.loads(cache.read_text(encoding="utf-8"))
         except ValueError:
             pass
-    result = run_starter(run, baseline["script"])
+    result = run_starter(run, baseline.script)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(result, indent=2), encoding="utf-8")

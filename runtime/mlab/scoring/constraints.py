@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from mlab.documents.task import Constraint
 from mlab.errors import DataError
 
 MAX_VOCABULARY_BYTES = 20 * 2**20
@@ -60,22 +61,21 @@ class Rule:
         return f"a ranking of {count}distinct items of {self.source}, separated by spaces"
 
 
-def load_rules(constraints: Sequence[dict], private_dir: Path | None) -> list[Rule]:
-    """The task's constraints as Rules, their vocabulary files read from the task's copies in
-    `private_dir` (the run's, or the prepared variant's, private folder)."""
+def load_rules(constraints: Sequence[Constraint], private_dir: Path | None) -> list[Rule]:
+    """The task's constraints (mlab.documents.Constraint) as Rules, their vocabulary files read
+    from the task's copies in `private_dir` (the run's, or the prepared variant's, private folder)."""
     rules = []
     for c in constraints:
         vocabulary, source = None, ""
-        if c.get("vocabulary") is not None:
-            vocabulary = frozenset(_canonical(c["kind"], v) for v in c["vocabulary"])
-            source = "the vocabulary [" + ", ".join(c["vocabulary"][:6]) + (", ..." if len(c["vocabulary"]) > 6 else "") + "]"
-        elif c.get("vocabulary_file"):
-            items = read_vocabulary(private_dir, c["vocabulary_file"], c.get("vocabulary_column"))
-            vocabulary = frozenset(_canonical(c["kind"], v) for v in items)
-            column = c.get("vocabulary_column")
-            source = c["vocabulary_file"] + (f" column {column}" if column else "")
-        rules.append(Rule(c["column"], c["kind"], c.get("min"), c.get("max"), c.get("at_most"), c.get("exactly"),
-                          vocabulary, source))
+        if c.vocabulary is not None:
+            vocabulary = frozenset(_canonical(c.kind, v) for v in c.vocabulary)
+            source = "the vocabulary [" + ", ".join(c.vocabulary[:6]) + (", ..." if len(c.vocabulary) > 6 else "") + "]"
+        elif c.vocabulary_file:
+            items = read_vocabulary(private_dir, c.vocabulary_file, c.vocabulary_column)
+            vocabulary = frozenset(_canonical(c.kind, v) for v in items)
+            column = c.vocabulary_column
+            source = c.vocabulary_file + (f" column {column}" if column else "")
+        rules.append(Rule(c.column, c.kind, c.min, c.max, c.at_most, c.exactly, vocabulary, source))
     return rules
 
 
@@ -198,11 +198,11 @@ def answer_problems(task, variant_name: str, private_dir: Path) -> list[str]:
     if submission is None or not submission.constraints:
         return []
     variant = task.variant(variant_name)
-    path = Path(private_dir) / variant["private"][0]
+    path = Path(private_dir) / variant.private[0]
     try:
         answers = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
         rules = [r for r in load_rules(submission.constraints, private_dir) if r.column in answers.columns]
     except (OSError, ValueError) as error:
         return [f"the answers {path.name} cannot be checked: {error}"]
     answers = answers.rename(columns=lambda c: str(c).strip())
-    return [f"the answers {path.name}: {text}" for text in rule_problems(answers, variant["id"], rules).values()]
+    return [f"the answers {path.name}: {text}" for text in rule_problems(answers, variant.id, rules).values()]

@@ -32,9 +32,9 @@ def evaluate(run, outcome_failure: str | None = None, outcome_detail: str | None
         # own fault (unreadable answers, a missing or crashing evaluator): never the agent's.
         return {"metric": view.metric.name, **metric_display(view.metric), "direction": view.metric.direction,
                 "score": None,
-                "baseline": {"kind": run.task.view.baseline.get("kind", "value"), "value": None, "measured": False,
+                "baseline": {"kind": run.task.view.baseline.kind, "value": None, "measured": False,
                              "failure": str(problem)},
-                "improvement": None, "threshold": view.success_threshold, "success": False, "submitted": False,
+                "improvement": None, "threshold": view.success.improvement, "success": False, "submitted": False,
                 "failure_mode": FailureMode.TASK_ERROR, "detail": f"the task could not be scored: {problem}",
                 "submission_problem": None}
     return judged(view, score, baseline, outcome_failure, outcome_detail)
@@ -48,7 +48,7 @@ def judged(view, score, baseline: dict, outcome_failure: str | None = None, outc
     from mlab.scoring.metrics.timing import timed_rounds_succeed
 
     direction = view.metric.direction
-    threshold = view.success_threshold
+    threshold = view.success.improvement
     gain = None
     if score.value is not None and baseline.get("value") is not None:
         gain = improvement(score.value, baseline["value"], direction)

@@ -54,8 +54,8 @@ def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: 
     if not evaluator:
         raise MlabError(f"task {task.name}: metric {task.view.metric.name} needs an evaluator, and the task "
                         f"declares none (`evaluator \"<task>/evaluate.py:score\" because \"...\"`)")
-    name = f"{evaluator['file']}:{evaluator['function']}"
-    source = (task.root / evaluator["file"]).resolve()
+    name = f"{evaluator.file}:{evaluator.function}"
+    source = (task.root / evaluator.file).resolve()
     if not source.is_file():
         raise MlabError(f"task {task.name}: its evaluator file {source} does not exist")
     submission = task.view.submission.file if task.view.submission else None
@@ -78,7 +78,7 @@ def score_with_evaluator(task, variant_name: str, workspace: Path, private_dir: 
         shutil.copyfile(source, folder / "evaluator" / source.name)
         shutil.copyfile(RUNNER_FILE, folder / "evaluator" / RUNNER)
         mark = f"{RESULT_MARK}-{secrets.token_hex(8)}"
-        argv = [f"evaluator/{RUNNER}", mark, f"{folder}/evaluator/{source.name}", evaluator["function"],
+        argv = [f"evaluator/{RUNNER}", mark, f"{folder}/evaluator/{source.name}", evaluator.function,
                 str(folder / "submission"), str(folder / "private")]
         result = sandbox.run(folder, argv, read_only=(folder / "private", folder / "evaluator"))
     finally:

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from mlab import __version__
+from mlab.documents.agent import Agent
 from mlab.errors import MlabError
 from mlab.limits import counted_steps
 from mlab.standard_json import write_json
@@ -26,7 +27,7 @@ def _litellm_version() -> str | None:
 def reply_format(run) -> dict | None:
     """The agent's declared reply format, the one its steps ran in (a tool agent's fallback once
     it fell back) and why it fell back; None for an agent without a reply format (tree search)."""
-    declared = (run.agent.doc.get("reply") or {}).get("format")
+    declared = run.agent.view.reply.format if run.agent.view.reply else None
     if declared is None:
         return None
     ran, reason = declared, None
@@ -64,9 +65,9 @@ def unsandboxed_note(result: dict | None) -> str | None:
             "and use the network")
 
 
-def agent_kind(doc: dict) -> str:
+def agent_kind(agent: Agent) -> str:
     """linear, search (a tree-search policy) or external (a command from outside mlab)."""
-    return "external" if doc.get("external") else "search" if doc.get("search") else "linear"
+    return "linear" if agent.kind == "loop" else agent.kind
 
 
 def compute_used(run) -> dict:
@@ -98,7 +99,7 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
     last = run.records[-1] if run.records else {}
     result = {
         "schema": "https://mlab.dev/spec/result.schema.json", "schema_version": RESULT_VERSION,
-        "run_id": run.id, "task": run.task.name, "agent": run.agent.name, "agent_kind": agent_kind(run.agent.doc),
+        "run_id": run.id, "task": run.task.name, "agent": run.agent.name, "agent_kind": agent_kind(run.agent.view),
         "data_variant": run.meta["data"]["variant"], "seed": run.meta["seed"], "demo": demo,
         "end_reason": run.end_reason or outcome.end_reason, **scored,
         "steps": counted_steps(run.records, run.limits.steps),  # not the wind-down after the step limit

@@ -76,16 +76,16 @@ def score_tabular(task, variant_name: str, workspace: Path, private_dir: Path) -
                          f"no submission: {rel} (columns {expected}) was not found in the workspace")
         except Refused as why:
             return Score(None, True, FailureMode.SUBMISSION_FORMAT_ERROR, f"{why} (expected columns: {expected})")
-        answers_path = Path(private_dir) / variant["private"][0]
+        answers_path = Path(private_dir) / variant.private[0]
         columns = list(metric.columns)
         try:
             params = dict(metric.params)
-            answers = load_answers(answers_path, variant["id"], columns, metric.name, params)
+            answers = load_answers(answers_path, variant.id, columns, metric.name, params)
             # the answers are read once; the check is Validate Submission's own (check_submission)
             rules = load_rules(submission.constraints, private_dir) if submission else ()
-            aligned = check_submission(path, answers[variant["id"]], variant["id"], columns, metric.name,
+            aligned = check_submission(path, answers[variant.id], variant.id, columns, metric.name,
                                        declared=submission.columns if submission else (), rules=rules)
-            value = metric_score(metric.name, answers, aligned, [c for c in columns if c != variant["id"]], params)
+            value = metric_score(metric.name, answers, aligned, [c for c in columns if c != variant.id], params)
         except SubmissionError as problem:
             text = str(problem)
             if "expected columns" not in text:

@@ -41,7 +41,7 @@ def round_order(number: int) -> tuple[str, str]:
 
 def expected_output(task, variant_name: str, private_dir: Path, output: str) -> Path | None:
     """The task's private reference output: `expected_<output>`, else its only private file of that kind."""
-    private = list(task.variant(variant_name).get("private") or [])
+    private = list(task.variant(variant_name).private)
     named = f"expected_{Path(output).name}"
     if named in private:
         return Path(private_dir) / named
@@ -90,7 +90,7 @@ def score_timed(task, variant_name: str, workspace: Path, private_dir: Path, *, 
         first = max(1, runs)
         invalid = rounds.time(1, first)
         if invalid is None and needs_more_rounds(rounds.times["starter"], rounds.times["submission"],
-                                                 view.success_threshold):
+                                                 view.success.improvement):
             invalid = rounds.time(first + 1, first + TIMED_EXTRA_RUNS)
         if invalid is not None:
             return invalid
@@ -127,7 +127,7 @@ class _Rounds:
         self.sandbox, self.expected = sandbox, expected
         self.script = view.submission.file
         self.output = view.metric.columns[0]
-        self.reference_script = view.baseline["script"] if view.baseline["kind"] == "run" else self.script
+        self.reference_script = view.baseline.script if view.baseline.kind == "run" else self.script
         self.candidate_base = fresh_copy(base, scratch / "candidate-base", leave_out=(self.output,))
         copy_files(workspace, self.candidate_base)  # the submission over the starter's files
         self.times: dict[str, list[float]] = {"starter": [], "submission": []}

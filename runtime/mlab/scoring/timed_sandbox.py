@@ -23,12 +23,12 @@ def scoring_sandbox(task, variant_name: str, workspace: Path, private_dir: Path,
     """The settings for scoring a submission of `task` found in `workspace`."""
     from mlab.run.folder import hidden_paths, thread_env
 
-    limits = resolve_limits(task.view.limits, task.variant(variant_name).get("limits"))
+    limits = resolve_limits(task.view.limits, task.variant(variant_name).limits)
     # The workspace's parent is the run folder (or a scratch folder): hidden with all it holds.
     hidden = hidden_paths(Path(workspace).resolve().parent, task) + (Path(private_dir).resolve(),)
     return ScriptSettings(python=python or sys.executable, device=device,
                           timeout_s=float(limits.script_timeout or 1800.0), memory_bytes=limits.memory,
-                          disk_bytes=limits.disk, hidden=hidden, env=thread_env(task.view.hardware["cpus"]))
+                          disk_bytes=limits.disk, hidden=hidden, env=thread_env(task.view.hardware.cpus))
 
 
 def copy_files(source: Path, target: Path) -> list[str]:

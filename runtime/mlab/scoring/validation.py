@@ -97,7 +97,7 @@ class SubmissionCheck:
                          "so there is no submission format to check")
         rel = submission.file if submission and submission.file else DEFAULT_FILE
         variant = self.run.task.variant(self.run.meta["data"]["variant"])
-        id_column = variant["id"]
+        id_column = variant.id
         declared = list(submission.columns) if submission else []
         columns = list(dict.fromkeys([id_column, *declared, *(c for c in metric.columns if c != id_column)]))
         try:
@@ -135,7 +135,7 @@ class SubmissionCheck:
     def validation(self, ctx, variant: dict) -> str:
         """The sentence on the validation submission ("" when the task declares no validation
         split): its score on the validation rows, what is wrong with it, or how to get one."""
-        if variant.get("validation") is None:
+        if variant.validation is None:
             return ""
         from mlab.scoring.metrics.tabular import score as metric_score
         from mlab.scoring.metrics.values import MetricError
@@ -146,7 +146,7 @@ class SubmissionCheck:
 
         task = self.run.task
         metric, submission = task.view.metric, task.view.submission
-        id_column = variant["id"]
+        id_column = variant.id
         declared = list(submission.columns) if submission else []
         answers_path = Path(self.run.private_dir) / VALIDATION_FILE
         params = dict(metric.params)
@@ -210,10 +210,10 @@ def public_test_ids(run, variant: dict) -> list:
 
     from mlab.scoring.metrics.values import label_key
 
-    id_column, answers = variant["id"], set(variant.get("answers") or ())
+    id_column, answers = variant.id, set(variant.answers)
     initial = run.store.get_json(run.meta["initial_snapshot"])
     found = []
-    for rel in variant.get("public") or ():
+    for rel in variant.public:
         if not rel.endswith(".csv") or rel not in initial:
             continue
         data = run.store.get_bytes(initial[rel])
@@ -227,7 +227,8 @@ def public_test_ids(run, variant: dict) -> list:
             table = table.rename(columns=lambda c: str(c).strip())
             found.append((rel, list(table[id_column])))
     if len(found) > 1:  # a vocabulary file or a key table may have an `id` column too
-        vocabularies = {c.get("vocabulary_file") for c in (run.task.doc.get("submission") or {}).get("constraints") or ()}
+        submission = run.task.view.submission
+        vocabularies = {c.vocabulary_file for c in submission.constraints} if submission else set()
         found = [f for f in found if f[0] not in vocabularies]
         named = [f for f in found if Path(f[0]).name == "test.csv"]
         found = named if len(named) == 1 else found

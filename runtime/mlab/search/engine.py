@@ -65,16 +65,14 @@ class Pending:
     problem: str | None = None  # the model gave no usable code: nothing to run
 
 
-def search_spec(agent) -> dict | None:
-    """The compiled agent's `search` block, or None for a linear agent."""
-    return (agent.doc or {}).get("search")
 
 
 def selection_problem(task, agent, variant: str) -> str | None:
     """Why the agent's final selection cannot work on this data variant (None when it can): a
     holdout needs the variant to hold out a validation split. `mlab run` asks before it makes
     the run folder, the engine again on resume."""
-    if (agent.doc.get("search") or {}).get("select") != "holdout" or task.variant(variant).get("validation") is not None:
+    search = agent.view.search
+    if search is None or search.select != "holdout" or task.variant(variant).validation is not None:
         return None
     return (f"agent {agent.name} chooses its final node on a holdout, but data variant {variant!r} of task "
             f"{task.name} holds out no validation split; declare one (`validation 0.1` in the variant) or "
@@ -87,21 +85,21 @@ class SearchEngine:
     def __init__(self, run, client: ModelClient, *, agent=None, on_node: Callable | None = None,
                  should_stop: Callable[[], bool] | None = None):
         agent = agent if agent is not None else run.agent
-        spec = search_spec(agent)
-        if not spec:
+        spec = agent.view.search
+        if spec is None:
             raise MlabError(f"agent {agent.name} declares no search; it runs in the agent loop")
         self.run, self.client, self.agent, self.spec = run, client, agent, spec
         self.on_node = on_node
         self.should_stop = should_stop or (lambda: False)
-        self.policy: Policy = make_policy(spec)
-        self.parallel = max(int(spec.get("parallel") or 1), 1)
-        self.code_file = spec.get("code_file") or "train.py"
-        self.score = spec.get("score") or {"from": "review"}
-        self.select = spec.get("select") or "validation"
+        self.policy: Policy = make_policy(spec.policy, spec.params)
+        self.parallel = max(spec.parallel, 1)
+        self.code_file = spec.code_file or "train.py"
+        self.score = spec.score
+        self.select = spec.select or "validation"
         self.templates = Templates(agent.templates)
-        self.asker = Asker(client, self.templates, agent.templates, agent.doc.get("format_retries", 2), self.code_file)
-        for needed in [*(spec.get("operators") or ("draft", "improve", "debug")),
-                       *(["review"] if self.score.get("from") == "review" else [])]:
+        self.asker = Asker(client, self.templates, agent.templates, agent.view.format_retries, self.code_file)
+        for needed in [*(spec.operators or ("draft", "improve", "debug")),
+                       *(["review"] if self.score.from_ == "review" else [])]:
             if needed not in agent.templates:
                 raise MlabError(f"agent {agent.name} has no {needed} template, which its search needs; "
                                 "recompile it with this mlabc")
@@ -314,15 +312,15 @@ class SearchEngine:
         else:
             output, compute, delta = evaluation.output, evaluation.compute, evaluation.delta
             self.manifests[node.id] = evaluation.manifest
-            if self.score.get("from") == "pattern":
-                validation = score_by_pattern(output, self.score["pattern"], self.score.get("group", 1))
+            if self.score.from_ == "pattern":
+                validation = score_by_pattern(output, self.score.pattern, self.score.group or 1)
             else:
                 review, validation = self._review(node, output, exchange)
             if not evaluation.ran:
                 problems.append("the script did not run to the end")
             if validation is None:
                 problems.append("no validation score was read"
-                                + (f" (pattern {self.score['pattern']!r})" if self.score.get("from") == "pattern" else ""))
+                                + (f" (pattern {self.score.pattern!r})" if self.score.from_ == "pattern" else ""))
             if review is not None and review["is_bug"]:
                 problems.append("the review found a bug")
             if evaluation.submission_problem:
@@ -393,7 +391,7 @@ class SearchEngine:
 
     def summary(self, submitted: Node | None, selected_by: str) -> dict:
         evaluated = [n for n in self.tree if not n.pending]
-        return {"policy": self.spec["policy"], "nodes": len(evaluated), "valid_nodes": len(self.tree.valid()),
+        return {"policy": self.spec.policy, "nodes": len(evaluated), "valid_nodes": len(self.tree.valid()),
                 "buggy_nodes": len(self.tree.buggy()), "submitted_node": submitted.id if submitted else None,
                 "submitted_validation": submitted.validation if submitted else None, "selected_by": selected_by}
 

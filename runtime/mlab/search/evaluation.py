@@ -179,7 +179,7 @@ class NodeEvaluator:
                 return str(why)
             try:
                 rules = load_rules(self.submission.constraints, self.run.private_dir) if self.submission else ()
-                check_submission(path, self._test_ids, self.variant["id"], self.metric.columns, self.metric.name,
+                check_submission(path, self._test_ids, self.variant.id, self.metric.columns, self.metric.name,
                                  list(self.submission.columns) if self.submission else [], rules=rules)
             except (SubmissionError, VocabularyError) as problem:
                 return str(problem)
@@ -197,7 +197,7 @@ class NodeEvaluator:
         from mlab.scoring.submission import (MAX_SUBMISSION_BYTES, AnswersError, SubmissionError, check_submission,
                                              load_answers)
 
-        id_column = self.variant["id"]
+        id_column = self.variant.id
         params = dict(self.metric.params)
         try:
             answers = load_answers(self.run.private_dir / VALIDATION_FILE, id_column, list(self.metric.columns),

@@ -6,6 +6,7 @@ line of POLICY_MODULES (and the compiler's table of its parameters, mlabc's lowe
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 
 from mlab.search.policy import Policy
 
@@ -21,6 +22,7 @@ def policy_class(name: str) -> type[Policy]:
     return importlib.import_module(f"mlab.search.{POLICY_MODULES[name]}").POLICY
 
 
-def make_policy(search: dict) -> Policy:
-    """The policy a compiled agent's `search` block declares, with its parameters."""
-    return policy_class(search["policy"])(search.get("params") or {})
+def make_policy(name: str, params: Mapping) -> Policy:
+    """The policy a compiled agent's `search` block declares (mlab.documents.Search's policy and
+    params), with its parameters."""
+    return policy_class(name)(dict(params))

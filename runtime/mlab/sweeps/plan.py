@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlab.build import MANIFEST, Build, compile_into_cache, load_build, task_search_dirs
+from mlab.documents.agent import Agent
+from mlab.documents.experiment import Override, TaskSelection
+from mlab.documents.view import thaw
+from mlab.documents.experiment import Experiment as ExperimentView
 from mlab.errors import BuildError, UsageError, closest_hint
 
 TIERS = ("main", "fast", "edit")
@@ -25,13 +29,13 @@ CLI_LIMITS = {"steps": "--steps", "time": "--time", "tokens": "--tokens", "cost"
 HELPER_CALL_FACTOR = 0.25
 
 
-def calls_per_step(agent_doc: dict) -> float:
+def calls_per_step(agent: Agent) -> float:
     """Model calls one step may make: a linear agent's main call and its share of helper calls; a
     tree-search node's operator call, and the fast model's review where the score comes from one
     (format retries are not counted, as for linear agents)."""
-    search = agent_doc.get("search")
+    search = agent.search
     if search:
-        return 1.0 + (1.0 if (search.get("score") or {}).get("from") == "review" else 0.0)
+        return 1.0 + (1.0 if search.score.from_ == "review" else 0.0)
     return 1.0 + HELPER_CALL_FACTOR
 
 
@@ -94,15 +98,15 @@ def _number(value: float) -> str:
 
 @dataclass(frozen=True)
 class Experiment:
-    """A loaded experiment: its compiled document and the build its tasks and agents come from."""
+    """A loaded experiment: its compiled document's view and the build its tasks and agents come from."""
 
     name: str
-    doc: dict
+    view: ExperimentView
     build: Build
 
     @property
     def retries(self) -> int:
-        return int(self.doc.get("retries", 0))
+        return self.view.retries
 
 
 # -- finding and loading ----------------------------------------------------------------
@@ -156,7 +160,7 @@ def task_sources() -> list[Path]:
     return list(chosen.values())
 
 
-def _read_experiment(path: Path) -> dict:
+def _read_experiment(path: Path) -> ExperimentView:
     from mlabc.schemas import problems
     from ruamel.yaml import YAML, YAMLError
 
@@ -170,7 +174,7 @@ def _read_experiment(path: Path) -> dict:
     if found:
         raise BuildError(f"{path} does not match spec/experiment.schema.json (was it made by another "
                          "mlabc?):\n  " + "\n  ".join(found[:10]))
-    return doc
+    return ExperimentView.of(doc)
 
 
 def load_experiment(spec: str) -> Experiment:
@@ -185,8 +189,8 @@ def load_experiment(spec: str) -> Experiment:
             raise UsageError(f"{spec} is not an experiment inside a build; expected BUILD/experiments/"
                              f"<name>.yaml next to BUILD/{MANIFEST} (make one with `mlabc compile`)")
         build = load_build(build_dir)
-        doc = _read_experiment(path)
-        return Experiment(doc["name"], doc, build)
+        view = _read_experiment(path)
+        return Experiment(view.name, view, build)
     file, _, chosen = spec.partition(".mlab:") if ".mlab:" in spec else (spec, "", "")
     if file.endswith(".mlab") or chosen:
         source = Path(file if file.endswith(".mlab") else file + ".mlab")
@@ -217,26 +221,26 @@ def _experiment_of_file(source: Path, chosen: str | None) -> Experiment:
 
 def _compiled_experiment(spec: str, source: Path) -> Experiment:
     build = compile_into_cache([source])
-    doc = _read_experiment(build.dir / "experiments" / f"{spec}.yaml")
-    if "names" not in doc["tasks"]:
+    view = _read_experiment(build.dir / "experiments" / f"{spec}.yaml")
+    if view.tasks.names is None:
         # `all` or a category: the tasks to choose from are every task there is.
         build = compile_into_cache([source, *[p for p in task_sources() if p.resolve() != source.resolve()]])
-        doc = _read_experiment(build.dir / "experiments" / f"{spec}.yaml")
-    return Experiment(spec, doc, build)
+        view = _read_experiment(build.dir / "experiments" / f"{spec}.yaml")
+    return Experiment(spec, view, build)
 
 
 # -- expansion ------------------------------------------------------------------------
 
-def resolve_tasks(selector: dict, build: Build) -> list[str]:
-    if "names" in selector:
-        missing = [n for n in selector["names"] if n not in build.task_names]
+def resolve_tasks(selector: TaskSelection, build: Build) -> list[str]:
+    if selector.names is not None:
+        missing = [n for n in selector.names if n not in build.task_names]
         if missing:
             raise BuildError(f"the experiment names task(s) {', '.join(missing)} that its build does not "
                              f"hold; it holds: {', '.join(build.task_names) or 'none'}")
-        return list(selector["names"])
-    if selector.get("all"):
+        return list(selector.names)
+    if selector.all:
         return build.task_names
-    category = selector["category"]
+    category = selector.category
     chosen = [n for n in build.task_names if build.task(n).view.category == category]
     if not chosen:
         categories = sorted({build.task(n).view.category for n in build.task_names})
@@ -257,7 +261,7 @@ def _model_combinations(models: dict) -> list[tuple[tuple[str, str], ...]]:
 def chosen_tasks(experiment: Experiment, given: str | None) -> list[str]:
     """The experiment's tasks that `--tasks` names (comma-separated; None: all of them), in the
     experiment's order; a name the experiment does not hold is refused."""
-    tasks = resolve_tasks(experiment.doc["tasks"], experiment.build)
+    tasks = resolve_tasks(experiment.view.tasks, experiment.build)
     if given is None:
         return tasks
     names = [n.strip() for n in given.split(",") if n.strip()]
@@ -277,41 +281,41 @@ def expand(experiment: Experiment, tasks: list[str] | None = None,
     """
     from mlab.limits import resolve_limits
 
-    doc, build = experiment.doc, experiment.build
-    every = resolve_tasks(doc["tasks"], build)
-    stray = sorted(set(doc["overrides"]) - set(every))
+    view, build = experiment.view, experiment.build
+    every = resolve_tasks(view.tasks, build)
+    stray = sorted(set(view.overrides) - set(every))
     if stray:
         raise BuildError(f"experiment {experiment.name} overrides task(s) {', '.join(stray)} that it "
                          f"does not run; it runs: {', '.join(every)}")
     specs: list[RunSpec] = []
     for name in every if tasks is None else [t for t in every if t in tasks]:
         task = build.task(name)
-        override = doc["overrides"].get(name, {})
-        data = override.get("data", doc["data"])
+        override = view.overrides.get(name) or Override()
+        data = override.data or view.data
         if data not in task.variants:
             if skipped is not None:
                 skipped.append(f"skipped task {name}: it has no data variant {data!r} "
                                f"(it declares: {', '.join(task.variants)})")
             continue
         variant = task.variant(data)
-        agents = list(dict.fromkeys(override.get("agents", doc["agents"])))
+        agents = list(dict.fromkeys(view.agents if override.agents is None else override.agents))
         missing = [a for a in agents if a not in build.agent_names]
         if missing:
             raise BuildError(f"experiment {experiment.name} uses agent(s) {', '.join(missing)} that its build "
                              f"does not hold; it holds: {', '.join(build.agent_names)}")
-        runs = int(override.get("runs", doc["runs"]))
-        shared = {**doc["limits"], **override.get("limits", {})}
+        runs = view.runs if override.runs is None else override.runs
+        shared = {**thaw(view.limits), **thaw(override.limits)}   # the limits each declares
         for agent in agents:
             # `override agent NAME { limits }` last: a tree search counts nodes where a linear agent counts steps
-            own = (doc.get("agent_overrides") or {}).get(agent, {}).get("limits", {})
+            own = thaw(view.agent_overrides[agent].limits) if agent in view.agent_overrides else {}
             limits = {k: v for k, v in {**shared, **own}.items() if v is not None}
-            resolved = resolve_limits(task.view.limits, variant.get("limits"), limits)
-            per_step = calls_per_step(build.agent(agent).doc)
-            for models in _model_combinations({**doc["models"], **override.get("models", {})}):
+            resolved = resolve_limits(task.view.limits, variant.limits, limits)
+            per_step = calls_per_step(build.agent(agent).view)
+            for models in _model_combinations({**view.models, **(override.models or {})}):
                 for seed in range(runs):
                     specs.append(RunSpec(task=name, agent=agent, data=data, seed=seed, models=models,
                                          limits=tuple(sorted(limits.items())), steps_limit=resolved.steps,
-                                         time_limit=resolved.time, hardware=dict(task.view.hardware),
+                                         time_limit=resolved.time, hardware=thaw(task.view.hardware),
                                          calls_per_step=per_step))
     return specs
 

@@ -56,13 +56,13 @@ def read_table(path: Path, where: str):
         raise DataError(f"{where}: cannot read the downloaded {path.name}: {error}") from None
 
 
-def write_given_split(train, test, variant: dict, public: Path, private: Path, where: str) -> None:
+def write_given_split(train, test, variant, public: Path, private: Path, where: str) -> None:
     """Write a source's own train/test split by the tabular convention (ids added where missing)."""
     from mlab.data.splits import write_table
 
-    answers = list(variant.get("answers") or [])
-    id_column = variant.get("id")
-    names, hidden = list(variant["public"]), list(variant.get("private") or [])
+    answers = list(variant.answers)
+    id_column = variant.id
+    names, hidden = list(variant.public), list(variant.private)
     if len(names) != 2 or len(hidden) != 1 or not id_column:
         raise DataError(f"{where}: a source's own train/test split is written as two public files (train, "
                         f"test) and one private file (answers), with an `id` column; found public {names}, "
@@ -82,13 +82,13 @@ def write_given_split(train, test, variant: dict, public: Path, private: Path, w
     write_table(test[[id_column, *answers]], private / hidden[0])
 
 
-def require_files(variant: dict, suffixes: tuple[str, ...], count: int, convention: str, where: str) -> list[str]:
+def require_files(variant, suffixes: tuple[str, ...], count: int, convention: str, where: str) -> list[str]:
     """The variant's public files, checked against what a source's conversion writes."""
-    names = list(variant["public"])
+    names = list(variant.public)
     if len(names) != count or not all(n.lower().endswith(s) for n, s in zip(names, suffixes)):
         raise DataError(f"{where}: this source is converted to {convention}; the variant declares public "
                         f"{names}. Declare `prepare \"<task>/make_data.py:function\"` for another layout")
-    if len(variant.get("private") or []) != 1 or not variant.get("id") or len(variant.get("answers") or []) != 1:
+    if len(variant.private) != 1 or not variant.id or len(variant.answers) != 1:
         raise DataError(f"{where}: this source's conversion writes one private answers file and needs an "
                         "`id` column and one answer column")
     return names

@@ -48,7 +48,7 @@ def download(name: str, target: Path, where: str) -> None:
         splits[split_name].to_json(str(target / f"{split_name}.jsonl"))
 
 
-def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int, where: str) -> None:
+def convert(folder: Path, variant, public: Path, private: Path, seed: int, where: str) -> None:
     """The dataset's own train/test split (with `split none`), else its train split split as a table."""
     from mlab.data.loaders.files import read_table, write_given_split
     from mlab.data.splits import write_split
@@ -56,7 +56,7 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
     splits = {p.stem: p for p in sorted(folder.glob("*.jsonl"))}
     if not splits:
         raise DataError(f"{where}: the download holds no dataset split")
-    if variant["split"].get("method", "none") == "none" and {"train", "test"} <= set(splits):
+    if variant.split.method == "none" and {"train", "test"} <= set(splits):
         write_given_split(read_table(splits["train"], where), read_table(splits["test"], where),
                           variant, public, private, where)
         return
@@ -64,7 +64,7 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
         raise DataError(f"{where}: the dataset has splits {', '.join(splits)} and none is `train`; declare "
                         f"`prepare \"<task>/make_data.py:function\"` to choose")
     frame = read_table(splits.get("train") or next(iter(splits.values())), where)
-    id_column = variant.get("id")
+    id_column = variant.id
     if id_column and id_column not in frame.columns:
         frame.insert(0, id_column, range(len(frame)))
     write_split(frame, variant, public, private, where)

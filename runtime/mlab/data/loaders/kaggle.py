@@ -100,13 +100,13 @@ def unpack_archives(folder: Path, where: str) -> None:
         archive.unlink()
 
 
-def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int, where: str) -> None:
+def convert(folder: Path, variant, public: Path, private: Path, seed: int, where: str) -> None:
     """The competition's table, split as a bundled table is (mlab.data.splits.write_split)."""
     from mlab.data.loaders.files import find_table
     from mlab.data.splits import write_split
 
     frame = find_table(folder, where)
-    id_column = variant.get("id")
+    id_column = variant.id
     if id_column and id_column not in frame.columns:
         frame.insert(0, id_column, range(len(frame)))
     write_split(frame, variant, public, private, where)

@@ -57,7 +57,7 @@ def download(name: str, target: Path, where: str) -> None:
         np.save(target / f"{key}.npy", np.asarray(array), allow_pickle=False)
 
 
-def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int, where: str) -> None:
+def convert(folder: Path, variant, public: Path, private: Path, seed: int, where: str) -> None:
     """nodes, edges, train, test tables and the test answers (see the module docstring)."""
     import numpy as np
     import pandas as pd
@@ -74,7 +74,7 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
         raise DataError(f"{where}: the download lacks an array of the graph ({error})") from None
     count = len(a["labels"])
     ids = np.random.default_rng(seed).permutation(count)
-    id_column, answer = variant["id"], variant["answers"][0]
+    id_column, answer = variant.id, variant.answers[0]
     nodes = pd.DataFrame(a["node_feat"].round(4), columns=[f"f{i}" for i in range(a["node_feat"].shape[1])])
     if years is not None:
         nodes.insert(0, "year", years)
@@ -88,4 +88,4 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
     test = pd.DataFrame({id_column: ids[a["split_test"]], answer: a["labels"][a["split_test"]].astype(np.int64)})
     test = test.sort_values(id_column)
     write_table(test[[id_column]], public / names[3])
-    write_table(test, private / variant["private"][0])
+    write_table(test, private / variant.private[0])

@@ -135,7 +135,7 @@ def _check_download(download: Download, checksums: dict[str, str], where: str) -
 
 # -- conversion: the same writers as the lite data ------------------------------------------
 
-def convert(kind: str, download: Download, variant: dict, public: Path, private: Path,
+def convert(kind: str, download: Download, variant, public: Path, private: Path,
             seed: int, where: str) -> None:
     """Write a variant's public and private files from a download by its source's convention."""
     loader_module(kind).convert(download.folder, variant, public, private, seed, where)

@@ -63,7 +63,7 @@ def download(name: str, target: Path, where: str) -> None:
         np.save(target / f"{part}_labels.npy", labels, allow_pickle=False)
 
 
-def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int, where: str) -> None:
+def convert(folder: Path, variant, public: Path, private: Path, seed: int, where: str) -> None:
     """train .npz (images, labels), test .npz (images, ids), answers (id, label) of the test images."""
     import numpy as np
     import pandas as pd
@@ -84,5 +84,5 @@ def convert(folder: Path, variant: dict, public: Path, private: Path, seed: int,
     public.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(public / names[0], images=train_images, labels=train_labels)
     np.savez_compressed(public / names[1], images=test_images, ids=test_ids)
-    answers = pd.DataFrame({variant["id"]: test_ids, variant["answers"][0]: test_labels})
-    answers.to_csv(private / variant["private"][0], index=False)
+    answers = pd.DataFrame({variant.id: test_ids, variant.answers[0]: test_labels})
+    answers.to_csv(private / variant.private[0], index=False)
