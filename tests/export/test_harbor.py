@@ -95,7 +95,7 @@ def test_task_toml_carries_limits_hardware_no_network_and_a_separate_verifier(ex
         config = tomllib.loads((folder / "task.toml").read_text())
         task = compiled[name]
         lite = thaw(task.variant("lite").limits)
-        hardware = task.view.hardware
+        hardware = thaw(task.view.hardware)
         assert config["schema_version"] == "1.4"
         assert config["task"]["name"] == f"mlab/{name}"
         assert config["agent"]["network_mode"] == "no-network"

@@ -13,7 +13,7 @@ PERFECT = {"accuracy": 1.0, "mae": 0.0, "smape1": 0.0, "mcrmse": 0.0, "dice": 1.
 
 def answers_of(task, prepared) -> pd.DataFrame:
     variant = task.variant("lite")
-    return pd.read_csv(prepared.private / variant["private"][0], dtype=str, keep_default_na=False)
+    return pd.read_csv(prepared.private / variant.private[0], dtype=str, keep_default_na=False)
 
 
 def submit(tmp_path, task, table: pd.DataFrame) -> object:

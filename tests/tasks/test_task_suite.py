@@ -54,8 +54,8 @@ def test_recorded_baselines_cover_the_untimed_tasks_only():
 def test_full_variants_of_kaggle_tasks_that_are_not_one_table_name_their_prepare_function(task_of):
     for name in ("parkinsons-disease", "fathomnet", "identify-contrails"):
         full = task_of(name).variant("full")
-        assert full["source"]["kind"] == "kaggle"
-        assert full["prepare"] == {"file": f"{name}/make_data.py", "function": "prepare_kaggle"}
+        assert full.source.kind == "kaggle"
+        assert (full.prepare.file, full.prepare.function) == (f"{name}/make_data.py", "prepare_kaggle")
 
 
 def test_the_list_command_shows_every_task(capsys):

@@ -29,11 +29,13 @@ from mlab.standard_json import json_text
 def exported_task(home: Path):
     """The TaskBuild of an exported task (task.json), its task folder being home/root."""
     from mlab.build import Build, TaskBuild
+    from mlab.documents.task import Task
 
     doc = json.loads((home / "task.json").read_text(encoding="utf-8"))
     doc["root"] = str(home / "root")
     build = Build(dir=home, manifest={"tasks": {}, "agents": {}, "experiments": {}}, digest="exported")
-    return TaskBuild(doc["name"], doc, build)
+    view = Task.of(doc)
+    return TaskBuild(view.name, view, build, doc)
 
 
 def _without_read_only(task, workspace: Path, scratch: Path) -> Path:
