@@ -161,7 +161,7 @@ def test_the_golden_and_older_builds_of_the_tests_make_views():
 
 
 def test_an_older_task_without_the_optional_properties_loads_with_their_defaults():
-    from mlabc.api import problems
+    from mlabc.schemas import problems
 
     document = YAML(typ="safe").load((OLD_RUN_BUILD / "tasks" / "tiny" / "task.yaml").read_text(encoding="utf-8"))
     for later in ("version", "changes", "issues", "gym", "references"):

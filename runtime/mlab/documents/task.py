@@ -54,6 +54,7 @@ class Variant(View):
     private: tuple[str, ...] = ()
     checksums: Mapping[str, str] = EMPTY
     validation: float | None = None
+    unlabelled: bool = False   # training rows may leave the answers blank (a semi-supervised task)
     prepare: Hook | None = None
     limits: Limits = Limits()
 
