@@ -8,6 +8,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+HOLD_S = 60.0  # how long a held stream waits for its client (hold_streams)
+
 
 class FakeOpenAI:
     """Answers /chat/completions with queued replies; `faults` is a queue of 429, 500, 'hang' or
@@ -27,7 +29,7 @@ class FakeOpenAI:
 
     def __init__(self, replies: list, faults: list | None = None, usage=(11, 7), cached: int = 0,
                  refuse_tools: bool | int = False, refuse_parallel: bool = False, auto_only: bool = False,
-                 gap_s: float = 0.0, cache_written: int = 0):
+                 gap_s: float = 0.0, cache_written: int = 0, hold_streams: bool = False):
         self.replies = list(replies)
         self.refuse_tools = refuse_tools
         self.refuse_parallel = refuse_parallel  # refuse the parallel_tool_calls field (tools are taken)
@@ -36,8 +38,14 @@ class FakeOpenAI:
         self.usage = usage
         self.cached = cached  # prompt tokens the server says it served from its prompt cache
         self.gap_s = gap_s  # a streamed reply: the pause between its chunks
+        self.hold_streams = hold_streams  # a streamed reply waits for `hold` before it finishes
         self.cache_written = cache_written  # prompt tokens the server says it wrote to its prompt cache
         self.requests: list[dict] = []
+        # a streamed reply waits before its finish chunk until the test sets `hold` (when its client has
+        # seen a piece): `released` says whether it was set in time, so a gateway that forwards the
+        # pieces as they come is told from one that gathers the reply first by order, not by timing
+        self.hold = threading.Event()
+        self.released: bool | None = None
         self.sent = 0  # bytes of a 'huge' body written so far
         server = self
 
@@ -125,6 +133,8 @@ class FakeOpenAI:
                 self.end_headers()
                 try:
                     for number, data in enumerate(chunks):
+                        if number == len(chunks) - 1 - ("usage" in chunks[-1]) and server.hold_streams:
+                            server.released = server.hold.wait(HOLD_S)
                         self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
                         self.wfile.flush()
                         if stall and number == 1:

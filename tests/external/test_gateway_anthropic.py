@@ -64,17 +64,19 @@ def test_a_tool_call_goes_out_and_its_result_comes_back(tmp_path, stream):
 
 def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
     reply = {"content": "The answer is forty-two.", "reasoning_content": "Think it over."}
-    with FakeOpenAI([reply], gap_s=0.15, usage=(40, 9), cached=30) as upstream, \
+    with FakeOpenAI([reply], usage=(40, 9), cached=30, hold_streams=True) as upstream, \
             served(tmp_path, server_client(upstream.base)) as gateway:
         seen = []
         with sdk(gateway).messages.stream(model="claude-opus-4-1", max_tokens=256,
                                           messages=[{"role": "user", "content": "What is it?"}]) as events:
             for event in events:
                 if event.type == "content_block_delta":
-                    seen.append((time.monotonic(), event.delta.type))
+                    seen.append(event.delta.type)
+                    if event.delta.type == "text_delta":
+                        upstream.hold.set()  # a piece came while the upstream still holds the reply's end
             final = events.get_final_message()
-        texts = [t for t, kind in seen if kind == "text_delta"]
-        assert len(texts) == 6 and texts[-1] - texts[0] > 0.5, "the pieces came one by one, as the upstream sent them"
+        assert seen.count("text_delta") == 6
+        assert upstream.released is True, "the pieces came one by one, as the upstream sent them, not once it had ended"
         assert [b.type for b in final.content] == ["thinking", "text"]
         assert final.content[0].thinking == "Think it over." and final.content[1].text == "The answer is forty-two."
         usage = final.usage  # Anthropic counts input without the cache's reads

@@ -2,7 +2,6 @@
 errors, streamed and not, with a scripted model and a streaming upstream."""
 from __future__ import annotations
 
-import time
 
 import openai
 import pytest
@@ -48,14 +47,14 @@ def test_a_tool_call_and_its_result(tmp_path, stream):
 
 def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
     reply = tool_call("bash", {"command": "python train.py --epochs 3"}, call_id="call_9", content="Training now.")
-    with FakeOpenAI([reply], gap_s=0.1, usage=(50, 12), cached=20) as upstream, \
+    with FakeOpenAI([reply], usage=(50, 12), cached=20, hold_streams=True) as upstream, \
             served(tmp_path, server_client(upstream.base)) as gateway:
-        arrivals = []
         stream = sdk(gateway).chat.completions.create(model="main", messages=[{"role": "user", "content": "go"}],
                                                       tools=TOOLS, stream=True)
         pieces, arguments, usage = [], "", None
         for chunk in stream:
-            arrivals.append(time.monotonic())
+            if any(choice.delta.content for choice in chunk.choices):
+                upstream.hold.set()  # a piece came while the upstream still holds the reply's end
             if chunk.usage:
                 usage = chunk.usage
             for choice in chunk.choices:
@@ -63,7 +62,7 @@ def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
                 for call in choice.delta.tool_calls or []:
                     arguments += call.function.arguments or ""
         assert "".join(pieces) == "Training now." and arguments == '{"command": "python train.py --epochs 3"}'
-        assert arrivals[-1] - arrivals[1] > 1.0, "the pieces came as the upstream sent them"
+        assert upstream.released is True, "the pieces came as the upstream sent them, not once it had ended"
         assert (usage.prompt_tokens, usage.completion_tokens, usage.prompt_tokens_details.cached_tokens) == (50, 12, 20)
         assert gateway.call["message"]["tool_calls"][0]["id"] == "call_9"
 

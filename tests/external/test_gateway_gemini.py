@@ -3,7 +3,6 @@ function calls and their responses, thoughts, usage, countTokens, errors and a s
 a scripted model and a streaming upstream."""
 from __future__ import annotations
 
-import time
 
 import pytest
 from fake_openai import FakeOpenAI
@@ -82,13 +81,13 @@ def test_a_response_without_ids_answers_the_call_of_its_name(tmp_path):
 
 def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
     reply = {"content": "Scale the features first.", "reasoning_content": "Distances matter."}
-    with FakeOpenAI([reply], gap_s=0.15, usage=(30, 8), cached=16) as upstream, \
+    with FakeOpenAI([reply], usage=(30, 8), cached=16, hold_streams=True) as upstream, \
             served(tmp_path, server_client(upstream.base)) as gateway:
-        arrivals, chunks, client = [], [], sdk(gateway)
+        chunks, client = [], sdk(gateway)
         for chunk in client.models.generate_content_stream(model="gemini-2.5-flash", contents="Advice?"):
-            arrivals.append(time.monotonic())
+            upstream.hold.set()  # a piece came while the upstream still holds the reply's end
             chunks.append(chunk)
-        assert arrivals[-1] - arrivals[0] > 1.0, "the pieces came as the upstream sent them"
+        assert upstream.released is True, "the pieces came as the upstream sent them, not once it had ended"
         parts = parts_of(chunks)
         assert "".join(p.text for p in parts if p.thought) == "Distances matter."
         assert "".join(p.text or "" for p in parts if not p.thought) == "Scale the features first."

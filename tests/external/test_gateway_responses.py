@@ -4,7 +4,6 @@ stalled stream, with a scripted model and a streaming upstream."""
 from __future__ import annotations
 
 import json
-import time
 
 import openai
 import pytest
@@ -82,15 +81,17 @@ def test_a_custom_tool_takes_and_gives_freeform_text(tmp_path):
 
 def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
     reply = {"content": "Use gradient boosting.", "reasoning_content": "Tabular data, small."}
-    with FakeOpenAI([reply], gap_s=0.15, usage=(64, 10), cached=48) as upstream, \
+    with FakeOpenAI([reply], usage=(64, 10), cached=48, hold_streams=True) as upstream, \
             served(tmp_path, server_client(upstream.base)) as gateway:
         seen = []
         with sdk(gateway).responses.stream(model="gpt-5", input="Which model?") as events:
             for event in events:
-                seen.append((time.monotonic(), event.type))
+                seen.append(event.type)
+                if event.type == "response.output_text.delta":
+                    upstream.hold.set()  # a piece came while the upstream still holds the reply's end
             response = events.get_final_response()
-        texts = [t for t, kind in seen if kind == "response.output_text.delta"]
-        assert len(texts) == 6 and texts[-1] - texts[0] > 0.5, "the pieces came as the upstream sent them"
+        assert seen.count("response.output_text.delta") == 6
+        assert upstream.released is True, "the pieces came as the upstream sent them, not once it had ended"
         reasoning, message = response.output
         assert reasoning.type == "reasoning" and reasoning.summary[0].text == "Tabular data, small."
         assert response.output_text == "Use gradient boosting."
