@@ -56,6 +56,7 @@ bodies = values | st.fixed_dictionaries({}, optional={
                "input": [{"type": "function_call", "call_id": "c", "name": "d", "arguments": {"x": 1}},
                          {"type": "reasoning", "summary": [3, {"text": None}]},
                          {"role": "assistant", "content": [{"type": "input_image", "image_url": "u"}]}]})
+@example(body={"messages": [{"role": "user", "content": []}]})  # no message left once parsed
 @example(body={"input": [{"type": "reasoning", "summary": 5, "encrypted_content": {"x": 1}},
                          {"type": "compaction", "encrypted_content": 3}, {"type": "compaction_trigger"}],
                "contents": [{"role": "model", "parts": [{"text": "a", "thoughtSignature": {"x": 1}}]}],

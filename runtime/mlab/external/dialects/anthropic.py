@@ -175,6 +175,8 @@ def parse(body) -> Ask:
         converted.append({"role": "system", "content": _text_of(system, "system")})
     for index, message in enumerate(messages):
         converted += _message(message, index)
+    if all(message["role"] == "system" for message in converted):  # Anthropic's own API refuses empty content too
+        raise BadRequest("`messages` hold no content: each message needs a non-empty `content`")
     choice, parallel = _tool_choice(body.get("tool_choice"))
     tools = _tools(body.get("tools"))
     return Ask(converted, tools, choice if tools else None, parallel if tools else None,
