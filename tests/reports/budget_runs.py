@@ -107,7 +107,14 @@ def tree_run(source: Path, target: Path, run_id: str, seed: int, nodes=TREE, sel
         meta = json.loads((run / "run.json").read_text())
         agent = run / "build" / "agents" / "tree-greedy" / "agent.json"
         agent.parent.mkdir(parents=True, exist_ok=True)
-        agent.write_text(json.dumps({"name": "tree-greedy", "search": {"policy": "greedy", "select": select}}))
+        # the research agent's compiled declaration made a greedy search (the copy is checked
+        # against spec/agent.schema.json when a report reads it: it must be a whole declaration)
+        declared = json.loads((source / "build" / "agents" / "research" / "agent.json").read_text())
+        declared.update(name="tree-greedy", reply=None, templates={**declared["templates"], **{name: f"templates/{name}.j2" for name in ("draft", "improve", "debug")}}, search={
+            "policy": "greedy", "params": {"drafts": 5, "debug_probability": 0.5, "max_debug_depth": 3},
+            "parallel": 1, "code_file": "train.py",
+            "score": {"from": "pattern", "pattern": "score: ([0-9.]+)", "group": 1}, "select": select, "operators": ["draft", "improve", "debug"]})
+        agent.write_text(json.dumps(declared))
         meta["build"]["digest"] = "6" * 64
         (run / "run.json").write_text(json.dumps(meta))
     return run

@@ -54,12 +54,15 @@ def test_medal_places_follow_kaggles_rule_by_the_number_of_teams(teams, places):
 
 
 def test_declared_thresholds_win_over_the_leaderboard():
+    from mlab.documents.task import References
+
     board = {"leaderboard": {"file": "lb.csv", "column": "score", "source": "Kaggle", "scores": ERRORS}}
-    assert medals.task_thresholds(board, True) == (pytest.approx(medals.leaderboard_thresholds(ERRORS, True)),
-                                                   "leaderboard")
+    assert medals.task_thresholds(References.of(board), True) == (
+        pytest.approx(medals.leaderboard_thresholds(ERRORS, True)), "leaderboard")
     declared = {**board, "thresholds": {"gold": 0.3, "silver": 0.4, "source": "a paper"}}
-    assert medals.task_thresholds(declared, True) == ({"gold": 0.3, "silver": 0.4}, "declared")
-    assert medals.task_thresholds({"points": [], "thresholds": None}, True) == ({}, None)
+    assert medals.task_thresholds(References.of(declared), True) == ({"gold": 0.3, "silver": 0.4}, "declared")
+    assert medals.task_thresholds(References.of({"points": [], "thresholds": None}), True) == ({}, None)
+    assert medals.task_thresholds(None, True) == ({}, None)
 
 
 # the golden runs: the tiny task (mae), each agent's six runs score 2.06924, 4.95, 5.11, none, 3.6, none

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mlab.documents.view import thaw
 from mlab.errors import UsageError
 from mlab.export.files import write_new
 from mlab.standard_json import json_text
@@ -52,9 +53,9 @@ def _trajectory(conversation: RunConversation, version: str) -> dict:
                        "models": run.tiers}}
     if run.main_model:
         agent["model_name"] = run.main_model
-    search = (run.agent_doc or {}).get("search")
-    if search:  # a tree search calls operators, not the action table's tools
-        agent["extra"]["search"] = search
+    search = run.agent_doc.search if run.agent_doc is not None else None
+    if search is not None:  # a tree search calls operators, not the action table's tools
+        agent["extra"]["search"] = thaw(search)
     elif conversation.tools:
         agent["tool_definitions"] = conversation.tools
     document = {"schema_version": version, "session_id": run.id, "agent": agent, "steps": steps,
@@ -66,7 +67,7 @@ def _trajectory(conversation: RunConversation, version: str) -> dict:
 
 
 def _reply_format(run) -> str | None:
-    return ((run.agent_doc or {}).get("reply") or {}).get("format")
+    return run.declared_format
 
 
 def _metrics(turn: Turn) -> dict:

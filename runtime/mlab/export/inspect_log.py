@@ -281,7 +281,7 @@ def eval_log(key: GroupKey, conversations: list[RunConversation]):
         dataset=log.EvalDataset(name=key.task, samples=len(epochs), sample_ids=sorted(epochs)),
         config=log.EvalConfig(epochs=max(epochs.values())),
         metadata={"harness": "mlab", "agent": key.agent, "runs": runs, "seeds": seeds,
-                  "reply_format": ((first.agent_doc or {}).get("reply") or {}).get("format")},
+                  "reply_format": first.declared_format},
         packages={"mlab-harness": first.meta.get("mlab_version") or "unknown"})
     plan = log.EvalPlan(name=key.agent, steps=[log.EvalPlanStep(solver=key.agent, params={"models": first.tiers})])
     document = {"eval": spec, "plan": plan, "samples": samples, "results": _results(samples, log),

@@ -39,20 +39,19 @@ SCORE_DECIMALS = 5  # MLE-bench's grader rounds every score so
 def thresholds_of(run: LoadedRun) -> dict | None:
     """The task's thresholds ({level: value, "source": ..., "from": "declared" or "leaderboard"}):
     the declared ones, else those its leaderboard file gives (with the leaderboard's median), else None."""
-    doc = task_document(run) or {}
-    refs = doc.get("references") or {}
-    lower = (doc.get("metric") or {}).get("direction") == "lower_is_better"
+    task = task_document(run)
+    refs = task.references if task is not None else None
+    lower = task is not None and task.metric.direction == "lower_is_better"
     values, origin = task_thresholds(refs, lower)
     if origin is None:
         return None
-    declared = refs.get("thresholds") or {}
-    board = refs.get("leaderboard") or {}
-    source = declared.get("source") if origin == "declared" else board.get("source")
+    source = refs.thresholds.source if origin == "declared" else refs.leaderboard.source
     return {**values, "source": source, "from": origin}
 
 
 def _percentile(run: LoadedRun, score: float | None, lower: bool) -> float | None:
-    scores = leaderboard_scores((task_document(run) or {}).get("references") or {})
+    task = task_document(run)
+    scores = leaderboard_scores(task.references if task is not None else None)
     return percentile(score, scores, lower) if scores else None
 
 
@@ -76,7 +75,8 @@ def competition_report(run: LoadedRun, thresholds: dict, created_at: str) -> dic
     won = medal(score, {m: thresholds.get(m) for m in ("gold", "silver", "bronze")}, lower)
     median = _threshold(thresholds, "median")
     above = score is not None and median is not None and (score < median if lower else score > median)
-    submission = ((task_document(run) or {}).get("submission") or {}).get("file") or "submission.csv"
+    task = task_document(run)
+    submission = task.submission.file if task is not None and task.submission is not None else "submission.csv"
     return {
         "competition_id": run.task, "score": score,
         **{f"{level}_threshold": _threshold(thresholds, level) for level in LEVELS},

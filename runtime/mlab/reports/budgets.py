@@ -164,15 +164,16 @@ def _run_total(run: LoadedRun, kind: str, spent: list[float | None]) -> float | 
 
 
 def _selection(run: LoadedRun) -> str:
-    return (((run.agent_doc or {}).get("search") or {}).get("select")) or "validation"
+    search = run.agent_doc.search if run.agent_doc is not None else None
+    return (search.select if search is not None else None) or "validation"
 
 
 def _chosen_step(run: LoadedRun, last: int) -> tuple[int | None, int | None]:
     """(step, node) a tree search would have submitted with its records up to `last` (1-based)."""
     from mlab.search.tree import Node, Tree, choose_submitted
 
-    direction = (run.result or {}).get("direction") or ((task_document(run) or {}).get("metric") or {}).get(
-        "direction")
+    task = task_document(run)
+    direction = (run.result or {}).get("direction") or (task.metric.direction if task is not None else None)
     tree, steps = Tree(lower_is_better=direction == "lower_is_better"), {}
     for step, record in enumerate(run.records[:last], 1):
         number = record.get("node")
@@ -224,9 +225,9 @@ class _Scorer:
         self.run = run
         self.snapshots: dict = dict(stored.get("snapshots") or {})
         self.added = False
-        doc = task_document(run) or {}
-        self.file = (doc.get("submission") or {}).get("file") or "submission.csv"
-        self.tabular = (doc.get("metric") or {}).get("kind") == "tabular"
+        task = task_document(run)
+        self.file = task.submission.file if task is not None and task.submission is not None else "submission.csv"
+        self.tabular = task is not None and task.metric.kind == "tabular"
         self._manifests: list[dict] | None = None
         self._task = None
 
@@ -283,11 +284,11 @@ def _judged(run: LoadedRun, scored: dict) -> tuple[float | None, bool]:
     """(improvement, success) of a snapshot's score, by the task's success rule."""
     if "row" in scored:
         return scored["row"].get("improvement"), bool(scored["row"].get("success"))
-    result, doc = run.result or {}, task_document(run) or {}
+    result, task = run.result or {}, task_document(run)
     baseline = (result.get("baseline") or {}).get("value") if run.finished else (
-        (doc.get("baseline") or {}).get("value"))
-    direction = result.get("direction") or (doc.get("metric") or {}).get("direction")
-    threshold = result.get("threshold") if run.finished else (doc.get("success") or {}).get("improvement")
+        task.baseline.value if task is not None else None)
+    direction = result.get("direction") or (task.metric.direction if task is not None else None)
+    threshold = result.get("threshold") if run.finished else (task.success.improvement if task is not None else None)
     return judge_snapshot(scored.get("score"), scored.get("baseline"), baseline, direction, threshold)
 
 

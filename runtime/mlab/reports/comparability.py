@@ -97,17 +97,16 @@ def known_issues(runs: list) -> list[str]:
 
     lines, seen = [], set()
     for run in runs:
-        doc = task_document(run) or {}
+        task = task_document(run)
         version = _version(run)
-        for issue in doc.get("issues") or []:
-            key = (run.task, version, issue.get("text"))
-            if key in seen or issue.get("since", 1) > version:
+        for issue in task.issues if task is not None else ():
+            key = (run.task, version, issue.text)
+            if key in seen or issue.since > version:
                 continue
             seen.add(key)
-            fixed = issue.get("fixed")
+            fixed = issue.fixed
             state = f"fixed in version {fixed}" if fixed and fixed <= version else "open"
-            lines.append(f"- {run.task} (version {version}): {issue.get('text')} (since version "
-                         f"{issue.get('since', 1)}, {state})")
+            lines.append(f"- {run.task} (version {version}): {issue.text} (since version {issue.since}, {state})")
     return sorted(lines)
 
 

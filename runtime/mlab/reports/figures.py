@@ -13,6 +13,7 @@ mlab.reports.normalised, medals and aup; docs/reports.md lists them with their p
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -20,16 +21,18 @@ from mlab.reports import aup, cost, medals, normalised, paired
 from mlab.reports.runs import LoadedRun, task_document
 from mlab.reports.tables import Table, text, with_interval
 
+if TYPE_CHECKING:
+    from mlab.documents.task import Task
+
 REFERENCE_LABELS = ("reference", "expert")
 BEST_HUMAN = "best_human"
 
 
-def reference_points(doc: dict | None) -> dict:
+def reference_points(task: Task | None) -> dict:
     """{"reference": N, "best_human": N, "thresholds": {...}, "thresholds_from": "declared" or
     "leaderboard", "leaderboard": [scores]} of a compiled task (keys only where known)."""
-    refs = (doc or {}).get("references") or {}
-    points = {p["label"]: float(p["value"]) for p in refs.get("points") or []
-              if isinstance(p, dict) and isinstance(p.get("value"), (int, float))}
+    refs = task.references if task is not None else None
+    points = {p.label: float(p.value) for p in (refs.points if refs is not None else ()) if p.value is not None}
     out: dict = {}
     chosen = next((points[label] for label in REFERENCE_LABELS if label in points), None)
     if chosen is None:
@@ -38,7 +41,7 @@ def reference_points(doc: dict | None) -> dict:
         out["reference"] = chosen
     if BEST_HUMAN in points:
         out["best_human"] = points[BEST_HUMAN]
-    lower = ((doc or {}).get("metric") or {}).get("direction") == "lower_is_better"
+    lower = task is not None and task.metric.direction == "lower_is_better"
     thresholds, origin = medals.task_thresholds(refs, lower)
     thresholds = {k: v for k, v in thresholds.items() if k in medals.MEDALS}
     if thresholds:

@@ -19,10 +19,14 @@ score of the last team inside the medal's places; the median threshold is the le
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from mlab.reports.stats import GROUP, TASK_GROUP, bootstrap_ci, stratified_bootstrap_ci
+
+if TYPE_CHECKING:
+    from mlab.documents.task import References
 
 MEDALS = ("gold", "silver", "bronze")
 PERCENTILE = ("percentile", "percentile_low", "percentile_high")
@@ -78,11 +82,12 @@ def leaderboard_thresholds(leaderboard: list[float], lower_is_better: bool) -> d
     return out
 
 
-def task_thresholds(references: dict, lower_is_better: bool) -> tuple[dict, str | None]:
+def task_thresholds(references: References | None, lower_is_better: bool) -> tuple[dict, str | None]:
     """The thresholds a task grades with and where they come from ("declared", "leaderboard" or
     None): a declared `thresholds` block wins whole over the ones a leaderboard gives."""
-    declared = {name: float(value) for name, value in ((references or {}).get("thresholds") or {}).items()
-                if name in (*MEDALS, "median") and isinstance(value, (int, float)) and not isinstance(value, bool)}
+    block = references.thresholds if references is not None else None
+    declared = {} if block is None else {name: float(getattr(block, name)) for name in (*MEDALS, "median")
+                                         if getattr(block, name) is not None}
     if any(name in declared for name in MEDALS):
         return declared, "declared"
     scores = leaderboard_scores(references)
@@ -91,13 +96,12 @@ def task_thresholds(references: dict, lower_is_better: bool) -> tuple[dict, str 
     return {}, None
 
 
-def leaderboard_scores(references: dict) -> list[float]:
+def leaderboard_scores(references: References | None) -> list[float]:
     """The leaderboard's scores a compiled task embeds (`references.leaderboard.scores`), or []."""
-    board = (references or {}).get("leaderboard") or {}
-    scores = board.get("scores") if isinstance(board, dict) else None
-    if not isinstance(scores, list):
+    board = references.leaderboard if references is not None else None
+    if board is None:
         return []
-    return [float(s) for s in scores if isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s)]
+    return [float(s) for s in board.scores if math.isfinite(s)]
 
 
 def medal_frame(frame: pd.DataFrame, references: dict) -> pd.DataFrame:

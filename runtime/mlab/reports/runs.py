@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from mlab.bounded_json import TooDeep, TooLarge
@@ -19,6 +20,10 @@ from mlab.errors import MlabError, RunError, UsageError
 from mlab.text import note_once
 from mlab.run.folder import RUN_JSON, read_run_meta
 from mlab.trace import TRACE, read_trace
+
+if TYPE_CHECKING:
+    from mlab.documents.agent import Agent
+    from mlab.documents.task import Task
 
 RESULT = "result.json"
 MODELS = "models.json"
@@ -182,34 +187,36 @@ class LoadedRun:
         return (self.meta.get("build") or {}).get("digest") or str(self.dir / "build")
 
     @cached_property
-    def agent_doc(self) -> dict | None:
-        """The agent declaration as compiled (build/agents/<agent>/agent.json), or None if missing."""
-        return _build_document(self.build_key, self.dir / "build" / "agents" / self.agent / "agent.json")
+    def agent_doc(self) -> Agent | None:
+        """The view of the agent as compiled (build/agents/<agent>/agent.json), or None when the
+        copy is missing or does not match spec/agent.schema.json (a damaged or forged copy)."""
+        return _build_view(self.build_key, self.dir / "build" / "agents" / self.agent / "agent.json", "agent")
 
     @cached_property
     def sections(self) -> list[Section]:
         """The agent's reply sections in declared order, with their roles."""
-        doc = self.agent_doc or {}
-        sections = (doc.get("reply") or {}).get("sections") or []
-        return [Section(s.get("name", ""), s.get("kind", "text"), s.get("role")) for s in sections]
+        reply = self.agent_doc.reply if self.agent_doc is not None else None
+        return [Section(s.name, s.kind, s.role) for s in (reply.sections if reply is not None else ())]
 
     @property
     def declared_format(self) -> str | None:
         """The agent's declared reply format (sections, json, tools), None when the build is missing."""
-        return ((self.agent_doc or {}).get("reply") or {}).get("format")
+        reply = self.agent_doc.reply if self.agent_doc is not None else None
+        return reply.format if reply is not None else None
 
     def sections_for(self, ran: str | None) -> list[Section]:
         """The sections of the reply format a step ran: a tool agent's fallback has its own."""
-        reply = (self.agent_doc or {}).get("reply") or {}
-        fallback = reply.get("fallback")
-        if ran and ran != reply.get("format") and isinstance(fallback, dict) and fallback.get("sections"):
-            return [Section(s.get("name", ""), s.get("kind", "text"), s.get("role")) for s in fallback["sections"]]
+        reply = self.agent_doc.reply if self.agent_doc is not None else None
+        fallback = reply.fallback if reply is not None else None
+        if ran and fallback is not None and ran != reply.format and fallback.sections:
+            return [Section(s.name, s.kind, s.role) for s in fallback.sections]
         return self.sections
 
     @cached_property
     def problem(self) -> str:
         """The task's problem text, as the agent was shown it ('' when the build is missing)."""
-        return str((task_document(self) or {}).get("problem") or "")
+        task = task_document(self)
+        return task.problem if task is not None else ""
 
     @property
     def task_version(self) -> int:
@@ -261,13 +268,17 @@ def _facts_code_digest() -> str:
 _SCORE_FIELDS = ("step", "score", "improvement", "success", "elapsed_s", "tokens", "cost")
 
 
-# Documents of run builds, by (build digest, path inside the build): runs made from one build
-# share it, so a report over 1,000 such runs parses its task.yaml once, not 1,000 times.
-BUILD_DOCUMENTS: dict[tuple[str, str], dict | None] = {}
+# Views of run builds' documents, by (build digest, path inside the build): runs made from one
+# build share it, so a report over 1,000 such runs parses and checks its task.yaml once, not 1,000
+# times.
+BUILD_DOCUMENTS: dict[tuple[str, str], object] = {}
 
 
-def _build_document(build_key: str, path: Path) -> dict | None:
-    """A JSON or YAML document of a run's build copy, read once per build; None when unreadable."""
+def _build_view(build_key: str, path: Path, schema: str):
+    """The typed view (mlab.documents) of a JSON or YAML document of a run's build copy, made once
+    per build; None when the copy is missing, unreadable or does not match
+    spec/<schema>.schema.json. A run folder may come from an older mlab or from elsewhere: its
+    copy is checked here as a loaded build is, so that a forged copy reads as a missing one."""
     key = (build_key, "/".join(path.parts[-3:]))
     if key not in BUILD_DOCUMENTS:
         from ruamel.yaml.error import YAMLError
@@ -287,19 +298,31 @@ def _build_document(build_key: str, path: Path) -> dict | None:
             return None
         if not isinstance(doc, dict):
             return None
-        BUILD_DOCUMENTS[key] = doc  # only what was read: another run of the build may hold its copy
+        from mlab.documents.agent import Agent
+        from mlab.documents.task import Task
+        from mlabc.schemas import problems
+
+        try:
+            if problems(schema, doc):
+                return None
+            view = (Task if schema == "task" else Agent).of(doc)
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            return None
+        BUILD_DOCUMENTS[key] = view  # only a good copy: another run of the build may hold its own
     return BUILD_DOCUMENTS[key]
 
 
-def task_document(run: LoadedRun) -> dict | None:
-    """The task as compiled into the run's build copy (task.yaml), or None when missing."""
-    return _build_document(run.build_key, run.dir / "build" / "tasks" / run.task / "task.yaml")
+def task_document(run: LoadedRun) -> Task | None:
+    """The view of the task as compiled into the run's build copy (task.yaml), or None when the
+    copy is missing or does not match spec/task.schema.json."""
+    return _build_view(run.build_key, run.dir / "build" / "tasks" / run.task / "task.yaml", "task")
 
 
 def direction_mismatch(run: LoadedRun) -> str | None:
     """Why a finished run's result.json cannot be compared with others of its task: its metric
     direction is not the one its build copy declares (a forged or damaged result); else None."""
-    declared = ((task_document(run) or {}).get("metric") or {}).get("direction")
+    task = task_document(run)
+    declared = task.metric.direction if task is not None else None
     stated = (run.result or {}).get("direction")
     if declared is None or stated == declared:
         return None

@@ -76,12 +76,13 @@ def _facts(run: LoadedRun, labels: list, claims: list) -> list[str]:
     facts = [_fact("run", escape(run.id)), _fact("task version", str(run.task_version)),
              _fact("data variant", escape(run.variant)),
              _fact("seed", str(run.seed)), _fact("created", escape(run.meta.get("created", "")))]
-    for issue in (task_document(run) or {}).get("issues") or []:  # the task's declared known issues
-        if int(issue.get("since", 1)) <= run.task_version:
-            fixed = issue.get("fixed")
-            state = f"fixed in version {fixed}" if fixed and int(fixed) <= run.task_version else "open"
-            facts.append(_fact("known issue", escape(f"{issue.get('text')} (since version {issue.get('since')}, "
-                                                     f"{state})"), "verdict bad" if state == "open" else ""))
+    task = task_document(run)
+    for issue in task.issues if task is not None else ():  # the task's declared known issues
+        if issue.since <= run.task_version:
+            fixed = issue.fixed
+            state = f"fixed in version {fixed}" if fixed and fixed <= run.task_version else "open"
+            facts.append(_fact("known issue", escape(f"{issue.text} (since version {issue.since}, {state})"),
+                               "verdict bad" if state == "open" else ""))
     for tier, config in run.tiers.items():
         facts.append(_fact(f"{tier} model", escape(config.get("model", ""))))
     if run.result is None:
