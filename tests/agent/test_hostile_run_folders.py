@@ -295,3 +295,33 @@ def test_a_scores_row_of_the_wrong_shape_is_named_by_every_reader(copy, tmp_path
     code, out, err = mlab("eval", "--intermediate", copy)
     assert code == 0, err
     assert '"high"' not in (copy / "scores.jsonl").read_text(), "the row was not scored again"
+
+
+def test_a_forged_build_copy_reads_as_a_missing_one_in_every_reader(copy, tmp_path):
+    """A task.yaml and agent.json of the wrong shapes (a number where a list is, a word where a
+    number is) make no view: reports, the viewer and the exports go on as for a missing copy."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    task_yaml = copy / "build" / "tasks" / "tiny" / "task.yaml"
+    doc = yaml.load(task_yaml.read_text())
+    doc["issues"] = [{"text": "a forged issue", "since": "soon", "fixed": "never"}]
+    doc["references"] = {"thresholds": {"gold": "gold", "source": 5}, "leaderboard": {"scores": "many"}}
+    doc["metric"] = {**doc["metric"], "direction": ["up"]}
+    with task_yaml.open("w") as stream:
+        yaml.dump(doc, stream)
+    agent_json = copy / "build" / "agents" / "research" / "agent.json"
+    agent = json.loads(agent_json.read_text())
+    agent.update(reply={"format": 7, "sections": "none", "fallback": 3}, search={"select": ["x"]})
+    agent_json.write_text(json.dumps(agent))
+    meta = json.loads((copy / "run.json").read_text())
+    meta["build"]["digest"] = "8" * 64   # build documents are cached per digest: this build is another
+    (copy / "run.json").write_text(json.dumps(meta))
+    for args in (("report", copy.parent, "-o", tmp_path / "report"), ("view", copy, "--output", tmp_path / "p.html"),
+                 ("export", copy, "--to", "mle-bench", "-o", tmp_path / "medals.json"),
+                 ("export", copy, "--to", "atif", "-o", tmp_path / "atif"),
+                 ("export", copy, "--to", "inspect", "-o", tmp_path / "inspect"),
+                 ("eval", copy, "--at", "time=50%")):
+        code, out, err = mlab(*args)
+        no_traceback(code, out, err)
+    assert "a forged issue" not in (tmp_path / "p.html").read_text()   # the forged known issue is not shown

@@ -200,10 +200,25 @@ def test_a_view_pickles_whole_for_a_scoring_child():
 
 # -- the runtime reads no loaded document by key ----------------------------------------------
 
+def _run_copy(node: ast.AST) -> bool:
+    """Whether an expression is a run's build-copy view: `task_document(...)` or `X.agent_doc`,
+    or either behind `or {}` (the raw-dict idiom the views replaced)."""
+    if isinstance(node, ast.BoolOp):
+        return any(_run_copy(value) for value in node.values)
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "task_document") \
+        or (isinstance(node, ast.Attribute) and node.attr == "agent_doc")
+
+
 def _key_reads(tree: ast.AST) -> list[int]:
-    """Lines where a document is read by key: `X.doc` at all, `X.document[...]`, `X.document.get(...)`."""
+    """Lines where a document is read by key: `X.doc` at all, `X.document[...]`, `X.document.get(...)`,
+    and a run's build copy (`task_document(run)`, `run.agent_doc`) subscripted or read with `.get`."""
     lines = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and _run_copy(node.value):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr in ("get", "items", "keys", "values") \
+                and _run_copy(node.value):
+            lines.append(node.lineno)
         if isinstance(node, ast.Attribute) and node.attr == "doc":
             lines.append(node.lineno)
         elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
@@ -223,5 +238,7 @@ def test_the_runtime_reads_no_loaded_document_by_key():
 
 def test_the_scan_finds_each_kind_of_key_read():
     code = ("a = task.doc\nb = task.document['metric']\nc = run.task.document.get('title')\n"
-            "d = task.view.metric.name\ne = write(task.document)\n")
-    assert _key_reads(ast.parse(code)) == [1, 2, 3]
+            "d = task.view.metric.name\ne = write(task.document)\n"
+            "f = (task_document(run) or {}).get('issues')\ng = run.agent_doc['reply']\n"
+            "h = (run.agent_doc or {}).items()\ni = task_document(run).metric.direction\nj = run.agent_doc.search\n")
+    assert sorted(_key_reads(ast.parse(code))) == [1, 2, 3, 6, 7, 8]
