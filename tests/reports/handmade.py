@@ -129,6 +129,8 @@ def _as_tool_agent(run: Path) -> None:
     doc["reply"] = {"format": "tools", "sections": sections, "sections_required": False, "tool_choice": "auto",
                     "parallel": "ordered", "list_tools": False,
                     "fallback": {"format": "sections", "sections": doc["reply"]["sections"]}}
+    # a tool agent's templates (the copy must match spec/agent.schema.json to be read at all)
+    doc["templates"] = {**doc["templates"], "problem": "templates/problem.j2", "turn": "templates/turn.j2"}
     agent.write_text(json.dumps(doc))
     meta["build"]["digest"] = "7" * 64
     (run / "run.json").write_text(json.dumps(meta))
