@@ -20,11 +20,14 @@ def test_the_docs_show_the_table_of_sklearn_sources():
 def test_each_sklearn_source_gives_the_columns_the_compiler_lists(loader, tmp_path, monkeypatch):
     module("sklearn", "scikit-learn, a dependency of mlab")
     from mlab.data.prepare import sklearn_frame
+    from mlab.documents.task import Variant
 
     monkeypatch.setenv("SCIKIT_LEARN_DATA", str(tmp_path))  # the bundled sets read nothing from here
     source = SKLEARN_DATASETS[loader]
     assert loader.startswith("load_")
     answers = ["label"] if source.targets == ("target",) else list(source.targets)
-    frame = sklearn_frame(loader, {"answers": answers, "split": {"method": "random"}}, "data lite")
+    variant = Variant.of({"source": {"kind": "sklearn", "value": loader}, "answers": answers,
+                          "split": {"method": "random"}})
+    frame = sklearn_frame(loader, variant, "data lite")
     assert list(frame.columns) == [*source.features, *answers]
     assert len(frame) == source.rows
