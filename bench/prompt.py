@@ -81,10 +81,10 @@ class PromptParts:
         self.task, self.agent = build.task(meta["task"]), build.agent(meta["agent"])
         self.templates = Templates(self.agent.templates)
         self.context = C
-        shown = [a for a in self.agent.actions["actions"] if a["shown"]]
+        shown = [a for a in self.agent.actions.actions if a.shown]
         self.tools = self.templates.render("tools", **C.tools_context(actions=shown))
-        self.reply_format = self.templates.render("reply_format", **C.reply_format_context(**self.agent.doc["reply"]))
-        self.problem = self.task.doc["problem"]
+        self.reply_format = self.templates.render("reply_format", **C.reply_format_context(format=self.agent.view.reply.format, sections=self.agent.view.reply.sections))
+        self.problem = self.task.view.problem
         self.records = read_trace(run_dir / "trace.jsonl").records
         self.summaries: dict[int, str] = {}
         for record in self.records:
@@ -93,12 +93,12 @@ class PromptParts:
 
     def history(self, index: int) -> str:
         """The history the prompt of record `index` (0-based) showed, as the agent loop renders it."""
-        window = self.agent.doc["history_steps"]
+        window = self.agent.view.history_steps
         shown = self.records[max(index - window, 0):index] if window else []
         views = []
         for record in shown:
             view = self.context.history_step_view(record)
-            if len(record["observation"]) > self.agent.doc["summarize_over_chars"]:
+            if len(record["observation"]) > self.agent.view.summarize_over_chars:
                 view["observation"] = self.summaries.get(record["step"], record["observation"])
             views.append(view)
         return self.templates.render("history", **self.context.history_context(steps=views)) if views else ""

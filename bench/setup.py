@@ -73,7 +73,7 @@ def make_task(folder: Path, name: str, data: str, files: list[str]) -> Path:
 def with_read_only(task, patterns: list[str]):
     from mlab.build import TaskBuild
 
-    return TaskBuild(task.name, dict(task.doc, read_only=patterns), task.build)
+    return TaskBuild.of(task.name, dict(task.document, read_only=patterns), task.build)
 
 
 def set_up_once(task, runs: Path) -> tuple[float, float, bool]:

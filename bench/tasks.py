@@ -60,7 +60,7 @@ def main() -> int:
         if not measured.get("measured"):
             print(f"{name:20} {'-':>15} {'-':>16}  declared baseline: {measured.get('reason', '')[:40]}")
             continue
-        timed = task.doc["metric"]["kind"] == "timed"
+        timed = task.view.metric.kind == "timed"
         wall = float(measured["value"] if timed else measured["wall_s"])
         worst = max(worst, wall / STARTER_LIMIT_S)
         note = (f"median of {measured.get('runs')} timed runs" if timed else "") + (

@@ -44,9 +44,9 @@ def test_lite_variant_prepares_the_same_files_twice(name, task_of, prepared, tmp
     from mlab.data.vocabulary import VOCABULARY_DIR, vocabulary_files
 
     variant = task_of(name).variant("lite")
-    assert sorted(folder_digests(first.public)) == sorted(variant["public"])
+    assert sorted(folder_digests(first.public)) == sorted(variant.public)
     kept = [f"{VOCABULARY_DIR}/{rel}" for rel in vocabulary_files(task_of(name))]  # the task's copies (fathomnet)
-    assert sorted(folder_digests(first.private)) == sorted(variant["private"] + kept)
+    assert sorted(folder_digests(first.private)) == sorted([*variant.private, *kept])
 
 
 @pytest.mark.parametrize("name", TASKS)
@@ -57,7 +57,7 @@ def test_no_answer_column_reaches_a_public_test_file(name, task_of, prepared):
     for path in prepared(name).public.iterdir():
         if path.suffix == ".csv" and "test" in path.name:
             header = list(pd.read_csv(path, nrows=0).columns)
-            assert not set(header) & set(variant["answers"]), f"{path.name} holds an answer column"
+            assert not set(header) & set(variant.answers), f"{path.name} holds an answer column"
 
 
 def test_bundled_task_data_stays_under_the_size_limit():

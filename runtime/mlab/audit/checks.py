@@ -160,9 +160,9 @@ def baseline_findings(run, report: AuditReport) -> list[str]:
         report.notes.append(f"timed metric: the starter ran in {timed.value:.3g} s and wrote the expected output; "
                             "no number is recorded (it is timed beside each submission)")
         return []
-    measured = run_starter(run, declared["script"])
+    measured = run_starter(run, declared.script)
     if measured.get("value") is None:
-        return [f"the starter {declared['script']} gave no score (exit code {measured.get('exit_code')}): "
+        return [f"the starter {declared.script} gave no score (exit code {measured.get('exit_code')}): "
                 f"{measured.get('failure')}"]
     report.baseline = float(measured["value"])
     entry = recorded_entry(task, variant)

@@ -282,8 +282,11 @@ def install_failure(requires: list[str], output: str) -> str:
         declared = next((r for r in requires if _name(r) == _name(name)), name)
         return f"requirement {declared!r} could not be installed: pip found no matching distribution"
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if line.lower().startswith("error")] or lines[-3:]
+    errors = [line for line in lines if line.lower().startswith("error") or re.match(r"\w+(Error|Exception): ", line)] \
+        or lines[-3:]  # pip's own errors, and the exception that ends a traceback of pip's
     named = next((r for r in requires if any(_name(r) in line.lower() for line in errors)), None)
+    if named is None:  # pip's error lines name none (a traceback ends its output): the last line that names one
+        named = next((r for line in reversed(lines) for r in requires if _name(r) in line.lower()), None)
     where = f"requirement {named!r}" if named else f"the requirements {', '.join(requires)}"
     return f"{where} could not be installed: {' | '.join(errors)[-600:]}"
 
