@@ -73,7 +73,7 @@ class PromptParts:
         from mlab.agent import context as C
         from mlab.build import load_build
         from mlab.agent.prompting import Templates
-        from mlab.run.folder import read_run_meta
+        from mlab.run.meta import read_run_meta
         from mlab.trace import read_trace
 
         meta = read_run_meta(run_dir)
@@ -209,7 +209,7 @@ def print_usage(named: dict[str, list[dict]]) -> None:
 
 
 def declared_format(run_dir: Path) -> str:
-    from mlab.run.folder import read_run_meta
+    from mlab.run.meta import read_run_meta
 
     agent = read_run_meta(run_dir)["agent"]
     try:
@@ -220,7 +220,7 @@ def declared_format(run_dir: Path) -> str:
 
 
 def read_run_meta_agent(run_dir: Path) -> str:
-    from mlab.run.folder import read_run_meta
+    from mlab.run.meta import read_run_meta
 
     return read_run_meta(run_dir)["agent"]
 

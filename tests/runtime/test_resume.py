@@ -222,7 +222,7 @@ CREATION_POINTS = ["install_starter", "install_run_data", "_copy_build", "run.js
 
 def _crash_at(point: str, monkeypatch) -> None:
     """In this (forked) process, die as kill -9 would right after `point` of Run.create."""
-    from mlab.run import folder as module
+    from mlab.run import create as module
 
     def killed(*args, **kwargs):
         os._exit(137)
@@ -238,8 +238,8 @@ def _crash_at(point: str, monkeypatch) -> None:
     if point in ("install_starter", "install_run_data", "_copy_build"):
         monkeypatch.setattr(module, point, after(getattr(module, point)))
     elif point in ("run.json", "models.json"):
-        monkeypatch.setattr(module, "_write_json_atomic",
-                            after(module._write_json_atomic, lambda path, doc: Path(path).name == point))
+        monkeypatch.setattr(module, "write_json",
+                            after(module.write_json, lambda path, *rest: Path(path).name == point))
     else:
         monkeypatch.setattr(module.os, "rename", lambda *a: killed())
 

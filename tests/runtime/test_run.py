@@ -245,7 +245,7 @@ def test_mlab_help_does_not_import_heavy_libraries():
 def test_script_threads_follow_the_task_whatever_the_machine_has(monkeypatch):
     import os
 
-    from mlab.run.folder import thread_env
+    from mlab.run.script_env import thread_env
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)  # as `taskset -c 3 mlab run`
     env = thread_env(2)

@@ -46,7 +46,7 @@ def probe_targets(run, prepared_folder: Path) -> list[tuple[str, str]]:
     from mlabc.resources import checkout_root, tasks_dir
 
     from mlab.cache import cache_root
-    from mlab.run.folder import bundled_datasets
+    from mlab.run.script_env import bundled_datasets
 
     task = run.task
     targets: list[tuple[str, Path]] = [("the run's private answers folder", run.private_dir),

@@ -138,7 +138,7 @@ def _resumed(args):
 def _read_loop_config(folder: Path) -> dict:
     """The loop config (models.json) of a run folder to resume, which must name its tiers' models."""
     from mlab.bounded_json import read_json
-    from mlab.run.folder import LOOP_CONFIG
+    from mlab.run.meta import LOOP_CONFIG
 
     try:
         config = read_json(folder / LOOP_CONFIG)  # a run folder is hostile data: bounded, never a pipe
@@ -164,7 +164,8 @@ def _read_loop_config(folder: Path) -> dict:
 def _new_run(args):
     from mlab.build import resolve_task
     from mlab.limits import limit_overrides
-    from mlab.run.folder import LOOP_CONFIG, Run
+    from mlab.run.folder import Run
+    from mlab.run.meta import LOOP_CONFIG
 
     overrides = limit_overrides(args)  # bad limits, before the build is looked at
     task = resolve_task(args.task, Path(args.build) if args.build else None)

@@ -13,7 +13,7 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
-    from mlab.reports.runs import RUN_JSON
+    from mlab.run.meta import RUN_JSON
     from mlab.viewer.page import write_run_page
     from mlab.viewer.index import write_index
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from mlab.bounded_json import TooDeep, TooLarge
 from mlab.errors import MlabError, RunError, UsageError
 from mlab.text import note_once
-from mlab.run.folder import RUN_JSON, read_run_meta
+from mlab.run.meta import RUN_JSON, read_run_meta
 from mlab.trace import TRACE, read_trace
 
 if TYPE_CHECKING:

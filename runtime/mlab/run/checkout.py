@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mlab.errors import RunError, UsageError
-from mlab.run.folder import read_run_meta
+from mlab.run.meta import read_run_meta
 from mlab.run.recovery import manifest_at
 from mlab.snapshots import ObjectStore, apply_delta, restore_files
 from mlab.trace import TRACE, read_trace

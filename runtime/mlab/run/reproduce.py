@@ -22,7 +22,8 @@ FROM_LOCK = (("TASK", "task"), ("--agent", "agent"), ("--model", "model"), ("--f
 def open_reproduction(args):
     """The new run and its loop configuration (as `mlab run` writes to models.json)."""
     from mlab.build import load_build
-    from mlab.run.folder import LOOP_CONFIG, Run
+    from mlab.run.folder import Run
+    from mlab.run.meta import LOOP_CONFIG
     from mlab.run.lock import read_lock
 
     given = [flag for flag, name in FROM_LOCK if getattr(args, name, None) not in (None, False)]

@@ -21,7 +21,7 @@ from mlab.actions.scripts import ScriptSettings
 def scoring_sandbox(task, variant_name: str, workspace: Path, private_dir: Path, *, python: str | None = None,
                     device: str | None = None) -> ScriptSettings:
     """The settings for scoring a submission of `task` found in `workspace`."""
-    from mlab.run.folder import hidden_paths, thread_env
+    from mlab.run.script_env import hidden_paths, thread_env
 
     limits = resolve_limits(task.view.limits, task.variant(variant_name).limits)
     # The workspace's parent is the run folder (or a scratch folder): hidden with all it holds.
