@@ -145,7 +145,11 @@ class LoadedRun:
 
     @cached_property
     def facts(self) -> dict | None:
-        """What an earlier report took from this run's unchanged trace (see above), or None."""
+        """What the harness recorded of this run's trace at its end (summary.json), or what an
+        earlier report took from the unchanged trace (see above); None when neither holds."""
+        summary = self.summary
+        if summary is not None:
+            return summary
         entry = self._facts_entry
         if entry is None:
             return None
@@ -158,6 +162,13 @@ class LoadedRun:
         if isinstance(document.get("trace_note"), str):
             note_once(document["trace_note"])   # said by every command that uses the facts, as by one reading the trace
         return document
+
+    @cached_property
+    def summary(self) -> dict | None:
+        """The run's summary.json where it still describes the run (mlab.reports.summary), or None."""
+        from mlab.reports.summary import read_summary
+
+        return read_summary(self)
 
     def remember_facts(self, facts: dict) -> None:
         entry = self._facts_entry
@@ -250,6 +261,8 @@ class LoadedRun:
 
 
 _NODE_FIELDS = ("node", "parent", "operator", "validation", "buggy")
+# What the findings mean (mlab.reports.taxonomy's claims and labels): bump it when they change, so
+# that runs' summaries (and remembered facts) of the earlier meaning are read from their traces again.
 FACTS_VERSION = 1
 
 
