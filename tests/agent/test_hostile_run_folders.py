@@ -298,8 +298,9 @@ def test_a_scores_row_of_the_wrong_shape_is_named_by_every_reader(copy, tmp_path
 
 
 def test_a_forged_build_copy_reads_as_a_missing_one_in_every_reader(copy, tmp_path):
-    """A task.yaml and agent.json of the wrong shapes (a number where a list is, a word where a
-    number is) make no view: reports, the viewer and the exports go on as for a missing copy."""
+    """A task.yaml, agent.json and actions.json of the wrong shapes (a number where a list is, a word
+    where a number is, a list where a name is) make no view: reports, the viewer and the exports go
+    on as for a missing copy."""
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="safe")
@@ -314,6 +315,11 @@ def test_a_forged_build_copy_reads_as_a_missing_one_in_every_reader(copy, tmp_pa
     agent = json.loads(agent_json.read_text())
     agent.update(reply={"format": 7, "sections": "none", "fallback": 3}, search={"select": ["x"]})
     agent_json.write_text(json.dumps(agent))
+    actions_json = copy / "build" / "agents" / "research" / "actions.json"
+    table = json.loads(actions_json.read_text())
+    for action in table["actions"]:
+        action.update(name=[action["name"]], tool_name=7)   # a list where a name is, a number where a tool name is
+    actions_json.write_text(json.dumps(table))
     meta = json.loads((copy / "run.json").read_text())
     meta["build"]["digest"] = "8" * 64   # build documents are cached per digest: this build is another
     (copy / "run.json").write_text(json.dumps(meta))
@@ -325,3 +331,8 @@ def test_a_forged_build_copy_reads_as_a_missing_one_in_every_reader(copy, tmp_pa
         code, out, err = mlab(*args)
         no_traceback(code, out, err)
     assert "a forged issue" not in (tmp_path / "p.html").read_text()   # the forged known issue is not shown
+    # the exports name each step's action as the agent gave it, as for a run without a build copy
+    trajectory = json.loads((tmp_path / "atif").read_text())
+    called = [call["function_name"] for step in trajectory["steps"] for call in step.get("tool_calls") or ()]
+    assert called == ["Execute Script", "Final Answer"], called   # not execute_script: the forged table is unread
+    assert "tool_definitions" not in trajectory["agent"]

@@ -29,9 +29,9 @@ def action_view(action: Action) -> dict:
 
 def tool_action_view(action: Action) -> dict:
     """One action-table entry as a tool agent's tools template sees it (with its tool name)."""
-    from mlab.models.offline import tool_name
+    from mlab.models.offline import action_tool_name
 
-    return dict(action_view(action), tool_name=action.tool_name or tool_name(action.name))
+    return dict(action_view(action), tool_name=action_tool_name(action))
 
 
 def history_step_view(record: dict) -> dict:

@@ -30,8 +30,6 @@ from mlab.models.decode import MAX_ARGUMENT_CHARS, object_arguments, refusal
 from mlab.models.errors import ToolsRefused
 from mlab.models.offline import tool_definition
 from mlab.text import bound_text
-from mlab.documents.agent import Action
-from mlab.documents.view import thaw
 from mlab.trace import PREVIEW_CHARS
 
 ONE_PER_STEP = ("Not run: this agent takes one action per step, and only the first tool call of the reply "
@@ -62,12 +60,6 @@ class ToolReplyError(Exception):
     def __init__(self, error: str, per_call: dict[str, str] | None = None):
         super().__init__(error)
         self.per_call = per_call  # tool_call_id -> error; None: answer with a user message
-
-
-def tool_of(action: Action) -> dict:
-    """The tool an action is sent as: the table's own, or one made as mlabc makes it for an entry
-    from before tool calling (mlab.models.offline.tool_definition, which reads run copies too)."""
-    return thaw(action.tool) if action.tool else tool_definition(thaw(action))
 
 
 def echoed(message: dict, inputs: dict | None = None) -> dict:
@@ -146,10 +138,10 @@ class ToolSteps:
         self.fallback = reply.fallback
         shown = [a for a in run.agent.actions.actions if a.shown]
         self.shown = shown
-        self.tools = [tool_of(a) for a in shown]
+        self.tools = [tool_definition(a) for a in shown]
         self.offered = [t["function"]["name"] for t in self.tools]
         # a hidden action is not offered but can be called, as a text agent can name it
-        self.by_tool = {tool_of(a)["function"]["name"]: a.name for a in run.agent.actions.actions}
+        self.by_tool = {tool_definition(a)["function"]["name"]: a.name for a in run.agent.actions.actions}
         self.templates = loop.templates
         self.mode, self.reason = "tools", None
         for record in reversed(run.records):  # a run that fell back continues in its fallback

@@ -19,10 +19,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlab.documents.agent import Action
 from mlab.errors import RunError
 from mlab.standard_json import standard
 from mlab.models.decode import MAX_ARGUMENT_CHARS, loads
-from mlab.models.offline import tool_definition, tool_name
+from mlab.models.offline import action_tool_name, tool_definition
 from mlab.reports.runs import LoadedRun, load_run
 from mlab.trace import TRACE, full_record, read_trace
 
@@ -131,27 +132,15 @@ def read_conversation(run_dir: Path) -> RunConversation:
     return RunConversation(run, records, turns, _tool_definitions(tables))
 
 
-def _action_table(run: LoadedRun) -> list[dict]:
-    path = run.dir / "build" / "agents" / run.agent / "actions.json"
-    from mlab.bounded_json import read_json
-    from mlab.errors import MlabError
-
-    try:
-        actions = read_json(path).get("actions")   # a run folder's build copy: hostile data, bounded
-    except (OSError, ValueError, AttributeError, MlabError):
-        return []  # an old or damaged build copy: names stay as the agent gave them
-    return [a for a in actions if isinstance(a, dict)] if isinstance(actions, list) else []
+def _action_table(run: LoadedRun) -> tuple[Action, ...]:
+    """The actions of the run's build copy (a view of actions.json): none when the copy is missing,
+    damaged or forged, and then names stay as the agent gave them."""
+    table = run.actions_doc
+    return table.actions if table is not None else ()
 
 
-def _tool_name(entry: dict) -> str:
-    """The tool name of an action table entry (its default, as tool agents get it, when the table
-    has none: a build from before tool calling)."""
-    name = entry.get("tool_name")
-    return name if isinstance(name, str) and name else tool_name(str(entry.get("name", "")))
-
-
-def _tool_definitions(actions: list[dict]) -> list[dict]:
-    return [tool_definition(entry) for entry in actions if entry.get("shown", True)]
+def _tool_definitions(actions: tuple[Action, ...]) -> list[dict]:
+    return [tool_definition(action) for action in actions if action.shown]
 
 
 def _object(value) -> dict:
@@ -243,8 +232,8 @@ def _reasoning(message: dict) -> str | None:
     return None
 
 
-def _turns(records: list[dict], declared: dict, actions: list[dict]) -> list[Turn]:
-    tool_names = {entry.get("name"): _tool_name(entry) for entry in actions}
+def _turns(records: list[dict], declared: dict, actions: tuple[Action, ...]) -> list[Turn]:
+    tool_names = {action.name: action_tool_name(action) for action in actions}
     turns: list[Turn] = []
     for record in records:
         model = record.get("model") if isinstance(record.get("model"), dict) else None

@@ -26,7 +26,8 @@ import sys
 from pathlib import Path
 
 from mlab.text import printable
-from mlab.documents.agent import Reply, Section, TextReply
+from mlab.documents.agent import Action, Reply, Section, TextReply
+from mlab.documents.view import thaw
 from mlab.models.decode import FILE_CHARS, loads
 from mlab.models.demonstration import Demonstration, DemoStep
 from mlab.models.errors import RepliesExhausted
@@ -270,21 +271,25 @@ def tool_name(action: str) -> str:
     return snake_case(action) or "action"
 
 
-def tool_definition(entry: dict) -> dict:
-    """The provider tool of an action table entry: the table's own (mlabc writes it), or, for a
-    build from before tool calling or a damaged entry, one made as mlabc makes it — the default
-    tool name, the description with the returns text, the input schema."""
-    if isinstance(entry.get("tool"), dict):
-        return entry["tool"]
-    description = str(entry.get("description") or "").strip()
-    returns = str(entry.get("returns") or "").strip()
+def action_tool_name(action: Action) -> str:
+    """The tool name an action is called by: its table's, or the default made from its name (a
+    table from before tool calling has none)."""
+    return action.tool_name or tool_name(action.name)
+
+
+def tool_definition(action: Action) -> dict:
+    """The provider tool of an action: the table's own (mlabc writes it), or, for a table from
+    before tool calling, one made as mlabc makes it — the tool name, the description with the
+    returns text, the input schema."""
+    if action.tool:
+        return thaw(action.tool)
+    description = action.description.strip()
+    returns = action.returns.strip()
     if returns:
         description = f"{description}\n\nReturns: {returns}".strip()
-    name = entry.get("tool_name")
     return {"type": "function", "function": {
-        "name": name if isinstance(name, str) and name else tool_name(str(entry.get("name", ""))),
-        "description": description,
-        "parameters": entry.get("input_schema") or {"type": "object", "properties": {}}}}
+        "name": action_tool_name(action), "description": description,
+        "parameters": thaw(action.input_schema) or {"type": "object", "properties": {}}}}
 
 
 def research_reply() -> TextReply:

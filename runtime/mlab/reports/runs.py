@@ -22,7 +22,7 @@ from mlab.run.meta import RUN_JSON, read_run_meta
 from mlab.trace import TRACE, read_trace
 
 if TYPE_CHECKING:
-    from mlab.documents.agent import Agent
+    from mlab.documents.agent import Actions, Agent
     from mlab.documents.task import Task
 
 RESULT = "result.json"
@@ -204,6 +204,12 @@ class LoadedRun:
         return _build_view(self.build_key, self.dir / "build" / "agents" / self.agent / "agent.json", "agent")
 
     @cached_property
+    def actions_doc(self) -> Actions | None:
+        """The view of the agent's action table as compiled (build/agents/<agent>/actions.json), or
+        None when the copy is missing or does not match spec/actions.schema.json."""
+        return _build_view(self.build_key, self.dir / "build" / "agents" / self.agent / "actions.json", "actions")
+
+    @cached_property
     def sections(self) -> list[Section]:
         """The agent's reply sections in declared order, with their roles."""
         reply = self.agent_doc.reply if self.agent_doc is not None else None
@@ -311,14 +317,14 @@ def _build_view(build_key: str, path: Path, schema: str):
             return None
         if not isinstance(doc, dict):
             return None
-        from mlab.documents.agent import Agent
+        from mlab.documents.agent import Actions, Agent
         from mlab.documents.task import Task
         from mlabc.schemas import problems
 
         try:
             if problems(schema, doc):
                 return None
-            view = (Task if schema == "task" else Agent).of(doc)
+            view = {"task": Task, "agent": Agent, "actions": Actions}[schema].of(doc)
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
             return None
         BUILD_DOCUMENTS[key] = view  # only a good copy: another run of the build may hold its own
