@@ -31,9 +31,19 @@ def stamp(name: str, body: dict) -> dict:
 
 
 def problems(name: str, document: dict) -> list[str]:
-    """Schema violations of `document`, each as 'at PATH: message'."""
+    """Schema violations of `document` against spec/<name>.schema.json, each as 'at PATH: message'."""
+    return _listed(validator(name), document)
+
+
+def problems_against(rules: dict, document: dict) -> list[str]:
+    """Schema violations of `document` against the schema `rules` (an older version's, kept
+    beside spec/), each as 'at PATH: message'."""
+    return _listed(jsonschema.validators.validator_for(rules)(rules), document)
+
+
+def _listed(checker: jsonschema.protocols.Validator, document: dict) -> list[str]:
     out = []
-    for error in sorted(validator(name).iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(checker.iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
         where = "/".join(str(p) for p in error.absolute_path) or "(top)"
         out.append(f"at {where}: {error.message}")
     return out

@@ -21,6 +21,7 @@ from mlab.bounded_json import UntrustedFile, loads as bounded_loads, read_bytes 
 from mlab.cache import builds_cache, file_sha256, recall, remember
 from mlab.documents.agent import Actions, Agent
 from mlab.documents.task import Task, Variant
+from mlab.documents.versions import current_form
 from mlab.errors import BuildError, UnknownName, closest_hint
 
 SCHEMA_VERSION = 1
@@ -128,8 +129,9 @@ class Build:
         recorded = digest == self.manifest["artifacts"].get(rel)
         if recorded and (doc := recall(kind, digest)) is not None:
             return doc
-        doc = parse(data, path)
-        _validate(kind, doc, path)
+        doc, found = current_form(kind, parse(data, path))   # by the rules of the version it records
+        if found:
+            raise BuildError(_mismatch(kind, path, found))
         if recorded:
             remember(kind, digest, doc)
         return doc
@@ -191,8 +193,12 @@ def _validate(schema_name: str, doc: dict, path: Path) -> None:
 
     found = problems(schema_name, doc)
     if found:
-        raise BuildError(f"{path} does not match spec/{schema_name}.schema.json "
-                         f"(was it made by another mlabc?):\n  " + "\n  ".join(found[:10]))
+        raise BuildError(_mismatch(schema_name, path, found))
+
+
+def _mismatch(schema_name: str, path: Path, found: list[str]) -> str:
+    return (f"{path} does not match spec/{schema_name}.schema.json (was it made by another mlabc?):\n  "
+            + "\n  ".join(found[:10]))
 
 
 def compiler_version() -> str:

@@ -8,5 +8,6 @@ then on reads attributes only: each view class is one object of a schema, each f
 properties, named as the schema names it (`from_` for the keyword `from`). A field the schema
 lacks cannot be read (the classes have slots), and tests/runtime/test_documents.py fails when a
 field of a view is missing from the matching schema. A property an older build leaves out takes
-the field's default, so older builds still load.
+the field's default, so older builds still load, and a document is checked by the rules of the
+schema version it records (`versions`), an older version upgraded to today's form first.
 """

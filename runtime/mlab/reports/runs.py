@@ -296,8 +296,9 @@ BUILD_DOCUMENTS: dict[tuple[str, str], object] = {}
 def _build_view(build_key: str, path: Path, schema: str):
     """The typed view (mlab.documents) of a JSON or YAML document of a run's build copy, made once
     per build; None when the copy is missing, unreadable or does not match
-    spec/<schema>.schema.json. A run folder may come from an older mlab or from elsewhere: its
-    copy is checked here as a loaded build is, so that a forged copy reads as a missing one."""
+    the rules of the version it records (mlab.documents.versions). A run folder may come from an
+    older mlab or from elsewhere: its copy is checked here as a loaded build is, so that an older
+    copy is read in today's form and a forged one reads as a missing one."""
     key = (build_key, "/".join(path.parts[-3:]))
     if key not in BUILD_DOCUMENTS:
         from ruamel.yaml.error import YAMLError
@@ -319,10 +320,11 @@ def _build_view(build_key: str, path: Path, schema: str):
             return None
         from mlab.documents.agent import Actions, Agent
         from mlab.documents.task import Task
-        from mlabc.schemas import problems
+        from mlab.documents.versions import current_form
 
         try:
-            if problems(schema, doc):
+            doc, found = current_form(schema, doc)   # by the rules of the version the copy records
+            if found:
                 return None
             view = {"task": Task, "agent": Agent, "actions": Actions}[schema].of(doc)
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError):

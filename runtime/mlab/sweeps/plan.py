@@ -161,8 +161,9 @@ def task_sources() -> list[Path]:
 
 
 def _read_experiment(path: Path) -> ExperimentView:
-    from mlabc.schemas import problems
     from ruamel.yaml import YAML, YAMLError
+
+    from mlab.documents.versions import current_form
 
     try:
         doc = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
@@ -170,7 +171,7 @@ def _read_experiment(path: Path) -> ExperimentView:
         raise BuildError(f"cannot read {path}: {error}") from None
     except YAMLError as error:
         raise BuildError(f"{path} is not valid YAML ({error}); rebuild with `mlabc compile`") from None
-    found = problems("experiment", doc) if isinstance(doc, dict) else ["not a mapping"]
+    doc, found = current_form("experiment", doc) if isinstance(doc, dict) else (doc, ["not a mapping"])
     if found:
         raise BuildError(f"{path} does not match spec/experiment.schema.json (was it made by another "
                          "mlabc?):\n  " + "\n  ".join(found[:10]))
