@@ -9,6 +9,7 @@ from mlab.documents.view import thaw
 from mlab.models import offline as offline_models
 from mlab.models.client import ModelClient, TierConfig, check_keys
 from mlab.models.errors import MissingKey, ModelError, RepliesExhausted
+from trace_records import record
 
 
 def scripted(tmp_path, replies):
@@ -42,15 +43,6 @@ def test_resume_position_continues_at_the_next_reply(tmp_path):
     offline.set_position(model, "main", 2)
     client = ModelClient({"main": TierConfig(model)}, offline=offline)
     assert client.complete("main", "x", purpose="step").response == "c"
-
-
-def record(step: int, **fields) -> dict:
-    """A trace record of the shape spec/trace.schema.json gives one (readers refuse any other)."""
-    return {"step": step, "started": "2026-12-01T10:00:00.000Z", "ended": "2026-12-01T10:00:01.000Z",
-            "duration_s": 1.0, "elapsed_s": float(step), "action": None, "action_input": None, "resolved": None,
-            "observation": "", "status": "ok", "end_reason": None, "compute": None,
-            "snapshot": {"changed": {}, "removed": []}, "edits": [], "research_log": "", "model": None,
-            "hooks": None, **fields}
 
 
 def test_replay_reads_calls_per_tier_from_a_trace(tmp_path):

@@ -1,30 +1,17 @@
 """`mlabc` routes each verb to the module that declares its arguments (add_<verb>) and does it
 (cmd_<verb>); it builds only the named verb's arguments, and every help is as before."""
 import argparse
-import contextlib
-import io
 import subprocess
 import sys
 
 import pytest
 
+from cli_help import fixed_width, help_text  # noqa: F401 (fixed_width: every test here at 100 columns)
 from mlabc import cli
 
 
-def _help(parser: argparse.ArgumentParser, argv: list[str]) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-        parser.parse_args(argv)
-    return out.getvalue()
-
-
-@pytest.fixture(autouse=True)
-def _fixed_width(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "100")
-
-
 def test_the_top_level_help_lists_every_verb_without_building_their_arguments():
-    assert _help(cli._parser(None), ["--help"]) == _help(cli._parser(cli.EVERY_VERB), ["--help"])
+    assert help_text(cli._parser(None), ["--help"]) == help_text(cli._parser(cli.EVERY_VERB), ["--help"])
     code = ("import sys\nfrom mlabc.cli import main\nmain(['--help'])\n"
             "print('AUTHORING', 'mlabc.authoring.cli' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -41,8 +28,8 @@ def test_each_verbs_arguments_are_its_modules_and_its_help_is_the_same_when_only
     assert [a.option_strings or a.dest for a in verbs[verb]._actions] == [a.option_strings or a.dest
                                                                           for a in own._actions]
     assert callable(getattr(module, f"cmd_{verb}"))
-    lazy = _help(cli._parser(cli._named_verb([verb, "--help"])), [verb, "--help"])
-    assert lazy == _help(cli._parser(cli.EVERY_VERB), [verb, "--help"]) and "usage: mlabc " + verb in lazy
+    lazy = help_text(cli._parser(cli._named_verb([verb, "--help"])), [verb, "--help"])
+    assert lazy == help_text(cli._parser(cli.EVERY_VERB), [verb, "--help"]) and "usage: mlabc " + verb in lazy
 
 
 def test_a_misspelled_option_of_an_authoring_verb_gets_its_own_option(capsys):

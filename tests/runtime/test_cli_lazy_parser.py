@@ -1,36 +1,23 @@
 """`mlab` builds only the named verb's arguments, which that verb's module declares; what every
 help and parse gives is unchanged."""
 import argparse
-import contextlib
-import io
 import subprocess
 import sys
 
 import pytest
 
+from cli_help import fixed_width, help_text  # noqa: F401 (fixed_width: every test here at 100 columns)
 from mlab import cli
 
 
-def _help(parser: argparse.ArgumentParser, argv: list[str]) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-        parser.parse_args(argv)
-    return out.getvalue()
-
-
-@pytest.fixture(autouse=True)
-def _fixed_width(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "100")
-
-
 def test_the_top_level_help_is_the_same_without_the_verbs_arguments():
-    assert _help(cli.build_parser(None), ["--help"]) == _help(cli.build_parser(cli.EVERY_VERB), ["--help"])
+    assert help_text(cli.build_parser(None), ["--help"]) == help_text(cli.build_parser(cli.EVERY_VERB), ["--help"])
 
 
 @pytest.mark.parametrize("verb", sorted(cli.COMMANDS))
 def test_each_verbs_help_is_the_same_when_only_it_is_built(verb):
-    lazy = _help(cli.build_parser(cli._named_verb([verb, "--help"])), [verb, "--help"])
-    assert lazy == _help(cli.build_parser(cli.EVERY_VERB), [verb, "--help"])
+    lazy = help_text(cli.build_parser(cli._named_verb([verb, "--help"])), [verb, "--help"])
+    assert lazy == help_text(cli.build_parser(cli.EVERY_VERB), [verb, "--help"])
     assert "usage: mlab " + verb in lazy and "options:" in lazy
 
 

@@ -9,15 +9,7 @@ import mlab.snapshots as snapshots
 import mlab.trace as trace
 from mlab.run.folder import Run
 from mlab.trace import TraceWriter, read_trace
-
-
-def record(step: int, **fields) -> dict:
-    """A trace record of the shape spec/trace.schema.json gives one (readers refuse any other)."""
-    return {"step": step, "started": "2026-12-01T10:00:00.000Z", "ended": "2026-12-01T10:00:01.000Z",
-            "duration_s": 1.0, "elapsed_s": float(step), "action": None, "action_input": None, "resolved": None,
-            "observation": "", "status": "ok", "end_reason": None, "compute": None,
-            "snapshot": {"changed": {}, "removed": []}, "edits": [], "research_log": "", "model": None,
-            "hooks": None, **fields}
+from trace_records import record
 
 
 def test_records_are_written_at_once_and_fsynced_at_most_once_per_interval(tmp_path, monkeypatch):
