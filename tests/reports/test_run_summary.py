@@ -106,3 +106,18 @@ def test_a_summary_that_is_not_json_is_no_summary(copies, capsys):
         path.write_bytes(b"\xff{not json")
     assert rows(copies) == truth
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_released_runs_score_rows_read_as_the_rows_of_its_file(run_of):
+    from mlab.reports.runs import load_run
+
+    run = load_run(run_of("research-0"))
+    rows = [dict(row) for row in run.scores]
+    run.release()
+    kept = run.scores
+    assert [dict(row) for row in kept] == [{k: v for k, v in row.items() if k != "submission" and k != "problem"}
+                                           for row in rows]
+    assert kept[0] == dict(kept[0]) and kept[-1].get("score") == rows[-1]["score"]
+    assert kept[-1]["tokens"] == rows[-1]["tokens"] and "problem" not in kept[-1] and kept[-1].get("problem") is None
+    with pytest.raises(KeyError):
+        kept[-1]["submission"]

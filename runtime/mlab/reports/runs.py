@@ -261,8 +261,9 @@ class LoadedRun:
         hold all their traces; the trace is read again if it is asked for."""
         self.nodes
         if self.scores is not None:
-            self.__dict__["scores"] = [{name: row[name] for name in _SCORE_FIELDS if name in row}
-                                       for row in self.scores]
+            from mlab.reports.score_rows import ScoreRow
+
+            self.__dict__["scores"] = [ScoreRow(row) for row in self.scores]
         self._records = None
 
 
@@ -284,7 +285,6 @@ def _facts_code_digest() -> str:
         with open(module, "rb") as handle:
             digest.update(handle.read())
     return digest.hexdigest()[:16]
-_SCORE_FIELDS = ("step", "score", "improvement", "success", "elapsed_s", "tokens", "cost")
 
 
 # Views of run builds' documents, by (build digest, path inside the build): runs made from one
