@@ -66,7 +66,7 @@ def _scored_in_spite_of_preparation(name: str, task: str, tmp_path: Path, monkey
     with preparation's check left out."""
     build = _built(name, tmp_path)
     with monkeypatch.context() as patch:
-        patch.setattr(preparation, "check_prepared", lambda *args, **kwargs: None)
+        patch.setattr(preparation, "check_declarations", lambda *args, **kwargs: None)
         prepared = prepare_data(build.task(task), "lite")
     workspace = tmp_path / "workspace"
     shutil.copytree(prepared.public, workspace)
@@ -203,3 +203,59 @@ def test_unlabelled_training_rows_are_prepared_only_where_declared(declared, tmp
     with pytest.raises(DataError, match=r"7 of the 30 training rows of data `lite` have no `y` \(E561: .*declare "
                                         r"them: `answers \[\"y\"\] unlabelled`\)"):
         prepare_data(task, "lite", tmp_path / "data")
+
+
+SOUND = {"answers": 'answers ["y"] unlabelled', "constraint": 'column "y" number from 0 to 100',
+         "metric": 'metric mae on "y"'}
+# a declaration the checks read, made wrong, that the preparation key leaves out: the data is the same
+WRONG = {"answers": ('answers ["y"]', r"7 of the 30 training rows of data `lite` have no `y` \(E561"),
+         "constraint": ('column "y" number from 0 to 10', r"the answers break the constraint of `y`: it goes up "
+                                                          r"to 40.5, above 10 \(E564"),
+         "metric": ('metric qwk on "y"', r"metric `qwk` cannot score `y`: .* not whole, and qwk rates whole numbers \(E562")}
+
+
+def _semi_supervised(folder: Path, **declarations) -> Path:
+    """A task of 40 rows, 7 training rows without `y`, and `declarations` (SOUND's, by default)."""
+    said = {**SOUND, **declarations}
+    if not (folder / "rows.csv").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(ERRORS / "files" / "env", folder / "env")
+        rows = [f"{i},{i * 0.5},{'' if i % 4 == 0 and i <= 30 else i + 0.5}" for i in range(1, 41)]
+        (folder / "rows.csv").write_text("id,x,y\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "t.mlab").write_text(f'''task t {{
+  title "Semi-supervised" category canonical starter "env"
+  problem "Predict y, then write submission.csv with the columns id and y."
+  data lite {{
+    from csv "rows.csv" split ordered 0.25 id "id"
+    {said["answers"]}
+    public ["train.csv", "test.csv"] private ["answers.csv"]
+  }}
+  submission "submission.csv" columns ["id", "y"] {{ {said["constraint"]} }}
+  {said["metric"]} baseline run "train.py"
+}}
+''', encoding="utf-8")
+    return folder / "t.mlab"
+
+
+@pytest.mark.parametrize("changed", sorted(WRONG))
+def test_a_declaration_changed_after_preparation_is_checked_on_the_reused_data(changed, tmp_path, mlab_env,
+                                                                             monkeypatch):
+    """The prepared data is named by what makes it (preparation_key); a declaration that only the
+    checks read (a metric, a constraint, `unlabelled`) is not in that name, so data prepared under a
+    sound declaration is reused under a wrong one, and the checks are asked again on it."""
+    from mlab.data import faults
+
+    cache = tmp_path / "data"
+    sound = compile_into_cache([_semi_supervised(tmp_path / "case")]).task("t")
+    first = prepare_data(sound, "lite", cache)
+    wrong_text, message = WRONG[changed]
+    wrong = compile_into_cache([_semi_supervised(tmp_path / "case", **{changed: wrong_text})]).task("t")
+    with monkeypatch.context() as patch:
+        patch.setattr(preparation, "_materialise", lambda *args: pytest.fail("the data was made again"))
+        with pytest.raises(DataError, match=r"^data variant lite of task t: the prepared data breaks the task's "
+                                            r"declarations: .*" + message):
+            prepare_data(wrong, "lite", cache)
+        # the sound declarations' verdict was kept: reused again under them, the data is not read again
+        patch.setattr(faults, "check_prepared", lambda *args: pytest.fail("checked again"))
+        again = prepare_data(sound, "lite", cache)
+    assert again.reused and again.folder == first.folder

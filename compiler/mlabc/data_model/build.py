@@ -2,7 +2,12 @@
 
 Bundled tables (`from csv`, `from parquet`), scikit-learn's bundled sets and folders are read and
 split here by the runtime's own logic (tables.py); a generator (`from generate`) runs as at
-preparation, into a temporary folder. A generator variant named `full` is left to preparation
+preparation, into a temporary folder, and is asked for a sample when it takes one: a generator
+function with a `sample` parameter gets `sample=SAMPLE_ROWS` and writes the same files, columns,
+types and classes with about that many rows a table (what the checks read), instead of the whole
+variant. Preparation checks every generator variant's real data again, all checks (mlab.data.faults),
+so what only all the rows can show (an id repeated past the sample) is still the task's error
+before any script runs. A generator variant named `full` is left to preparation
 (by convention it downloads), as are remote sources: the runtime applies the same checks to them
 once prepared, before any script runs.
 
@@ -22,6 +27,7 @@ from .model import DataModel, profile_tables, read_prepared
 from .tables import PrepareError, add_id_column, generate_seed, split_frames
 
 LOCAL_KINDS = ("csv", "parquet", "sklearn", "folder", "generate")
+SAMPLE_ROWS = 200  # rows a table the check asks of a generator that takes `sample`
 DEBRIS = ("__pycache__", ".pyc", ".DS_Store")
 
 
@@ -30,7 +36,8 @@ class ModelError(Exception):
 
 
 @functools.cache
-def _code_digest() -> bytes:
+def code_digest() -> bytes:
+    """The SHA-256 of this package's code (the model, the checks, the split logic)."""
     digest = hashlib.sha256()
     for path in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(path.read_bytes())
@@ -67,7 +74,7 @@ def model_variant(root: Path, name: str, variant: dict) -> DataModel:
     """The model of a variant made from its offline source (`root`: the task's folder); ModelError
     when the source cannot be read or made as declared."""
     try:
-        key = hashlib.sha256(_code_digest() + _source_digest(root, variant["source"]).encode()
+        key = hashlib.sha256(code_digest() + _source_digest(root, variant["source"]).encode()
                              + json.dumps(variant, sort_keys=True, default=str).encode()).hexdigest()
     except OSError as error:
         raise ModelError(f"cannot read the source: {error}") from None
@@ -144,6 +151,16 @@ def _folder_model(folder: Path, variant: dict) -> DataModel:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def takes_sample(function) -> bool:
+    """Does a generator declare the `sample` knob (a parameter of that name)?"""
+    import inspect
+
+    try:
+        return "sample" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _generated_model(root: Path, variant: dict, where: str) -> DataModel:
     import importlib.util
     import shutil
@@ -159,7 +176,9 @@ def _generated_model(root: Path, variant: dict, where: str) -> DataModel:
         try:
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-            result = getattr(module, source["function"])(public, private, generate_seed(variant))
+            function = getattr(module, source["function"])
+            sample = {"sample": SAMPLE_ROWS} if takes_sample(function) else {}
+            result = function(public, private, generate_seed(variant), **sample)
         except Exception as error:  # the task's own code: any failure is the author's to see
             raise ModelError(f"{source['file']}:{source['function']} failed: {type(error).__name__}: {error}") from None
         if result is not None and not hasattr(result, "columns"):

@@ -1,7 +1,11 @@
 """Who is at fault: the task's data model (mlabc.data_model) read from a prepared variant.
 
 The compiler checks every variant it can make offline; a remote variant is made only here, so
-preparation checks it the same way before any script runs (`check_prepared`). At scoring,
+preparation checks it the same way before any script runs (`check_prepared`), as it does a
+generator's (the compiler checked a sample of it: `preparation_codes`). The verdict is kept
+beside the prepared data (`checked.json`) under a digest of the declarations the checks read
+(`verdict_digest`): prepared data reused after such a declaration changed (a metric, a
+constraint, the answers' kind) is checked again, never taken on an old verdict. At scoring,
 mlab.scoring.score asks `findings` whether the task's own data explains a refused or meaningless
 score (ids that do not name the test rows, blank answers, answers the metric cannot score, classes
 a probability table cannot name, constraints the answers break): then the run is a task error,
@@ -11,12 +15,72 @@ the run is a task error, never the demonstration's "agent" failing.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 from pathlib import Path
 
 from mlab.errors import DataError
 
 # the findings that explain a failed or meaningless score (leaks and the problem text do not)
 SCORING_CODES = ("E560", "E561", "E562", "E563", "E564")
+VERDICTS = "checked.json"   # in a prepared folder: the digests of the declarations its data passed
+VERDICTS_KEPT = 16
+
+
+def preparation_codes(variant_name: str, variant) -> tuple[str, ...] | None:
+    """The findings preparation refuses a variant for (None: all of them). `mlabc check` made a
+    bundled table, a scikit-learn set or a folder whole, so preparation repeats only the findings
+    that would fail its scoring (for a task built without the check); a remote variant, a `prepare`
+    hook or a `full` generator it never made, and a generator it may have asked for a sample only
+    (mlabc.data_model.build.SAMPLE_ROWS): those get every check on their real data."""
+    from mlabc.data_model.build import modelled
+
+    from mlab.documents.view import thaw
+    if variant.source.kind == "generate" or not modelled(variant_name, thaw(variant)):
+        return None
+    return SCORING_CODES
+
+
+def verdict_digest(task, variant_name: str, codes: tuple[str, ...] | None) -> str:
+    """The SHA-256 of what a verdict on prepared data depends on beyond the data itself (which the
+    preparation key names): the declarations the checks read (the metric, the submission and its
+    constraints, the variant), the findings asked for, and the checks' own code."""
+    from mlabc.data_model.build import code_digest
+
+    from mlab.documents.view import thaw
+    fields = {"metric": thaw(task.view.metric), "submission": thaw(task.view.submission),
+              "variant": thaw(task.variant(variant_name)), "codes": codes, "checks": code_digest().hex()}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _verdicts(folder: Path) -> list[str]:
+    try:
+        kept = json.loads((folder / VERDICTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [d for d in kept if isinstance(d, str)] if isinstance(kept, list) else []
+
+
+def check_declarations(task, variant_name: str, folder: Path, where: str) -> None:
+    """DataError (a task error) when the prepared variant in `folder` breaks the task's declarations
+    (the findings of preparation_codes); a verdict already given on the same declarations is not
+    asked again. A passed verdict is added to the folder's record (a record the harness cannot
+    write is only asked again next time)."""
+    codes = preparation_codes(variant_name, task.variant(variant_name))
+    digest = verdict_digest(task, variant_name, codes)
+    kept = _verdicts(folder)
+    if digest in kept:
+        return
+    check_prepared(task, variant_name, folder / "public", folder / "private", where, codes)
+    try:
+        handle, temp = tempfile.mkstemp(dir=folder, prefix=".checked-")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump((kept + [digest])[-VERDICTS_KEPT:], out)
+        os.replace(temp, folder / VERDICTS)
+    except OSError:
+        pass
 
 
 def findings(task, variant_name: str, public: Path, private: Path, codes: tuple[str, ...] | None = None,

@@ -29,8 +29,7 @@ from mlab.data.answers import check_answer_ids
 from mlab.data.loaders.remote import REMOTE_SOURCES, convert, fetch_source
 from mlab.data.splits import write_split
 from mlab.data.vocabulary import keep_vocabularies, vocabulary_digest
-from mlab.data.faults import SCORING_CODES, check_prepared
-from mlabc.data_model.build import modelled
+from mlab.data.faults import check_declarations
 from mlabc.data_model.tables import add_id_column, generate_seed
 
 from mlab.documents.task import Source, Variant
@@ -250,6 +249,9 @@ def prepare_data(task: TaskBuild, variant_name: str, cache_dir: Path | None = No
     root = Path(cache_dir) if cache_dir is not None else data_cache()
     folder = root / f"{task.name}-{variant_name}-{key[:16]}"
     if (folder / READY).is_file():
+        # the data is the key's; the declarations the checks read are not all in it (a metric, a
+        # constraint), so a verdict on other declarations is asked again (mlab.data.faults)
+        check_declarations(task, variant_name, folder, _where(task, variant_name))
         return PreparedData(folder, key, reused=True)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -261,6 +263,11 @@ def prepare_data(task: TaskBuild, variant_name: str, cache_dir: Path | None = No
         (staging / "private").mkdir()
         _materialise(task, variant_name, staging / "public", staging / "private")
         _verify_checksums(task, variant_name, staging)
+        # the compiler's data-model checks, on what was made: a variant `mlabc check` did not make
+        # whole (a remote one, a generator it asked for a sample) gets all of them before any
+        # script runs; any other the ones that would fail its scoring (E560-E564), so a task built
+        # without `mlabc check` is refused as the task's error, never run and charged to an agent
+        check_declarations(task, variant_name, staging, _where(task, variant_name))
         (staging / READY).write_text(json.dumps({"task": task.name, "variant": variant_name, "key": key},
                                                 indent=2) + "\n", encoding="utf-8")
         try:
@@ -315,12 +322,6 @@ def _materialise(task: TaskBuild, variant_name: str, public: Path, private: Path
     _check_declared_files(variant, public, private, where)
     check_answer_ids(variant, public, private, where)
     keep_vocabularies(task, variant, public, private, where)
-    # the compiler's data-model checks, on what was made: a variant `mlabc check` cannot make (a
-    # remote one) gets all of them before any script runs; any other the ones that would fail its
-    # scoring (E560-E564), so a task built without `mlabc check` is refused as the task's error,
-    # never run and charged to an agent
-    check_prepared(task, variant_name, public, private, where,
-                   None if not modelled(variant_name, thaw(variant)) else SCORING_CODES)
 
 
 def _read(reader, path: Path, where: str):
