@@ -24,13 +24,20 @@ every bundled task (--quick: house-price alone), fresh processes, each with a fr
 3); printed per task and at most, the seconds the data model adds, CPU (user + system, what a
 loaded machine does not inflate) and wall (target: at most 1 s more per task).
 
+A task whose data comes from a generator that takes `sample` is made from a sample of about
+mlabc.data_model.build.SAMPLE_ROWS rows a table (docs/authoring.md, "The data model").
+--data-only skips the other figures, --data-tasks names the bundled tasks to measure
+(--data-tasks generate: every task with a `from generate` variant).
+
     python bench/compile.py [--files 1000] [--pairs 31] [--task tasks/house-price.mlab] [--quick]
+                            [--data-only] [--data-tasks NAME ...]
 """
 from __future__ import annotations
 
 import argparse
 import io
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -249,10 +256,23 @@ def main() -> None:
                                                               "YAML load (default 31)")
     parser.add_argument("--task", default=str(Path(__file__).resolve().parent.parent / "tasks" / "house-price.mlab"))
     parser.add_argument("--quick", action="store_true", help="20 files and 2 samples of each start: checks the benchmark runs")
+    parser.add_argument("--data-only", action="store_true", help="only the data model's figures")
+    parser.add_argument("--data-tasks", nargs="+", metavar="NAME",
+                        help="the bundled tasks whose data model is measured (default: all; `generate`: those "
+                             "with a generator)")
     args = parser.parse_args()
     global RUNS
     if args.quick:
         args.files, RUNS, args.pairs = 20, 2, 2
+    bundled = Path(__file__).resolve().parent.parent / "tasks"
+    tasks = [bundled / "house-price.mlab"] if args.quick else sorted(bundled.glob("*.mlab"))
+    if args.data_tasks == ["generate"]:
+        tasks = [t for t in tasks if re.search(r"\bfrom\s+generate\b", t.read_text(encoding="utf-8"))]
+    elif args.data_tasks:
+        tasks = [bundled / f"{name}.mlab" for name in args.data_tasks]
+    if args.data_only:
+        data_model_figures(tasks)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         files, texts = make_corpus(Path(tmp), args.files)
         time_ours(files[:20]), time_yaml(texts[:20])  # warm caches (parser tables, validators)
@@ -266,8 +286,7 @@ def main() -> None:
     print(f"ratio ours/yaml: {ours / baseline:.2f} (target <= 1.0)")
     print(f"cold start of `mlabc --help`: {cold_start_ms():.0f} ms (target < 150 ms)")
     check_against_yaml(Path(args.task).resolve(), args.pairs)
-    bundled = Path(__file__).resolve().parent.parent / "tasks"
-    data_model_figures([bundled / "house-price.mlab"] if args.quick else sorted(bundled.glob("*.mlab")))
+    data_model_figures(tasks)
 
 
 if __name__ == "__main__":

@@ -212,9 +212,10 @@ def generate_essays(seed: int, count: int = N_ESSAYS) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int) -> pd.DataFrame:
-    """Lite variant: one table of generated essays; the task's split makes train, test and answers."""
-    return generate_essays(seed)
+def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int, sample: int | None = None) -> pd.DataFrame:
+    """Lite variant: one table of generated essays; the task's split makes train, test and answers.
+    `sample` (mlabc check asks for one): that many essays, written the same way."""
+    return generate_essays(seed, N_ESSAYS if sample is None else min(N_ESSAYS, sample))
 
 
 # The sentence bank, kept in this file so that the data cache (keyed by this file) sees any change.

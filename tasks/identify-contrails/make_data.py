@@ -122,14 +122,21 @@ def write_split(train: tuple, test: tuple, public_dir: pathlib.Path, private_dir
         private_dir / "answers.csv", index=False)
 
 
-def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int) -> None:
-    """Lite variant: generate scenes, the first N_TRAIN for training, the rest for test."""
-    images, masks = generate_scenes(seed, N_TRAIN + N_TEST)
+def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int, sample: int | None = None) -> None:
+    """Lite variant: generate scenes, the first N_TRAIN for training, the rest for test.
+
+    `sample` (mlabc check asks for one): about that many scenes, shared as the lite variant's are,
+    in the same files."""
+    n_train, n_test = N_TRAIN, N_TEST
+    if sample is not None:
+        n_test = min(N_TEST, max(1, sample * N_TEST // (N_TRAIN + N_TEST)))
+        n_train = min(N_TRAIN, max(1, sample - n_test))
+    images, masks = generate_scenes(seed, n_train + n_test)
     # 19-digit record ids, like the competition's
-    ids = np.unique(np.random.default_rng(seed + 1).integers(10 ** 18, 9 * 10 ** 18, size=N_TRAIN + N_TEST))
+    ids = np.unique(np.random.default_rng(seed + 1).integers(10 ** 18, 9 * 10 ** 18, size=n_train + n_test))
     ids = np.random.default_rng(seed + 2).permutation(ids.astype(str))
-    train = (ids[:N_TRAIN], images[:N_TRAIN], masks[:N_TRAIN])
-    test = (ids[N_TRAIN:], images[N_TRAIN:], masks[N_TRAIN:])
+    train = (ids[:n_train], images[:n_train], masks[:n_train])
+    test = (ids[n_train:], images[n_train:], masks[n_train:])
     write_split(train, test, pathlib.Path(public_dir), pathlib.Path(private_dir))
 
 

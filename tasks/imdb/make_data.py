@@ -173,9 +173,11 @@ def review(positive: bool, rng: np.random.Generator) -> str:
     return "<br /><br />".join(paragraphs)
 
 
-def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int) -> pd.DataFrame:
-    """The whole corpus as one table: id, text, label (1 = positive, 0 = negative)."""
+def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int, sample: int | None = None) -> pd.DataFrame:
+    """The whole corpus as one table: id, text, label (1 = positive, 0 = negative); `sample`
+    (mlabc check asks for one): that many reviews, written the same way."""
+    count = N_REVIEWS if sample is None else min(N_REVIEWS, sample)
     rng = np.random.default_rng(seed)
-    labels = rng.permutation(np.arange(N_REVIEWS) % 2)   # exactly balanced, as IMDb is
+    labels = rng.permutation(np.arange(count) % 2)   # exactly balanced, as IMDb is
     texts = [review(bool(label), rng) for label in labels]
-    return pd.DataFrame({"id": np.arange(N_REVIEWS), "text": texts, "label": labels.astype(np.int64)})
+    return pd.DataFrame({"id": np.arange(count), "text": texts, "label": labels.astype(np.int64)})

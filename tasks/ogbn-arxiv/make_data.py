@@ -47,19 +47,19 @@ CITE_SAME_CLASS, CITE_SAME_FIELD = 0.55, 0.25   # otherwise any earlier paper
 MEAN_CITATIONS = 4.0
 
 
-def _papers_per_year() -> dict[int, int]:
-    return {year: round(FIRST_YEAR_PAPERS * GROWTH ** (year - FIRST_YEAR))
+def _papers_per_year(scale: float = 1.0) -> dict[int, int]:
+    return {year: max(1, round(scale * round(FIRST_YEAR_PAPERS * GROWTH ** (year - FIRST_YEAR))))
             for year in range(FIRST_YEAR, LAST_YEAR + 1)}
 
 
-def _classes(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _classes(rng: np.random.Generator, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each paper's year and class, in publication order, and the field of each class."""
     n_classes = N_FIELDS * CLASSES_PER_FIELD
     field_of = np.repeat(np.arange(N_FIELDS), CLASSES_PER_FIELD)
     base = rng.dirichlet(np.full(n_classes, 3.0))          # unequal class sizes
     growth = rng.normal(0.0, POPULARITY_DRIFT, size=n_classes)
     years, labels = [], []
-    for year, count in _papers_per_year().items():
+    for year, count in _papers_per_year(scale).items():
         weights = base * np.exp(growth * (year - FIRST_YEAR))
         labels.append(rng.choice(n_classes, size=count, p=weights / weights.sum()))
         years.append(np.full(count, year))
@@ -103,11 +103,15 @@ def _citations(labels: np.ndarray, field_of: np.ndarray, rng: np.random.Generato
     return np.array(edges, dtype=np.int64)
 
 
-def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int) -> None:
-    """Write nodes.csv, edges.csv, train.csv and test.csv to public_dir, answers.csv to private_dir."""
+def make(public_dir: pathlib.Path, private_dir: pathlib.Path, seed: int, sample: int | None = None) -> None:
+    """Write nodes.csv, edges.csv, train.csv and test.csv to public_dir, answers.csv to private_dir.
+
+    `sample` (mlabc check asks for one): a graph of about that many papers over the same years,
+    grown the same way, in the same files and columns."""
     public_dir, private_dir = pathlib.Path(public_dir), pathlib.Path(private_dir)
     rng = np.random.default_rng(seed)
-    years, labels, field_of = _classes(rng)
+    whole = sum(_papers_per_year().values())
+    years, labels, field_of = _classes(rng, 1.0 if sample is None else min(1.0, sample / whole))
     features = _features(years, labels, rng)
     edges = _citations(labels, field_of, rng)
 

@@ -27,7 +27,7 @@ from .model import DataModel, profile_tables, read_prepared
 from .tables import PrepareError, add_id_column, generate_seed, split_frames
 
 LOCAL_KINDS = ("csv", "parquet", "sklearn", "folder", "generate")
-SAMPLE_ROWS = 200  # rows a table the check asks of a generator that takes `sample`
+SAMPLE_ROWS = 100  # rows a table the check asks of a generator that takes `sample`
 DEBRIS = ("__pycache__", ".pyc", ".DS_Store")
 
 

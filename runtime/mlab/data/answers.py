@@ -76,4 +76,4 @@ def check_answer_ids(variant, public: Path, private: Path, where: str) -> None:
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         problem = f"cannot read private {answers.name}: {error}"
     if problem:
-        raise DataError(f"{where}: the answers are not usable: {problem}")
+        raise DataError(f"{where}: the answers are not usable: {problem} (E560)")  # mlabc check's code

@@ -396,12 +396,12 @@ def _call_generator(task: TaskBuild, variant: Variant, public: Path, private: Pa
         result = function(public, private, generate_seed(thaw(variant)))
     except Exception as error:
         raise DataError(f"{where}: {source.file}:{source.function} failed: "
-                        f"{type(error).__name__}: {error}") from None
+                        f"{type(error).__name__}: {error} (E566)") from None
     if result is None:
         return None
     if not hasattr(result, "columns"):
         raise DataError(f"{where}: {source.function} must return a pandas DataFrame or None, "
-                        f"not {type(result).__name__}")
+                        f"not {type(result).__name__} (E566)")
     return add_id_column(result, thaw(variant))
 
 
@@ -409,7 +409,7 @@ def _check_declared_files(variant: Variant, public: Path, private: Path, where: 
     missing = [f"public {name}" for name in variant.public if not (public / name).exists()]
     missing += [f"private {name}" for name in variant.private if not (private / name).exists()]
     if missing:
-        raise DataError(f"{where}: preparation did not produce the declared file(s): {', '.join(missing)}")
+        raise DataError(f"{where}: preparation did not produce the declared file(s): {', '.join(missing)} (E566)")
 
 
 def _verify_checksums(task: TaskBuild, variant_name: str, staging: Path) -> None:
