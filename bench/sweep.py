@@ -77,10 +77,14 @@ class TwoNodes:
     def __enter__(self) -> "TwoNodes":
         os.environ["RAY_AUTH_MODE"] = "disabled"   # the nodes and the sweep's driver share no token here
         deadline = time.monotonic() + 300
-        self.start("--head", "--port", str(RAY_PORT), "--include-dashboard", "false", name="h")
-        self.wait_for(1, deadline)
-        self.start("--address", self.address, name="w")
-        self.wait_for(2, deadline)
+        try:
+            self.start("--head", "--port", str(RAY_PORT), "--include-dashboard", "false", name="h")
+            self.wait_for(1, deadline)
+            self.start("--address", self.address, name="w")
+            self.wait_for(2, deadline)
+        except BaseException:   # a node that came up is stopped, whatever stopped the other
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *_) -> None:
