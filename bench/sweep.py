@@ -201,7 +201,7 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=4.0, help="seconds the starter script sleeps")
     parser.add_argument("--executors", default="local,ray,ray-nodes",
                         help="local, ray (a local instance), ray-nodes (two `ray start` nodes, no shared folder)")
-    parser.add_argument("--quick", action="store_true", help="2 short runs on the local executor, each measure taken once: checks the benchmark runs")
+    parser.add_argument("--quick", action="store_true", help="2 short runs on the local executor after one alone, which stands for every other measure: checks the benchmark runs")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.sleep, args.executors = 2, 0.2, "local"
@@ -213,10 +213,13 @@ def main() -> None:
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         experiment = make_project(folder, args.runs, args.sleep)
         build = experiment.parent.parent
-        one_run(folder, build)  # prepares the data and measures the baseline, once
-        repeats = 1 if args.quick else 2  # the best of `repeats` measures a machine's noise out
-        single = min(one_run(folder, build) for _ in range(repeats))
-        together = min(runs_at_once(folder, build, args.workers) for _ in range(repeats))
+        first = one_run(folder, build)  # prepares the data and measures the baseline, once
+        if args.quick:   # the run that prepared the data stands for one run alone and for runs together
+            single = together = first
+        else:
+            repeats = 2  # the best of `repeats` measures a machine's noise out
+            single = min(one_run(folder, build) for _ in range(repeats))
+            together = min(runs_at_once(folder, build, args.workers) for _ in range(repeats))
         ideal = args.runs / args.workers * single
         shared = args.runs / args.workers * together
         print(f"one run alone: {single:.2f} s; ideal for {args.runs} runs on {args.workers} workers: {ideal:.2f} s")
