@@ -55,9 +55,10 @@ TRACE = "trace.jsonl"
 SUMMARY = "summary.json"
 STEPS = 50   # a research agent's run of realistic size
 def record_summary(run: Path) -> None:
+    from mlab.reports.runs import load_run
     from mlab.reports.summary import record_summary as record
 
-    record(run)
+    record(load_run(run))
 
 
 def make_run(folder: Path) -> Path:

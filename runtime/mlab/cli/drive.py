@@ -93,7 +93,7 @@ def score_driven(run) -> dict:
     import sys
 
     from mlab.agent.outcome import LoopOutcome
-    from mlab.cli.run import print_result, score_apart
+    from mlab.cli.run import print_result, score_apart, write_summary
     from mlab.failure import FailureMode
     from mlab.scoring.result import write_result
 
@@ -103,6 +103,7 @@ def score_driven(run) -> dict:
                           reason.replace("_", " ") if limited else None)
     print("scoring the submission...", file=sys.stderr, flush=True)
     result = score_apart(lambda: write_result(run, outcome, {}, {"api_base": None}, False, driven=True), run.dir)
+    write_summary(Path(run.dir))
     print("DRIVEN by `mlab drive` from a file of actions — not an agent result")
     print_result(run, result)
     return result

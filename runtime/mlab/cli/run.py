@@ -281,6 +281,7 @@ def _score(run, outcome, config: dict, demo: bool) -> dict:
     else:
         from mlab.scoring.result import write_result
     result = score_apart(lambda: write_result(run, outcome, config["tiers"], config, demo), run.dir)
+    write_summary(Path(run.dir))
     print_result(run, result)
     if config.get("reproduces"):
         from mlab.run.reproduce import difference_table
@@ -288,6 +289,20 @@ def _score(run, outcome, config: dict, demo: bool) -> dict:
         original = Path(config["reproduces"])
         print(printable(difference_table(original, run.dir, rescored_rows(original, run))))
     return result
+
+
+def write_summary(run_dir: Path) -> None:
+    """summary.json for a run just scored (mlab.reports.summary): one that cannot be made costs only
+    that, the result stands and reports read the trace, as for runs made before summaries. Written
+    here, by the verbs that score (`mlab run`, `mlab drive`), which sit above reports; a run scored
+    by the gym environment has none and is read from its trace."""
+    from mlab.reports.runs import load_run
+    from mlab.reports.summary import record_summary
+
+    try:
+        record_summary(load_run(run_dir))
+    except (MlabError, OSError, ValueError, TypeError, KeyError, RecursionError) as problem:
+        print(f"mlab: no summary.json for {run_dir.name} ({problem}); reports will read its trace", file=sys.stderr)
 
 
 def rescored_rows(original: Path, run) -> list[tuple[str, str, str]]:

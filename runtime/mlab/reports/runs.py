@@ -17,6 +17,7 @@ from pathlib import Path
 
 from mlab.bounded_json import TooDeep, TooLarge
 from mlab.errors import MlabError, RunError, UsageError
+from mlab.reports.summary import FACTS_VERSION, NODE_FIELDS, read_summary
 from mlab.text import note_once
 from mlab.run.meta import RUN_JSON, read_run_meta
 from mlab.trace import TRACE, read_trace
@@ -166,8 +167,6 @@ class LoadedRun:
     @cached_property
     def summary(self) -> dict | None:
         """The run's summary.json where it still describes the run (mlab.reports.summary), or None."""
-        from mlab.reports.summary import read_summary
-
         return read_summary(self)
 
     def remember_facts(self, facts: dict) -> None:
@@ -252,7 +251,7 @@ class LoadedRun:
         facts = self.facts
         if facts is not None and isinstance(facts.get("nodes"), list):
             return facts["nodes"]
-        return [{name: record[name] for name in _NODE_FIELDS if name in record} for record in self.records
+        return [{name: record[name] for name in NODE_FIELDS if name in record} for record in self.records
                 if isinstance(record.get("node"), int) and not isinstance(record.get("node"), bool)]
 
     def release(self) -> None:
@@ -267,10 +266,6 @@ class LoadedRun:
         self._records = None
 
 
-_NODE_FIELDS = ("node", "parent", "operator", "validation", "buggy")
-# What the findings mean (mlab.reports.taxonomy's claims and labels): bump it when they change, so
-# that runs' summaries (and remembered facts) of the earlier meaning are read from their traces again.
-FACTS_VERSION = 1
 
 
 @functools.lru_cache(maxsize=1)

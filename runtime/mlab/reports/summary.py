@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 from mlab.errors import MlabError, RunError
-from mlab.reports.runs import _NODE_FIELDS, FACTS_VERSION, LoadedRun, load_run
 from mlab.text import note_once
 from mlab.trace import TRACE
 
@@ -18,6 +17,11 @@ SUMMARY = "summary.json"
 SUMMARY_VERSION = 1
 SUMMARY_MAX_BYTES = 16 << 20
 _SUMMARY_ID = "https://mlab.dev/spec/summary.schema.json"
+NODE_FIELDS = ("node", "parent", "operator", "validation", "buggy")
+# What the findings mean (mlab.reports.taxonomy's claims and labels): bump it when they change, so
+# that runs' summaries (and remembered facts, mlab.reports.runs) of the earlier meaning are read
+# from their traces again.
+FACTS_VERSION = 1
 _FIELDS = {"claims": ("step", "section", "number", "sentence"), "labels": ("name", "detail")}
 
 
@@ -36,7 +40,7 @@ def _summary_shape(document: dict) -> bool:
     if not isinstance(document.get("records"), int) or not isinstance(document.get("nodes"), list):
         return False
     for node in document["nodes"]:
-        if not (isinstance(node, dict) and type(node.get("node")) is int and set(node) <= set(_NODE_FIELDS)):
+        if not (isinstance(node, dict) and type(node.get("node")) is int and set(node) <= set(NODE_FIELDS)):
             return False
     for name, fields in _FIELDS.items():
         items = document.get(name)
@@ -49,8 +53,8 @@ def _summary_shape(document: dict) -> bool:
     return True
 
 
-def read_summary(run: LoadedRun) -> dict | None:
-    """The run's summary.json where it still describes the run: the trace has the size it names,
+def read_summary(run) -> dict | None:
+    """RUN's (a mlab.reports.runs.LoadedRun) summary.json where it still describes the run: the trace has the size it names,
     result.json the content, and its findings are of this code's FACTS_VERSION; else None (the
     trace is read). A run made before summaries has none; a damaged or forged one is no summary."""
     if run.result is None:
@@ -71,10 +75,11 @@ def read_summary(run: LoadedRun) -> dict | None:
     return document
 
 
-def record_summary(run_dir: Path) -> dict:
-    """Write RUN_DIR/summary.json from the finished run's trace and result.json: what a report
-    takes from the trace (spec/summary.schema.json), so that reports of the run read this small
-    file instead. Called by the harness once result.json is written."""
+def record_summary(run) -> dict:
+    """Write summary.json into RUN's folder (a finished mlab.reports.runs.LoadedRun) from its trace
+    and result.json: what a report takes from the trace (spec/summary.schema.json), so that reports
+    of the run read this small file instead. Called by the verbs once result.json is written
+    (mlab.cli.run.write_summary)."""
     from dataclasses import asdict
 
     from mlabc.schemas import problems
@@ -82,9 +87,8 @@ def record_summary(run_dir: Path) -> dict:
     from mlab.reports.taxonomy import findings
     from mlab.standard_json import write_json
 
-    run = load_run(run_dir)
     if run.result is None:
-        raise RunError(f"{run_dir} has no result.json: a summary is made at a run's end")
+        raise RunError(f"{run.dir} has no result.json: a summary is made at a run's end")
     run.__dict__["facts"] = None   # made from the trace itself, whatever was remembered
     size = os.stat(run.dir / TRACE).st_size
     claims, labels = findings(run)
@@ -97,3 +101,4 @@ def record_summary(run_dir: Path) -> dict:
         raise MlabError("internal error: the summary does not match spec/summary.schema.json: " + "; ".join(found))
     write_json(run.dir / SUMMARY, document)
     return document
+

@@ -122,19 +122,4 @@ def write_result(run, outcome, tiers: dict, config: dict, demo: bool, driven: bo
         raise MlabError("internal error: the result does not match spec/result.schema.json: " + "; ".join(found))
     path = Path(run.dir) / RESULT
     write_json(path, result)  # standard JSON: a provider's NaN or an agent's lone surrogate as documented strings
-    write_summary(Path(run.dir))
     return result
-
-
-def write_summary(run_dir: Path) -> None:
-    """summary.json beside result.json (mlab.reports.runs.record_summary): what reports take from
-    the trace, so that they need not read it. A summary that cannot be made costs only that: the
-    result stands, and reports read the trace, as for runs made before summaries."""
-    import sys
-
-    from mlab.reports.summary import record_summary
-
-    try:
-        record_summary(run_dir)
-    except (MlabError, OSError, ValueError, TypeError, KeyError, RecursionError) as problem:
-        print(f"mlab: no summary.json for {run_dir.name} ({problem}); reports will read its trace", file=sys.stderr)
