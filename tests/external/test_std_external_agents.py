@@ -103,6 +103,15 @@ def installed(agent_envs):
     return install
 
 
+@pytest.fixture
+def short_grace(monkeypatch):
+    """A run that ended leaves its agent 1 s to end by itself before it is stopped, not GRACE_S (5 s):
+    the run's end is the gateway's either way, and several agents only retry the refused call."""
+    from mlab.external import runner
+
+    monkeypatch.setattr(runner, "GRACE_S", 1.0)
+
+
 def external_calls(run) -> list[dict]:
     return [r for r in trace(run) if (r.get("model") or {}).get("external")]
 
@@ -157,9 +166,9 @@ STREAMING = sorted(set(SHELL) - {"aider", "openhands"})
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PAST_THE_LIMIT))
-def test_a_token_limit_ends_the_agents_run_with_its_failure_mode(tmp_path, installed, name):
+def test_a_token_limit_ends_the_agents_run_with_its_failure_mode(tmp_path, installed, short_grace, name):
     """The gateway refuses the call past the run's token limit with the dialect's rate-limit error;
-    the agent is given a few seconds to end by itself, then stopped: the run ends `tokens_limit`."""
+    the agent is given a moment to end by itself, then stopped: the run ends `tokens_limit`."""
     installed(name)
     code, out, err = mlab("run", "house-price", "--agent", name, "--model",
                           scripted(tmp_path, [PAST_THE_LIMIT[name], FINAL, FINAL]), "--tokens", "1000",
@@ -174,7 +183,8 @@ def test_a_token_limit_ends_the_agents_run_with_its_failure_mode(tmp_path, insta
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STREAMING)
-def test_a_stalled_stream_ends_the_agents_run_with_its_failure_mode(tmp_path, installed, monkeypatch, name):
+def test_a_stalled_stream_ends_the_agents_run_with_its_failure_mode(tmp_path, installed, short_grace, monkeypatch,
+                                                                    name):
     """The upstream sends the first piece of its streamed reply and then nothing: past the stall time
     the gateway ends the stream with the dialect's error event, records what came, and ends the run,
     whatever the agent then does (retry, wait or exit)."""

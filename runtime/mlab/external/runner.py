@@ -118,14 +118,14 @@ def _python_binds(python: AgentPython | None) -> tuple:
 class ExternalRunner:
     """Runs one session of an external agent on a Run; `run_until_done()` → a LoopOutcome."""
 
-    def __init__(self, run, client, *, should_stop=lambda: False, say=None, grace_s: float = GRACE_S,
+    def __init__(self, run, client, *, should_stop=lambda: False, say=None, grace_s: float | None = None,
                  on_exchange=None):
         self.run, self.client, self.should_stop = run, client, should_stop
         self.on_exchange = on_exchange  # on_exchange(step, what the reply asks for) after each model call
         self.say = say or (lambda line: print(line, flush=True, file=__import__("sys").stderr))
         self.spec = run.agent.view.external
         self.limits = effective_limits(run)
-        self.grace_s = grace_s
+        self.grace_s = GRACE_S if grace_s is None else grace_s  # read when made: a test may shorten it
         self.stop = threading.Event()
         self.ended: GatewayEnd | None = None
 
