@@ -20,7 +20,7 @@ memory (resource.RUSAGE_SELF: the harness, without the agent's scripts, which ru
 processes of their own); the bench also reads RUSAGE_CHILDREN, whose figure is that of the
 largest process of the run, scripts included. Target for the harness: < 300 MB.
 
-    python bench/prompt.py [RUN_DIR] [--task house-price] [--keep]
+    python bench/prompt.py [RUN_DIR] [--task house-price] [--keep] [--quick]
     python bench/prompt.py --compare research research-tools [--task house-price]
 """
 from __future__ import annotations
@@ -64,6 +64,14 @@ def demo_run(task: str, runs_dir: Path, agent: str | None = None) -> tuple[Path,
         sys.exit(f"the demo run ended with exit code {report['exit']}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     runs = sorted(p for p in runs_dir.iterdir() if p.is_dir())
     return runs[-1], {"harness_mb": report["self_maxrss_kib"] / 1024, "largest_process_mb": children / 1024}
+
+
+def tiny_task(folder: Path) -> Path:
+    """The reports tests' tiny task (20 rows, a one-line model), whose demo run takes seconds."""
+    sys.path.insert(0, str(REPO / "tests" / "reports"))
+    from scenarios import write_task
+
+    return write_task(folder)
 
 
 class PromptParts:
@@ -255,21 +263,24 @@ def compare(agents: list[str], task: str, keep: bool) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", nargs="?", type=Path, help="a recorded run (default: make a demo run)")
-    parser.add_argument("--task", default="house-price", help="task of the demo run (default house-price)")
+    parser.add_argument("--task", help="task of the demo run (default house-price; --quick: a tiny task)")
     parser.add_argument("--keep", action="store_true", help="keep the demo run's folder")
-    parser.add_argument("--quick", action="store_true", help="the default measurement (one demo run): checks the benchmark runs")
+    parser.add_argument("--quick", action="store_true", help="the default measurement over one demo run of a tiny "
+                        "task (its files listed, its starter run, submitted), unless --task names one: checks the "
+                        "benchmark runs")
     parser.add_argument("--compare", nargs="+", metavar="AGENT",
                         help="demo runs of these agents on the task, their prompt and cached tokens side by side")
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     if args.compare:
-        return compare(args.compare, args.task, args.keep)
+        return compare(args.compare, args.task or "house-price", args.keep)
     folder = None
     memory = None
     run_dir = args.run_dir
     if run_dir is None:
         folder = Path(tempfile.mkdtemp(prefix="mlab-bench-prompt-"))
-        run_dir, memory = demo_run(args.task, folder)
+        task = args.task or (str(tiny_task(folder / "task")) if args.quick else "house-price")
+        run_dir, memory = demo_run(task, folder / "runs")
         print(f"demo run: {run_dir}")
     try:
         import litellm
