@@ -13,7 +13,7 @@ the clock starts (its start-up, printed separately, is a one-off cost of a sessi
 `ray-nodes` runs the same sweep on a Ray cluster of two nodes with no shared folder, as across two
 machines: a head and a worker started as separate `ray start` processes (1 CPU each, each with
 its own temporary folder, so each run works in a scratch folder of its node and its folder is sent
-home to the sweep's), as tests/sweeps/test_sweep_ray_nodes.py starts them; their start-up is not
+home to the sweep's), as tests/sweeps/test_sweep_ray.py starts them; their start-up is not
 counted. Its line also says its wall time against the local sweep's (the overhead of scaling out).
 
 The ratio counts everything a sweep adds to its runs: starting processes, finding run folders,
