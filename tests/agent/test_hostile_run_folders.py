@@ -66,7 +66,7 @@ def run_briefly(*args, seconds: float = 60):
     return answer[0] if answer else None
 
 
-@pytest.mark.parametrize("name", ["result.json", "run.json", "lock.json", "budgets.json", "trace.jsonl"])
+@pytest.mark.parametrize("name", ["result.json", "run.json", "lock.json", "budgets.json", "trace.jsonl", "summary.json"])
 def test_a_named_pipe_in_a_run_folder_is_refused_without_blocking(copy, tmp_path, name):
     (copy / name).unlink(missing_ok=True)
     os.mkfifo(copy / name)
