@@ -224,7 +224,11 @@ def stale_files(manifest: dict) -> list[str]:
 
 
 def load_build(folder: Path, *, check_fresh: bool = True) -> Build:
-    """Load and validate a build folder; refuse another compiler's build or a stale one."""
+    """Load and validate a build folder; refuse another compiler's build or a stale one.
+
+    `check_fresh=False` reads a run's build copy, which cannot be recompiled: it is neither
+    checked for staleness nor refused for another mlabc's version, since each of its documents is
+    checked by the rules of the schema version it records (mlab.documents.versions)."""
     folder = Path(folder).resolve()
     if not (folder / MANIFEST).is_file():
         hint = " (it looks like a task folder inside a build; give the build folder)" \
@@ -240,7 +244,7 @@ def load_build(folder: Path, *, check_fresh: bool = True) -> Build:
     if not isinstance(manifest, dict):
         raise BuildError(f"{folder / MANIFEST} is not a build manifest")
     version, made_by = manifest.get("schema_version"), manifest.get("compiler_version")
-    if version != SCHEMA_VERSION or made_by != compiler_version():
+    if version != SCHEMA_VERSION or (check_fresh and made_by != compiler_version()):
         raise BuildError(
             f"the build in {folder} was made by mlabc {made_by} (schema version {version}), but this "
             f"runtime reads builds of mlabc {compiler_version()} (schema version {SCHEMA_VERSION}); "

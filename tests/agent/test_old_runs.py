@@ -123,6 +123,30 @@ def test_the_build_copy_of_a_version_1_run_is_read_whole(old_runs, tmp_path):
     assert json.loads((run_dir / "budgets.json").read_text())["points"]["tokens_2000"]["status"] == "no submission"
 
 
+def test_a_run_copy_made_by_another_mlabc_is_scored_and_resumed_but_the_build_is_not_run_afresh(old_runs, tmp_path):
+    """A run's build copy cannot be recompiled: one made by another mlabc (its documents checked by
+    their versions' rules) is read by eval --at and resume; the same folder named as a build is
+    refused, with the command that recompiles it."""
+    run_dir = old_runs / OLD_RUN_ID
+    manifest = json.loads((run_dir / "build" / "manifest.json").read_text())
+    manifest["compiler_version"] = "0.0.1"
+    (run_dir / "build" / "manifest.json").write_text(json.dumps(manifest))
+    _new_digest(run_dir, "3")
+    code, out, err = mlab("eval", run_dir, "--at", "tokens=2000", "--json")
+    assert code == 0, err
+    assert json.loads((run_dir / "budgets.json").read_text())["points"]["tokens_2000"]["status"] == "no submission"
+    from mlab.trace import repair_trace
+
+    (run_dir / "result.json").unlink()
+    repair_trace(run_dir / "trace.jsonl", keep=1)  # as if killed after step 1
+    code, out, err = mlab("run", "--resume", run_dir)
+    assert code in (0, 1) and "made by mlabc" not in out + err, err
+    assert [r["action"] for r in trace(run_dir)] == ["List Files", "Execute Script", "Final Answer"]
+    code, out, err = mlab("run", "tiny", "--build", run_dir / "build", "--model", "mlab/demo",
+                          "--runs-dir", tmp_path / "runs")
+    assert code != 0 and "made by mlabc 0.0.1" in err and "recompile it with `mlabc compile" in err, err
+
+
 @pytest.fixture
 def version_0(monkeypatch, tmp_path):
     """A version 0 of the task and agent documents, as a format change leaves one behind: version 0
