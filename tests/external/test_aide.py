@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from agent_helpers import FIT_PY, mlab, only_run, result, scripted, trace, trace_problems
+from network_seen import assert_only_the_gateway
 from mlab.documents.view import thaw
 from mlab.sandbox.runner import sandbox_available
 from needs import missing
@@ -52,3 +53,4 @@ def test_aide_runs_one_step_and_its_best_script_is_scored(tmp_path, tiny_task, a
     assert calls[1]["model"]["request"]["tools"][0]["function"]["name"] == "submit_review", \
         "AIDE's review went through the gateway as a tool call"
     assert (run / "workspace" / "aide_best_solution.py").is_file()
+    assert_only_the_gateway(log)

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from agent_helpers import mlab, only_run, result, scripted, trace, trace_problems
+from network_seen import assert_only_the_gateway
 from mlab.sandbox.runner import sandbox_available
 from needs import missing
 
@@ -60,6 +61,7 @@ def test_mini_swe_agent_scores_house_price(tmp_path, mini_installed):
     assert "submission.csv" in calls[1]["snapshot"]["changed"]
     log = (run / "output" / "agent.log").read_text()
     assert "mini-swe-agent" in log.lower() or "COMPLETE_TASK" in log
+    assert_only_the_gateway(log)
     assert json.loads((run / "result.json").read_text())["models"]["main"]["model"].startswith("mlab/scripted:")
 
 

@@ -20,6 +20,7 @@ import sys
 import pytest
 
 from agent_helpers import mlab, only_run, result, scripted, trace
+from network_seen import assert_only_the_gateway
 from mlab.documents.view import thaw
 from mlab.sandbox.runner import sandbox_available
 
@@ -137,6 +138,7 @@ def test_the_agent_scores_house_price_with_its_own_shell_tool(tmp_path, installe
         assert "Id,SalePrice" in json.dumps(calls[1]["model"]["request"]["messages"])
     assert "sk-never-enters-the-sandbox" not in log and "sk-ant-never-enters-the-sandbox" not in log
     assert not OUTSIDE.search(log), f"the agent tried to reach something else: {OUTSIDE.search(log).group(0)}"
+    assert_only_the_gateway(log)  # counted by the sandbox's network namespace, whatever the agent's language
     recorded = json.loads((run / "output" / "agent-environment.json").read_text())
     spec_npm = recorded.get("npm") or []
     for package in spec_npm:  # what the registry sent, with its integrity hash, as the run used it
