@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from mlab.snapshots import ObjectStore
+from trace_records import record
 
 # node, parent, operator, validation (None: none read), buggy, the code it wrote to train.py
 TREE = [
@@ -22,13 +23,9 @@ SUBMITTED = 5
 
 
 def base_record(step: int, **fields) -> dict:
-    record = {"step": step, "schema_version": 3, "started": "2026-12-01T10:00:00.000Z",
-              "ended": "2026-12-01T10:00:01.000Z", "duration_s": 1.0, "elapsed_s": float(step),
-              "action": None, "action_input": None, "resolved": None, "observation": "", "status": "ok",
-              "end_reason": None, "compute": None, "snapshot": {"changed": {}, "removed": []}, "edits": [],
-              "research_log": "", "model": None, "hooks": {}}
-    record.update(fields)
-    return record
+    """A record as trace schema v3 wrote it (hooks an empty object): the one hand-made record
+    (trace_records.record) with v3's stamp."""
+    return record(step, **{"schema_version": 3, "hooks": {}, **fields})
 
 
 def _copy(source: Path, target: Path) -> Path:
