@@ -48,8 +48,11 @@ def _compiled(name: str):
 
     import fastjsonschema
 
+    if name not in _COMPILED:
+        return None
     doc = schema(name)
-    if name not in _COMPILED or any(f'"{keyword}"' in json.dumps(doc) for keyword in _NEWER_KEYWORDS):
+    text = json.dumps(doc)
+    if any(f'"{keyword}"' in text for keyword in _NEWER_KEYWORDS):
         return None
     return fastjsonschema.compile({key: value for key, value in doc.items() if key != "$schema"})
 

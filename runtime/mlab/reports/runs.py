@@ -12,8 +12,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mlab.bounded_json import TooDeep, TooLarge
 from mlab.errors import MlabError, RunError, UsageError
@@ -264,8 +264,6 @@ class LoadedRun:
 
             self.__dict__["scores"] = [ScoreRow(row) for row in self.scores]
         self._records = None
-
-
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,6 +1,6 @@
 """A finished run's summary.json: what reports take from its trace (the number of records, a tree
-search's nodes, the findings of mlab.reports.taxonomy), written by the harness at the run's end
-beside result.json (spec/summary.schema.json). A report of a run reads this small file instead of
+search's nodes, the findings of mlab.reports.taxonomy), written at the run's end beside result.json
+by the verbs that score it (spec/summary.schema.json). A report of a run reads this small file instead of
 its trace, which for a 50-step research run is about a megabyte; runs made before summaries, and
 runs whose summary no longer describes them, are read from their traces as before."""
 from __future__ import annotations
@@ -54,9 +54,9 @@ def _summary_shape(document: dict) -> bool:
 
 
 def read_summary(run) -> dict | None:
-    """RUN's (a mlab.reports.runs.LoadedRun) summary.json where it still describes the run: the trace has the size it names,
-    result.json the content, and its findings are of this code's FACTS_VERSION; else None (the
-    trace is read). A run made before summaries has none; a damaged or forged one is no summary."""
+    """RUN's (a mlab.reports.runs.LoadedRun) summary.json where it still describes the run: the
+    trace has the size it names, result.json the content, and its findings are of this code's
+    FACTS_VERSION; else None (the trace is read). A run made before summaries has none; a damaged or forged one is no summary."""
     if run.result is None:
         return None
     from mlab.bounded_json import loads, read_bytes
