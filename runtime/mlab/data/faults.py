@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from mlab.errors import DataError
@@ -74,11 +72,10 @@ def check_declarations(task, variant_name: str, folder: Path, where: str) -> Non
     if digest in kept:
         return
     check_prepared(task, variant_name, folder / "public", folder / "private", where, codes)
+    from mlab.standard_json import write_json
+
     try:
-        handle, temp = tempfile.mkstemp(dir=folder, prefix=".checked-")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump((kept + [digest])[-VERDICTS_KEPT:], out)
-        os.replace(temp, folder / VERDICTS)
+        write_json(folder / VERDICTS, (kept + [digest])[-VERDICTS_KEPT:], indent=None)
     except OSError:
         pass
 
