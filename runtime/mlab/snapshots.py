@@ -1,7 +1,8 @@
 """Content-addressed snapshots of a workspace: each step stores only the files it changed.
 
 `ObjectStore` keeps file contents under objects/<2 hex>/<62 hex> by SHA-256, written once;
-blocks of zeros are left as holes, so a sparse file costs the store what it holds.
+blocks of zeros are left as holes, so a sparse file costs the store what it holds. A prepared data
+file adopted at a run's set-up is the link objects/<64 hex> instead (no fan-out folder to make).
 `Snapshotter` walks the workspace after each step and finds changed files cheaply: a file
 whose size, mtime, inode and mode match the previous walk is not read again, and a file
 modified within the last moments before a walk is re-read at the next one, so a same-size
@@ -21,6 +22,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -58,7 +60,14 @@ class ObjectStore:
                           f"so this run folder is refused")
 
     def path(self, digest: str) -> Path:
-        return self.folder / digest[:2] / digest[2:]
+        """Where the object `digest` is: objects/<2 hex>/<62 hex>, or objects/<64 hex> for a
+        prepared data file adopted at a run's set-up (run.json version 7 on; see adopt)."""
+        fanned = os.path.join(self.folder, digest[:2], digest[2:])
+        if not os.path.lexists(fanned) and DIGEST.fullmatch(digest):
+            flat = os.path.join(self.folder, digest)
+            if os.path.lexists(flat):
+                return Path(flat)
+        return Path(fanned)
 
     def open_object(self, digest: str):
         """The object `digest` opened for reading, never through a link put in its place."""
@@ -80,7 +89,7 @@ class ObjectStore:
     def _commit(self, temp: str, digest: str) -> None:
         """The written file `temp` becomes the object `digest`, whole or not at all; its fan-out
         folder is made when it is missing."""
-        target = self.path(digest)
+        target = self.folder / digest[:2] / digest[2:]
         try:
             os.replace(temp, target)
         except FileNotFoundError:
@@ -152,26 +161,23 @@ class ObjectStore:
             _remove(temp)
             raise
 
-    def adopt(self, source: Path, digest: str) -> Path:
+    def adopt(self, source: Path, digest: str) -> str:
         """Make the object `digest` hold the harness-owned file `source`, whose SHA-256 the caller
-        knows (a prepared data file): a hard link to it, never read, or a copy when the store is
-        on another file system. The caller keeps `source` unchanged from here (it is read-only)."""
-        folder = os.path.join(self.folder, digest[:2])
-        target = os.path.join(folder, digest[2:])
-        for _ in range(2):   # the link first: its fan-out folder is made only when it is missing
-            try:
-                os.link(source, target)
-                return Path(target)
-            except FileExistsError:
-                return Path(target)
-            except FileNotFoundError:
-                try:
-                    os.mkdir(folder)
-                except FileExistsError:
-                    pass
-            except OSError:
-                break   # another file system, or too many names: one copy
-        target = Path(target)
+        knows (a prepared data file): a hard link to it named objects/<64 hex>, never read, or a
+        copy when the store is on another file system; its path. The caller keeps `source`
+        unchanged from here (it is read-only).
+
+        The link takes no fan-out folder: making one costs a set-up far more than a link does
+        (a folder is a new inode and block, up to a millisecond on a disk busy with other writes),
+        and a run's data files would each make one."""
+        target = os.path.join(self.folder, digest)
+        try:
+            os.link(source, target)
+            return target
+        except FileExistsError:
+            return target
+        except OSError:
+            pass   # another file system, or too many names: one copy
         fd, temp = self._temporary()
         try:
             with open(source, "rb") as reader, os.fdopen(fd, "wb") as writer:
@@ -184,7 +190,7 @@ class ObjectStore:
         except BaseException:
             _remove(temp)
             raise
-        return target
+        return os.fspath(self.path(digest))
 
     def put_json(self, document) -> str:
         return self.put_bytes(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
@@ -203,6 +209,7 @@ class ObjectStore:
             write_file(root, rel, reader)
 
 
+DIGEST = re.compile("[0-9a-f]{64}")   # an object's name when it has no fan-out folder
 PREFIX = ".in-"  # a store's temporary files, which transfers skip
 LEFTOVER_AGE_S = 60  # a temporary file not written to for this long is a killed harness's
 

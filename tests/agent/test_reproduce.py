@@ -34,7 +34,7 @@ def test_run_json_records_the_hardware_and_validates(scripted_run):
 
     _, run_dir = scripted_run
     meta = json.loads((run_dir / "run.json").read_text())
-    assert problems("run", meta) == [] and meta["schema_version"] == 6 and meta["task_version"] == 1
+    assert problems("run", meta) == [] and meta["schema_version"] == 7 and meta["task_version"] == 1
     hardware = meta["hardware"]
     assert hardware["cpus_allowed"] == 1 and hardware["cpus_available"] >= 1 and hardware["os"]
     assert isinstance(hardware["accelerators"], list)

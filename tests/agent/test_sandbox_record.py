@@ -14,7 +14,7 @@ def test_a_run_without_the_sandbox_says_so_in_its_files_and_its_report(tiny_task
     assert any(line.startswith("NOT SANDBOXED: ") and "MLAB_NO_SANDBOX" in line and "the answers included" in line
                for line in final), out
     meta = json.loads((run_dir / "run.json").read_text())
-    assert meta["schema_version"] == 6
+    assert meta["schema_version"] == 7
     assert meta["sandbox"] == {"sandboxed": False, "reason": "the sandbox is turned off by MLAB_NO_SANDBOX"}
     document = result(run_dir)
     assert document["schema_version"] == 5

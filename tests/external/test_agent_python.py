@@ -99,7 +99,7 @@ def test_the_agent_runs_on_the_python_it_names_recorded_in_run_json(tmp_path, ti
     said = (run / "workspace" / "agent-python.txt").read_text()
     assert said.strip() == f"agent python {python.version}", "the agent's own interpreter, inside the sandbox"
     meta = json.loads((run / "run.json").read_text())
-    assert meta["schema_version"] == 6
+    assert meta["schema_version"] == 7
     assert meta["agent_python"] == {"path": python.path, "version": python.version, "wanted": wanted}
     recorded = json.loads((run / "output" / "agent-environment.json").read_text())
     assert recorded["python"].startswith(python.version)
@@ -113,7 +113,7 @@ def test_an_agent_naming_no_python_keeps_the_runs_and_run_json_has_none(tmp_path
                           scripted(tmp_path, ["done"]), "--runs-dir", tmp_path / "runs")
     run = only_run(tmp_path / "runs")
     meta = json.loads((run / "run.json").read_text())
-    assert "agent_python" not in meta and meta["schema_version"] == 6, err
+    assert "agent_python" not in meta and meta["schema_version"] == 7, err
     recorded = json.loads((run / "output" / "agent-environment.json").read_text())
     assert recorded["python"].startswith(".".join(map(str, sys.version_info[:3])))
 

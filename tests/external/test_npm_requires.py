@@ -123,7 +123,7 @@ def test_an_agent_runs_its_npm_package_in_the_sandbox(tmp_path, tiny_task, npm_e
                           scripted(tmp_path, ["done"]), "--runs-dir", tmp_path / "runs")
     run = only_run(tmp_path / "runs")
     meta = json.loads((run / "run.json").read_text())
-    assert meta["schema_version"] == 6 and meta["node"]["version"].startswith("v")
+    assert meta["schema_version"] == 7 and meta["node"]["version"].startswith("v")
     log = (run / "output" / "agent.log").read_text()
     assert "is-number says true" in log, log
     assert f"node {meta['node']['version']} base http://127.0.0.1:4141/v1" in log

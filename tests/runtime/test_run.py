@@ -41,7 +41,7 @@ def test_a_run_records_its_disk_limit_and_an_older_run_json_without_it_still_res
 
     run = new_run()
     meta = json.loads((run.dir / "run.json").read_text())
-    assert meta["schema_version"] == 6 and meta["limits"]["disk"] == DEFAULT_DISK_BYTES == 20 * 2**30
+    assert meta["schema_version"] == 7 and meta["limits"]["disk"] == DEFAULT_DISK_BYTES == 20 * 2**30
     assert set(meta["sandbox"]) == {"sandboxed", "reason"}  # version 3: the sandbox state at creation
     assert run.scripts.policy(run.workspace.root).disk_bytes == DEFAULT_DISK_BYTES
     run.close()

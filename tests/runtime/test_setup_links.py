@@ -222,3 +222,63 @@ def test_a_source_folder_is_read_once_until_one_of_its_files_changes(tmp_path, m
     assert changed != first and len(hashed) == 20
     (folder / "part2.txt").rename(folder / "part2b.txt")   # a renamed file: another digest
     assert folder_digest(folder) not in (first, changed)
+
+
+def _move_to_fan_out(objects: Path) -> int:
+    """Put every object named objects/<64 hex> into its fan-out folder, as run.json version 6 and
+    earlier stored them; how many were moved."""
+    moved = 0
+    for entry in list(os.scandir(objects)):
+        if len(entry.name) == 64 and entry.is_file(follow_symlinks=False):
+            (objects / entry.name[:2]).mkdir(exist_ok=True)
+            os.rename(entry.path, objects / entry.name[:2] / entry.name[2:])
+            moved += 1
+    return moved
+
+
+def test_linked_data_takes_no_fan_out_folder_and_every_layout_reads_back_exact(house_run, tmp_path):
+    """A read-only data file's object is objects/<digest> (one link, no folder made at set-up);
+    resume and checkout stay exact with it, after the cache is removed, in a folder moved or
+    copied elsewhere, and in a run folder of version 6 whose objects all have fan-out folders."""
+    import json
+    import shutil
+
+    from mlab.run.meta import RUN_JSON
+
+    run, prepared = house_run
+    cached = prepared.public / "test.csv"
+    digest, expected = sha(cached), {rel: sha(run.workspace.root / rel) for rel in ("train.csv", "test.csv")}
+    objects = run.dir / "objects"
+    assert inode(objects / digest) == inode(cached) == inode(run.workspace.root / "test.csv")
+    assert not (objects / digest[:2] / digest[2:]).exists()
+    run.step("Write File", {"file_name": "train.csv", "content": "a,b\n1,2\n"})
+    changed = hashlib.sha256(b"a,b\n1,2\n").hexdigest()
+    folder = run.dir
+    run.close()
+    shutil.rmtree(prepared.folder)   # the cache removed: the run keeps its own link to the data
+
+    def exact(folder: Path, name: str) -> None:
+        for step, train in ((0, expected["train.csv"]), (1, changed)):
+            target = tmp_path / f"{name}-{step}"
+            checkout(folder, step, target)
+            assert sha(target / "test.csv") == expected["test.csv"] and sha(target / "train.csv") == train
+        resumed = Run.resume(folder)
+        try:
+            resumed.step("List Files", {"dir_path": "."})
+            assert resumed.records[-1]["snapshot"] == {"changed": {}, "removed": []}
+            assert sha(resumed.workspace.root / "train.csv") == changed
+            assert sha(resumed.workspace.root / "test.csv") == expected["test.csv"]
+        finally:
+            resumed.close()
+
+    moved = tmp_path / "moved" / folder.name
+    moved.parent.mkdir()
+    os.rename(folder, moved)
+    exact(moved, "moved")
+    copied = tmp_path / "copied" / folder.name
+    shutil.copytree(moved, copied, symlinks=True)   # links become files of their own
+    exact(copied, "copied")
+    assert _move_to_fan_out(moved / "objects") >= 1   # what version 6 made
+    meta = json.loads((moved / RUN_JSON).read_text())
+    (moved / RUN_JSON).write_text(json.dumps(dict(meta, schema_version=6)))
+    exact(moved, "version-6")

@@ -8,7 +8,7 @@ from mlab.errors import RunError
 
 RUN_JSON = "run.json"
 RUN_SCHEMA_ID = "https://mlab.dev/spec/run.schema.json"
-RUN_VERSION = 6
+RUN_VERSION = 7   # 7: adopted data objects may be objects/<64 hex> (mlab.snapshots.ObjectStore.adopt)
 LOOP_CONFIG = "models.json"  # what `mlab run` resolved (models per tier, seed), so --resume uses the same
 
 

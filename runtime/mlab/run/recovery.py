@@ -79,10 +79,13 @@ def records_with_intact_objects(store: ObjectStore, meta: dict, records: list[di
         if digest not in verdicts:
             if same_boot:  # a plain stat of the name: a 10,000-step run asks for 10,000 objects
                 try:
-                    verdicts[digest] = os.stat(f"{objects}/{digest[:2]}/{digest[2:]}").st_size > 0 \
-                        or digest == EMPTY_DIGEST
-                except OSError:
-                    verdicts[digest] = False
+                    info = os.stat(f"{objects}/{digest[:2]}/{digest[2:]}")
+                except OSError:   # a data file adopted at set-up has no fan-out folder (store.path)
+                    try:
+                        info = os.stat(store.path(digest))
+                    except OSError:
+                        info = None
+                verdicts[digest] = info is not None and (info.st_size > 0 or digest == EMPTY_DIGEST)
             else:
                 path = store.path(digest)
                 verdicts[digest] = path.is_file() and hash_file(path) == digest
