@@ -129,9 +129,9 @@ def _resumed(args):
         raise UsageError(f"{folder} is finished (it has a result.json); start a new run instead")
     config = _read_loop_config(folder)
     check_offline_models([t["model"] for t in config["tiers"].values()])
-    from mlab.models.client import import_litellm
+    from mlab.models.client import import_litellm_for
 
-    import_litellm()  # before the run's clock starts again
+    import_litellm_for([t["model"] for t in config["tiers"].values()])  # before the run's clock starts again
     return Run.resume(folder, device=args.device), config
 
 
@@ -177,9 +177,9 @@ def _new_run(args):
                          "... }}), so it cannot run without tools")
     tiers = resolve_models(agent.view, args.model, args.fast_model, args.edit_model, args.api_base)
     check_models(args, task, agent, tiers)
-    from mlab.models.client import import_litellm
+    from mlab.models.client import import_litellm_for
 
-    import_litellm()  # before the run's clock starts: a slow import is not the agent's time
+    import_litellm_for([t["model"] for t in tiers.values()])  # before the run's clock starts
     seed = 0 if args.seed is None else args.seed
     config = {"tiers": tiers, "api_base": args.api_base, "seed": seed}
     if no_tools:

@@ -1,10 +1,12 @@
-"""Model calls: every call goes through litellm, real providers and offline ones alike.
+"""Model calls: through litellm to a provider, or answered here by an offline model.
 
-Offline models are litellm custom providers under the prefix `mlab/` (see
-mlab.models.offline), so tests and demos take exactly the path real runs take.
-Each call is retried with backoff on rate limits, server errors and time-outs;
+Offline models (the prefix `mlab/`, see mlab.models.offline) are answered by the client's own
+OfflineModels without importing litellm (about 4 s of CPU a process); their reply is read,
+counted, charged and recorded on the same path as a provider's.
+Each provider call is retried with backoff on rate limits, server errors and time-outs;
 usage comes from the provider's reply (counted locally only where none is
-reported; estimated for the offline models, which have no tokenizer) and cost from litellm's price map, `None` (unknown) when unpriced.
+reported; estimated for the offline models, which have no tokenizer) and cost from litellm's price map,
+`None` (unknown) when unpriced; an offline call costs 0.
 
 `complete` sends one user message and returns its text (text agents, summaries, model-backed
 actions); `chat` sends a conversation with optional tools (tool agents) and keeps the
@@ -23,7 +25,7 @@ from typing import Callable
 from mlab.models import prices, tokens
 from mlab.models.errors import MissingKey, ModelError, ToolsRefused, lookup_errors
 from mlab.models.failures import describe, model_error_inside, retryable, tools_refused
-from mlab.models.offline import OFFLINE_METADATA, OfflineModels
+from mlab.models.offline import OfflineModels
 from mlab.models.prices import is_offline
 from mlab.models.usage import Budget
 from mlab.models.response import MalformedResponse, finish_reason, reply_message, reply_text, stream_pieces, usage_counts
@@ -75,13 +77,17 @@ def import_litellm():
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     tokens.defer_encoding()
-    from mlab.models import offline
-
-    offline.register(litellm)
     from mlab.models import transport
 
     transport.install(litellm)
     return litellm
+
+
+def import_litellm_for(models) -> None:
+    """Import litellm now (before a run's clock starts: a slow import is not the agent's time) when
+    any of `models` is a provider's; a run of offline models never imports it."""
+    if not all(is_offline(model) for model in models):
+        import_litellm()
 
 
 KEYLESS_PROVIDERS = ("ollama", "ollama_chat", "hosted_vllm", "lm_studio", "llamafile")
@@ -220,7 +226,7 @@ class ModelClient:
         """One completion of `prompt` (a user message) by the tier's model."""
         config = self.tiers[tier]
         self._check_budget()
-        litellm = import_litellm()
+        litellm = None if is_offline(config.model) else import_litellm()
         prompt = utf8_safe(prompt)  # a reply or a file name may hold a lone surrogate, which no API takes
         stable_prefix = utf8_safe(stable_prefix) if stable_prefix else stable_prefix
         messages = split_prefix([{"role": "user", "content": prompt}], stable_prefix, config.model)
@@ -242,7 +248,7 @@ class ModelClient:
         field raises ToolsRefused, so that a tool agent can continue in its fallback format."""
         config = self.tiers[tier]
         self._check_budget()
-        litellm = import_litellm()
+        litellm = None if is_offline(config.model) else import_litellm()
         messages = [_safe_message(m) for m in messages]
         sent, sent_tools = mark_cache(messages, tools, config.model)
         extra = self._tool_settings(tier, sent_tools, tool_choice, parallel_tool_calls)
@@ -381,13 +387,14 @@ class ModelClient:
         if self.seed is not None and not is_offline(config.model):
             kwargs["seed"] = self.seed
             kwargs["drop_params"] = True  # providers without a seed parameter ignore it
-        if is_offline(config.model):
-            kwargs["metadata"] = {"mlab_tier": tier, "mlab_purpose": purpose, OFFLINE_METADATA: self.offline}
         return kwargs
 
     def _send(self, litellm, tier: str, purpose: str, messages: list[dict], extra: dict, read, tools: bool = False):
-        """Call the tier's model, retrying as configured; (response, read(response), attempts, seconds)."""
+        """Call the tier's model, retrying as configured; (response, read(response), attempts, seconds).
+        `litellm` is None for an offline model, which answers here."""
         config = self.tiers[tier]
+        if litellm is None:
+            return self._answer_offline(tier, purpose, messages, extra, read)
         kwargs = self._settings(tier, purpose, extra)
         from mlab.models.transport import MAX_RESPONSE_BYTES, ResponseRefused, bounded  # httpx: loaded by litellm
 
@@ -404,7 +411,7 @@ class ModelClient:
                 raise
             except Exception as error:  # litellm maps provider errors to its own exception types
                 inner = model_error_inside(error)
-                served = self.api_base if not is_offline(config.model) else None
+                served = self.api_base
                 if isinstance(inner, ResponseRefused):
                     raise ModelError(f"{config.model}{f' at {served}' if served else ''} sent a response "
                                      f"that was refused: {inner}") from None
@@ -416,7 +423,7 @@ class ModelClient:
                 if tools and tools_refused(litellm, error):
                     raise ToolsRefused(f"{where} refused the tools of the request: {what}") from None
                 retry = isinstance(error, MalformedResponse) or retryable(litellm, error)
-                if attempt == self.max_attempts or is_offline(config.model) or not retry:
+                if attempt == self.max_attempts or not retry:
                     raise ModelError(f"{where} failed after {attempt} attempt(s): {what}") from None
                 delay = min(self.backoff_s * 2 ** (attempt - 1), 60.0)
                 plain = what.split(" (", 1)[0] if what.startswith("cannot reach") else what  # detail: in the error
@@ -426,6 +433,21 @@ class ModelClient:
                                   f"(attempt {attempt + 1} of {self.max_attempts})")
                 self.sleep(delay)
         return response, value, attempt, time.monotonic() - start
+
+    def _answer_offline(self, tier: str, purpose: str, messages: list[dict], extra: dict, read):
+        """The tier's offline model answers: once (no provider, nothing to retry), its reply read as a
+        provider's; (response, read(response), 1, seconds). Its own errors (RepliesExhausted) are the
+        call's; any other fault of it ends the call as a model failure, in one line."""
+        model = self.tiers[tier].model
+        start = time.monotonic()
+        try:
+            response = self.offline.respond(model, tier, purpose, messages, extra.get("tools"))
+            value = read(response)
+        except ModelError:
+            raise
+        except Exception as error:
+            raise ModelError(f"{model} failed after 1 attempt(s): {describe(None, error, None)}") from None
+        return response, value, 1, time.monotonic() - start
 
     def _account(self, litellm, response, text, tier, model, purpose, prompt, attempts, latency) -> ModelCall:
         usage = getattr(response, "usage", None)

@@ -1,5 +1,6 @@
-"""What a failed provider call was: whether to retry it, the offline model's own error inside
-litellm's, one line that describes it, and whether the server refused the request's tools."""
+"""What a failed provider call was: whether to retry it, mlab's own error inside litellm's (a
+response the transport refused), one line that describes it, and whether the server refused the
+request's tools."""
 from __future__ import annotations
 
 import re
@@ -14,7 +15,8 @@ def retryable(litellm, error: Exception) -> bool:
 
 
 def model_error_inside(error: BaseException) -> ModelError | None:
-    """An offline model's own error, which litellm wraps in its exception types."""
+    """mlab's own error (ModelError, e.g. the transport's ResponseRefused), which litellm wraps in
+    its exception types."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -26,10 +28,10 @@ def model_error_inside(error: BaseException) -> ModelError | None:
 
 def describe(litellm, error: Exception, api_base: str | None) -> str:
     """One line for a failed call: the error's kind and first line, and for a connection that
-    failed at --api-base, that the URL could not be reached."""
+    failed at --api-base, that the URL could not be reached (`litellm` None: an offline model's)."""
     kind = type(error).__name__
     text = str(error).splitlines()[0][:300] if str(error).strip() else kind
-    if isinstance(error, litellm.Timeout):
+    if litellm is not None and isinstance(error, litellm.Timeout):
         return f"{kind}: no answer within the time-out ({text})"
     if api_base and connection_failed(error):  # plainly first (what the retry line shows), then litellm's text
         return f"cannot reach {api_base}: {deepest_reason(error)} ({kind}: {text})"

@@ -1,4 +1,5 @@
-"""Offline models, registered as the litellm custom provider `mlab`.
+"""Offline models: the `mlab/` models a ModelClient answers itself, with no provider, no
+litellm and no network.
 
 - `mlab/scripted:PATH`  replies read from a JSON list, one per call, in order: a string, or an
                         assistant message {"content": ..., "tool_calls": [{"name", "arguments"}]}
@@ -9,11 +10,12 @@
                         format; without a demonstration it lists files, runs the starter
                         and submits
 
-The litellm provider is registered once per process (litellm's provider map is global); what
-a run plays lives in an OfflineModels object its ModelClient owns and hands to the provider with
-each call: the demonstration and the running agent's reply format, and per model name and tier
-how many replies were used, so that a resumed run continues at the next reply
-(`OfflineModels.set_position`).
+What a run plays lives in an OfflineModels object its ModelClient owns: the demonstration and
+the running agent's reply format, and per model name and tier how many replies were used, so
+that a resumed run continues at the next reply (`OfflineModels.set_position`).
+`OfflineModels.respond` answers one call in the shape mlab.models.response reads from a
+provider's response (`OfflineResponse`), so that a reply is read, counted and recorded as a
+provider's is.
 
 A chat call with tools (a tool agent's step) gets an assistant message: `reply_message` returns
 {"content": text or None, "tool_calls": [{"id", "name", "arguments"}]}, arguments being an object
@@ -21,9 +23,11 @@ or the JSON text as a model would send it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from mlab.text import printable
 from mlab.documents.agent import Action, Reply, Section, TextReply
@@ -384,6 +388,22 @@ class OfflineModels:
                                        "mlab/replay:RUN_DIR, mlab/human or mlab/demo")
         return self._models[name]
 
+    def respond(self, model: str, tier: str, purpose: str, messages: list[dict],
+                tools: list[dict] | None) -> "OfflineResponse":
+        """The reply of offline `model` to one call: its text for a call without tools, else its
+        assistant message with its tool calls (RepliesExhausted when it cannot reply)."""
+        player = self.model(model)
+        messages = [_as_sent(message) for message in messages]
+        if not tools:
+            text = player.reply(tier, purpose, last_text(messages))
+            return OfflineResponse({"role": "assistant", "content": text}, "stop")
+        entry = player.reply_message(tier, purpose, messages, tools)
+        calls = _tool_calls(entry, messages)
+        message = {"role": "assistant", "content": entry.get("content")}
+        if calls:
+            message["tool_calls"] = calls
+        return OfflineResponse(message, "tool_calls" if calls else "stop")
+
     def set_position(self, model: str, tier: str, used: int) -> None:
         """Resume: the first `used` replies of this tier were consumed by the earlier part of the run."""
         state = self.model(model)
@@ -391,66 +411,34 @@ class OfflineModels:
         state.position[key] = state.position.get(key, 0) + used if key == "all" else used
 
 
-OFFLINE_METADATA = "mlab_offline"  # the litellm metadata key that carries a call's OfflineModels
+class OfflineResponse:
+    """An offline reply in the shape of a provider's chat response, as mlab.models.response reads
+    it: one choice, with the assistant message (OpenAI form) and why it ended."""
+
+    def __init__(self, message: dict, finish_reason: str):
+        self.choices = [SimpleNamespace(message=message, finish_reason=finish_reason)]
 
 
-def register(litellm) -> None:
-    """Register the `mlab` provider with litellm (once per process)."""
-    if any(entry.get("provider") == "mlab" for entry in (litellm.custom_provider_map or [])):
-        return
-    from litellm import CustomLLM
+def _as_sent(message: dict) -> dict:
+    """A message as offline models have always been shown it: without its fields set to None, and
+    with the role "assistant" where it has none (what litellm handed its custom providers, which
+    the made-up tool-call ids of `_tool_calls` are computed from)."""
+    message = {key: value for key, value in message.items() if value is not None}
+    if not message.get("role"):
+        message["role"] = "assistant"
+    return message
 
-    class MlabProvider(CustomLLM):
-        def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
-                       encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
-                       **kwargs):
-            metadata = (litellm_params or {}).get("metadata") or {}
-            models = metadata.get(OFFLINE_METADATA)
-            if models is None:
-                raise RepliesExhausted(f"mlab/{model} is called without the run's offline models "
-                                       "(call it through a ModelClient)")
-            player = models.model(model)
-            tier, purpose = metadata.get("mlab_tier", "main"), metadata.get("mlab_purpose", "step")
-            tools = (optional_params or {}).get("tools")
-            if not tools:
-                model_response.choices[0].message.content = player.reply(tier, purpose, last_text(messages))
-            else:
-                _fill(model_response, player.reply_message(tier, purpose, messages, tools), messages)
-            model_response.model = f"mlab/{model}"
-            # an offline reply costs nothing: said here, litellm skips its price lookups for a
-            # model its table lacks (about a fifth of the call)
-            model_response._hidden_params["response_cost"] = 0.0
-            return model_response
 
-    def _fill(model_response, entry: dict, messages: list) -> None:
-        """An offline assistant message into litellm's response: its text and its tool calls (an
-        id made up where the entry has none, from the conversation, so that it is the same when a
-        run is replayed and differs from every earlier call's; an explicit "id": null stays missing)."""
-        import hashlib
-
-        from litellm.types.utils import ChatCompletionMessageToolCall, Function
-
-        turn = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode("utf-8", "surrogatepass"))
-
-        message = model_response.choices[0].message
-        message.content = entry.get("content")
-        calls = []
-        for index, call in enumerate(entry.get("tool_calls") or []):
-            arguments = call.get("arguments", {})
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments, ensure_ascii=False)
-            made = ChatCompletionMessageToolCall(id=call.get("id", f"call_{turn.hexdigest()[:12]}_{index + 1}"), type="function",
-                                                 function=Function(name=call.get("name") or "", arguments=arguments))
-            if "id" in call and call["id"] is None:
-                made.id = None
-            calls.append(made)
-        if calls:
-            message.tool_calls = calls
-            model_response.choices[0].finish_reason = "tool_calls"
-
-    litellm.custom_provider_map = list(litellm.custom_provider_map or []) + [
-        {"provider": "mlab", "custom_handler": MlabProvider()}]
-    litellm.custom_provider_map = litellm.custom_provider_map
-    from litellm.utils import custom_llm_setup
-
-    custom_llm_setup()
+def _tool_calls(entry: dict, messages: list[dict]) -> list[dict]:
+    """An offline entry's tool calls in OpenAI form, the arguments as JSON text. A call without an
+    id gets one made up from the conversation, so that it is the same when a run is replayed and
+    differs from every earlier call's; an explicit "id": null stays missing."""
+    turn = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode("utf-8", "surrogatepass"))
+    calls = []
+    for index, call in enumerate(entry.get("tool_calls") or []):
+        arguments = call.get("arguments", {})
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append({"id": call.get("id", f"call_{turn.hexdigest()[:12]}_{index + 1}"), "type": "function",
+                      "function": {"name": call.get("name") or "", "arguments": arguments}})
+    return calls

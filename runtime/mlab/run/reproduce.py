@@ -45,9 +45,9 @@ def open_reproduction(args):
 
         check_keys({tier: t["model"] for tier, t in tiers.items()}, lock.get("api_base"),
                    hint="set it, or add --replay to replay the run's recorded replies without a key")
-    from mlab.models.client import import_litellm
+    from mlab.models.client import import_litellm_for
 
-    import_litellm()
+    import_litellm_for([t["model"] for t in tiers.values()])
     config = {"tiers": tiers, "api_base": lock.get("api_base"), "seed": lock["seed"], "reproduces": str(original)}
     if lock.get("no_tools"):
         config["no_tools"] = True
