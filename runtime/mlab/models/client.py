@@ -292,7 +292,7 @@ class ModelClient:
         extra.update(stream=True, stream_options={"include_usage": True})
         from mlab.models.transport import MAX_RESPONSE_BYTES, ResponseRefused, bounded
 
-        kwargs = self._settings(tier, purpose, extra)
+        kwargs = self._settings(tier, extra)
         start = time.monotonic()
         for attempt in range(1, self.max_attempts + 1):
             chunks: list = []
@@ -376,15 +376,14 @@ class ModelClient:
             self.budget.spent.add(call.to_json())
         return call
 
-    def _settings(self, tier: str, purpose: str, extra: dict) -> dict:
-        """The keyword arguments of the tier's litellm call."""
-        config = self.tiers[tier]
-        kwargs = dict(config.params)
+    def _settings(self, tier: str, extra: dict) -> dict:
+        """The keyword arguments of the tier's litellm call (a provider's model: an offline one makes none)."""
+        kwargs = dict(self.tiers[tier].params)
         kwargs.update(extra)
         kwargs.setdefault("timeout", self.timeout_s)
-        if self.api_base and not is_offline(config.model):
+        if self.api_base:
             kwargs["api_base"] = self.api_base
-        if self.seed is not None and not is_offline(config.model):
+        if self.seed is not None:
             kwargs["seed"] = self.seed
             kwargs["drop_params"] = True  # providers without a seed parameter ignore it
         return kwargs
@@ -395,7 +394,7 @@ class ModelClient:
         config = self.tiers[tier]
         if litellm is None:
             return self._answer_offline(tier, purpose, messages, extra, read)
-        kwargs = self._settings(tier, purpose, extra)
+        kwargs = self._settings(tier, extra)
         from mlab.models.transport import MAX_RESPONSE_BYTES, ResponseRefused, bounded  # httpx: loaded by litellm
 
         start = time.monotonic()
