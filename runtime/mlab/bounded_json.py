@@ -136,18 +136,22 @@ def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of the regular file `path`, opened without following a link at its name and
     without blocking; UntrustedFile for a link, a special file or a file past `limit`,
     FileNotFoundError when there is none."""
-    from mlab.confined import Refused, open_file
+    from mlab.confined import Refused, open_named
 
     path = Path(path)
     try:
-        fd, info = open_file(path.parent, path.name, max_names=MAX_NAMES)
+        fd, info = open_named(path, max_names=MAX_NAMES)
     except Refused as why:
         raise UntrustedFile(f"{path} is not read: {why}") from None
     with open(fd, "rb") as handle:
         if info.st_size > limit:
             raise UntrustedFile(f"{path} is not read: it holds {info.st_size:,} bytes, more than the {limit:,} "
                                 "accepted")
-        data = handle.read(limit + 1)
+        # as much as fstat said, plus one byte to see a file that grew since: read(limit + 1)
+        # would first allocate the limit, a few hundred megabytes, for a file of a few kilobytes
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise UntrustedFile(f"{path} is not read: it holds more than the {limit:,} bytes accepted")
     return data
