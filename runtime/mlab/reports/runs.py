@@ -376,7 +376,7 @@ def read_scores(run_dir: Path) -> list[dict] | None:
     first line that is not a row (not JSON, or not of the shape spec/scores.schema.json gives one),
     which is said once on stderr, naming the file and line. `mlab eval --intermediate` scores every
     step again and rewrites the file."""
-    from mlab.bounded_json import MAX_TRACE_BYTES, UntrustedFile, loads, read_bytes, shape_problem
+    from mlab.bounded_json import MAX_TRACE_BYTES, UntrustedFile, loads, read_bytes, shape_problem, shapes_fit
 
     path = Path(run_dir) / SCORES
     try:
@@ -387,20 +387,24 @@ def read_scores(run_dir: Path) -> list[dict] | None:
         raise RunError(str(problem)) from None
     except OSError as problem:
         raise RunError(f"cannot read {path}: {problem.strerror or problem}") from None
-    rows = []
+    rows, numbers, broken = [], [], None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            row = loads(line, what="the line")
+            rows.append(loads(line, what="the line"))
         except ValueError as error:
-            problem = str(error) if isinstance(error, (TooDeep, TooLarge)) else f"it is not JSON ({error})"
-        else:
-            problem = shape_problem("scores", row)
-        if problem is not None:
-            note_once(f"{path} line {number} is not a row of scores: {problem}; the rows before it are read")
+            broken = number, str(error) if isinstance(error, (TooDeep, TooLarge)) else f"it is not JSON ({error})"
             break
-        rows.append(row)
+        numbers.append(number)
+    if not shapes_fit("scores", rows):   # all the rows at once; row by row only to say which is not one
+        for index, row in enumerate(rows):
+            problem = shape_problem("scores", row)
+            if problem is not None:
+                rows, broken = rows[:index], (numbers[index], problem)
+                break
+    if broken is not None:
+        note_once(f"{path} line {broken[0]} is not a row of scores: {broken[1]}; the rows before it are read")
     return rows
 
 
