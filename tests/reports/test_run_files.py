@@ -112,3 +112,18 @@ def test_a_line_is_decoded_as_json_loads_decodes_it(text):
             return type(error).__name__, str(error)
 
     assert repr(outcome(loads)) == repr(outcome(json.loads))
+
+
+def test_score_rows_without_an_improvement_or_with_a_null_success_are_drawn(run_of, tmp_path):
+    """A row of scores.jsonl need hold only its step and score: one without an improvement, or whose
+    success is null, is a point with no value on the anytime curves, not a traceback."""
+    runs = tmp_path / "runs"
+    run = runs / run_of("research-0").name
+    shutil.copytree(run_of("research-0"), run, symlinks=True)
+    rows = [json.loads(line) for line in (run / "scores.jsonl").read_text().splitlines()]
+    rows[1].pop("improvement")
+    rows[-1]["success"] = None
+    _write_rows(run, [json.dumps(row) for row in rows])
+    code, out, err = mlab("report", runs, "-o", tmp_path / "report")
+    assert code == 0 and "Traceback" not in err, err
+    assert "![anytime curves](anytime.png)" in (tmp_path / "report" / "report.md").read_text()

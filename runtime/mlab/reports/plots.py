@@ -108,19 +108,16 @@ def improvement_bars(per_task: pd.DataFrame, over_tasks: pd.DataFrame, path: Pat
 
 
 def _curve(points: list[tuple[float, float]], grid: np.ndarray) -> np.ndarray:
-    """The best value reached by each grid point (NaN before the first point)."""
-    values = np.full(grid.shape, np.nan)
-    best = np.nan
-    order = sorted(points)
-    index = 0
-    for position, x in enumerate(grid):
-        while index < len(order) and order[index][0] <= x:
-            value = order[index][1]
-            if not np.isnan(value):
-                best = value if np.isnan(best) else max(best, value)
-            index += 1
-        values[position] = best
-    return values
+    """The best value reached by each grid point: of the points at or before it, the largest value
+    that is not NaN (NaN before the first such point, and where a point's position is NaN it is
+    never reached)."""
+    if not points:
+        return np.full(grid.shape, np.nan)
+    positions, values = np.array(points, dtype=float).T
+    order = np.argsort(positions, kind="stable")   # NaN positions last, past every grid point
+    best = np.fmax.accumulate(values[order])       # fmax passes over NaN
+    reached = np.searchsorted(positions[order], grid, side="right")
+    return np.where(reached > 0, best[np.maximum(reached - 1, 0)], np.nan)
 
 
 def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
@@ -139,15 +136,19 @@ def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
             row_axes[2].text(0.02, 0.98, f"{unpriced} run(s) of unknown price left out", ha="left", va="top",
                              transform=row_axes[2].transAxes, color="grey", fontsize=8)
     for group, runs in sorted(curves.items()):
+        # each run's rows as columns, read once: a missing or null improvement is no value, a
+        # missing or null success none (a row of scores.jsonl need hold only its step and score)
+        columns = [{name: [row.get(name) for row in r] for name in ("step", "elapsed_s", "cost")} |
+                   {"improvement": [np.nan if row.get("improvement") is None else row.get("improvement") for row in r],
+                    "success": [float(bool(row.get("success"))) for row in r]} for r in runs]
         for column, (field, title) in enumerate(axes_spec):
-            usable = [r for r in runs if all(row.get(field) is not None for row in r)]
+            usable = [c for c in columns if c[field] and not any(value is None for value in c[field])]
             if not usable or (field == "cost" and not spent):
                 continue
-            top = max(max(row[field] for row in r) for r in usable)
+            top = max(max(c[field]) for c in usable)
             grid = np.linspace(0, top, GRID_POINTS) if top > 0 else np.zeros(1)
-            gains = np.vstack([_curve([(row[field], row["improvement"] if row["improvement"] is not None
-                                        else np.nan) for row in r], grid) for r in usable])
-            wins = np.vstack([_curve([(row[field], float(row["success"])) for row in r], grid) for r in usable])
+            gains = np.vstack([_curve(list(zip(c[field], c["improvement"])), grid) for c in usable])
+            wins = np.vstack([_curve(list(zip(c[field], c["success"])), grid) for c in usable])
             scale = 60.0 if field == "elapsed_s" else 1.0
             with np.errstate(all="ignore"):
                 median = np.array([np.nanmedian(c) if np.any(~np.isnan(c)) else np.nan for c in gains.T])

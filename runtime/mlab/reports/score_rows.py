@@ -24,6 +24,11 @@ class ScoreRow(Mapping):
             raise KeyError(name)
         return value
 
+    def get(self, name: str, default=None):
+        """As a dict's get, without Mapping.get's KeyError round trip (the curves call it for every row)."""
+        value = getattr(self, name, _ABSENT) if name in _SCORE_FIELDS else _ABSENT
+        return default if value is _ABSENT else value
+
     def __iter__(self):
         return (name for name in _SCORE_FIELDS if getattr(self, name) is not _ABSENT)
 
