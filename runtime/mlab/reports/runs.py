@@ -200,13 +200,13 @@ class LoadedRun:
     def agent_doc(self) -> Agent | None:
         """The view of the agent as compiled (build/agents/<agent>/agent.json), or None when the
         copy is missing or does not match spec/agent.schema.json (a damaged or forged copy)."""
-        return _build_view(self.build_key, self.dir / "build" / "agents" / self.agent / "agent.json", "agent")
+        return _build_view(self.build_key, self.dir, f"agents/{self.agent}/agent.json", "agent")
 
     @cached_property
     def actions_doc(self) -> Actions | None:
         """The view of the agent's action table as compiled (build/agents/<agent>/actions.json), or
         None when the copy is missing or does not match spec/actions.schema.json."""
-        return _build_view(self.build_key, self.dir / "build" / "agents" / self.agent / "actions.json", "actions")
+        return _build_view(self.build_key, self.dir, f"agents/{self.agent}/actions.json", "actions")
 
     @cached_property
     def sections(self) -> list[Section]:
@@ -286,14 +286,15 @@ def _facts_code_digest() -> str:
 BUILD_DOCUMENTS: dict[tuple[str, str], object] = {}
 
 
-def _build_view(build_key: str, path: Path, schema: str):
-    """The typed view (mlab.documents) of a JSON or YAML document of a run's build copy, made once
-    per build; None when the copy is missing, unreadable or does not match
+def _build_view(build_key: str, run_dir: Path, rel: str, schema: str):
+    """The typed view (mlab.documents) of the document `rel` (a JSON or YAML file) of the run's
+    build copy (RUN_DIR/build/REL), made once per build; None when the copy is missing, unreadable or does not match
     the rules of the version it records (mlab.documents.versions). A run folder may come from an
     older mlab or from elsewhere: its copy is checked here as a loaded build is, so that an older
     copy is read in today's form and a forged one reads as a missing one."""
-    key = (build_key, "/".join(path.parts[-3:]))
+    key = (build_key, rel)
     if key not in BUILD_DOCUMENTS:
+        path = run_dir / "build" / rel
         from ruamel.yaml.error import YAMLError
 
         from mlab.bounded_json import read_bytes
@@ -329,7 +330,7 @@ def _build_view(build_key: str, path: Path, schema: str):
 def task_document(run: LoadedRun) -> Task | None:
     """The view of the task as compiled into the run's build copy (task.yaml), or None when the
     copy is missing or does not match spec/task.schema.json."""
-    return _build_view(run.build_key, run.dir / "build" / "tasks" / run.task / "task.yaml", "task")
+    return _build_view(run.build_key, run.dir, f"tasks/{run.task}/task.yaml", "task")
 
 
 def direction_mismatch(run: LoadedRun) -> str | None:
