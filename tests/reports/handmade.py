@@ -129,7 +129,7 @@ def _as_tool_agent(run: Path) -> None:
     # a tool agent's templates (the copy must match spec/agent.schema.json to be read at all)
     doc["templates"] = {**doc["templates"], "problem": "templates/problem.j2", "turn": "templates/turn.j2"}
     agent.write_text(json.dumps(doc))
-    meta["build"]["digest"] = "7" * 64
+    meta["build"]["digest"] = "c" * 64   # its own (other tests' forged builds are 6, 7, 8, d and e): cached per digest
     (run / "run.json").write_text(json.dumps(meta))
 
 
