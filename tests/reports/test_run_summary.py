@@ -93,6 +93,23 @@ def test_a_summary_that_no_longer_describes_its_run_is_passed_over(copies, chang
         assert got == truth
 
 
+@pytest.mark.parametrize("change", [
+    {"nodes": [{"node": 1.0}]}, {"nodes": [{"node": 1, "secret": "x"}]},
+    {"claims": [{"step": 1.0, "section": "x", "number": "1", "sentence": "x"}]},
+])
+def test_a_summary_with_what_the_shared_checks_let_through_is_passed_over(copies, change):
+    """A node or step 1.0 (an integer to JSON Schema) or a key no reader knows (which
+    bounded_json.shape_problem does not look at): the summary's own check refuses them, and the
+    run is read from its trace."""
+    from mlab.reports.runs import load_run
+    from mlab.reports.summary import read_summary
+
+    path = next((copies / "claim").glob(f"*/{SUMMARY}"))
+    assert read_summary(load_run(path.parent)) is not None
+    forge(path, **change)
+    assert read_summary(load_run(path.parent)) is None
+
+
 def test_a_summary_is_passed_over_once_result_json_changes(copies):
     run = next((copies / "claim").glob("*/result.json")).parent
     forge(run / SUMMARY, labels=[{"name": "a label of another result", "detail": ""}])

@@ -36,7 +36,8 @@ def result_digest(result: dict) -> str:
 
 def _summary_shape(document: dict) -> bool:
     """Whether a summary's findings have the shapes reports use (spec/summary.schema.json, checked
-    by hand: a report reads thousands of them)."""
+    by hand: a report reads thousands of them). Not a shared check, as both let through what this
+    refuses: the schema's integer admits a step or node 1.0, shape_problem a key no reader knows."""
     if not isinstance(document.get("records"), int) or not isinstance(document.get("nodes"), list):
         return False
     for node in document["nodes"]:
