@@ -140,7 +140,7 @@ def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
         # missing or null success none (a row of scores.jsonl need hold only its step and score)
         columns = [{name: [row.get(name) for row in r] for name in ("step", "elapsed_s", "cost")} |
                    {"improvement": [np.nan if row.get("improvement") is None else row.get("improvement") for row in r],
-                    "success": [float(bool(row.get("success"))) for row in r]} for r in runs]
+                    "success": [1.0 if row.get("success") else 0.0 for row in r]} for r in runs]
         for column, (field, title) in enumerate(axes_spec):
             usable = [c for c in columns if c[field] and not any(value is None for value in c[field])]
             if not usable or (field == "cost" and not spent):
