@@ -338,3 +338,20 @@ def test_the_anytime_curves_end_at_each_groups_best_step_success(report, results
         runs = expected[expected.label == label]
         assert share[-1] == pytest.approx(100 * runs.best_success.mean()), label
         assert steps[0] == 0 and np.all(np.diff(share) >= 0), label  # so far: never decreasing
+
+
+@pytest.mark.parametrize("runs", [1, 7, 1000, 5001])
+def test_intervals_drawn_in_blocks_are_the_bootstrap_drawn_at_once(runs):
+    """Many runs are resampled a block at a time (flat memory); the interval a reader gets is still
+    the percentile bootstrap of all `resamples` draws from the report's seed, to the last digit."""
+    from mlab.reports.stats import LEVEL, RESAMPLES, bootstrap_ci, stratified_bootstrap_ci
+
+    values = np.random.default_rng(3).normal(size=runs)
+    draws = np.random.default_rng(0).integers(0, runs, size=(RESAMPLES, runs))
+    expected = np.percentile(values[draws].mean(axis=1), [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
+    assert bootstrap_ci(values, seed=0) == tuple(float(x) for x in expected)
+    groups = [values, values[: max(1, runs // 3)]]
+    rng = np.random.default_rng(0)
+    per_group = np.stack([g[rng.integers(0, g.size, size=(RESAMPLES, g.size))].mean(axis=1) for g in groups])
+    expected = np.percentile(per_group.mean(axis=0), [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
+    assert stratified_bootstrap_ci(groups, seed=0) == tuple(float(x) for x in expected)

@@ -19,6 +19,7 @@ from mlab.failure import FailureMode
 TASK_ERROR = FailureMode.TASK_ERROR.value
 RESAMPLES = 2000
 LEVEL = 0.95
+DRAW_VALUES = 1 << 19   # values resampled at once: 8 MB of indices and values, whatever the number of runs
 GROUP = ["data_variant", "agent", "model"]
 TASK_GROUP = ["data_variant", "task", "agent", "model"]
 EFFICIENCY = {"total_tokens": "tokens", "prompt_tokens": "prompt tokens", "completion_tokens": "completion tokens",
@@ -32,10 +33,18 @@ def bootstrap_ci(values, seed: int = 0, resamples: int = RESAMPLES) -> tuple[flo
     data = data[~np.isnan(data)]
     if data.size == 0:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    means = resampled_means(data, np.random.default_rng(seed), resamples)
     low, high = np.percentile(means, [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
     return float(low), float(high)
+
+
+def resampled_means(data: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """The means of `resamples` draws with replacement from `data`, drawn a block of rows at a time
+    so that memory stays flat as the runs grow (all at once, 5,000 runs took 160 MB); the generator
+    gives the same numbers in blocks as in one call, so the intervals are the same either way."""
+    rows = max(1, DRAW_VALUES // data.size)
+    blocks = [min(rows, resamples - start) for start in range(0, resamples, rows)]
+    return np.concatenate([data[rng.integers(0, data.size, size=(block, data.size))].mean(axis=1) for block in blocks])
 
 
 def stratified_bootstrap_ci(groups: list, seed: int = 0, resamples: int = RESAMPLES) -> tuple[float, float]:
@@ -46,7 +55,7 @@ def stratified_bootstrap_ci(groups: list, seed: int = 0, resamples: int = RESAMP
     if not arrays:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
-    per_group = np.stack([a[rng.integers(0, a.size, size=(resamples, a.size))].mean(axis=1) for a in arrays])
+    per_group = np.stack([resampled_means(a, rng, resamples) for a in arrays])
     means = per_group.mean(axis=0)
     low, high = np.percentile(means, [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
     return float(low), float(high)
