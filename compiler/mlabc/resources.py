@@ -60,11 +60,24 @@ def spec_json(name: str) -> dict:
 
 
 def cache_root() -> Path:
-    """$MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab: what mlab can rebuild."""
-    explicit = os.environ.get("MLAB_CACHE")
+    """$MLAB_CACHE, else $XDG_CACHE_HOME/mlab, else ~/.cache/mlab: what mlab can rebuild.
+
+    Worked out once for each value of the variables it depends on (and the working folder, which
+    a relative one is taken from): resolving it walks the path's links, and a report asks for it
+    once a run (budgets.json's seal)."""
+    names = ("MLAB_CACHE", "XDG_CACHE_HOME", "HOME")
+    try:
+        cwd = os.getcwd()
+    except OSError:   # a removed working folder: only a relative path needs it, and fails as before
+        cwd = ""
+    return _resolved_cache_root(*(os.environ.get(name) for name in names), cwd)
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved_cache_root(explicit: str | None, xdg: str | None, home: str | None, cwd: str) -> Path:
     if explicit:
         return Path(explicit).expanduser().resolve()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = xdg or str(Path.home() / ".cache")
     return (Path(base).expanduser() / "mlab").resolve()
 
 

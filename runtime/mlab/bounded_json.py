@@ -156,7 +156,7 @@ def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     FileNotFoundError when there is none."""
     from mlab.confined import Refused, open_named
 
-    path = Path(path)
+    path = path if isinstance(path, Path) else Path(path)   # (a report reads five files a run)
     try:
         fd, info = open_named(path, max_names=MAX_NAMES)
     except Refused as why:
@@ -192,7 +192,7 @@ def read_json(path: Path, *, schema: str | None = None, limit: int = MAX_FILE_BY
     any) and, where `schema` names one of spec/, valid against it.
     UntrustedFile naming the file and the problem; FileNotFoundError when there is none; OSError
     when it cannot be read."""
-    path = Path(path)
+    path = path if isinstance(path, Path) else Path(path)
     data = read_bytes(path, limit)
     try:
         document = loads(data, what=str(path), max_chars=limit, parse_constant=_no_constant, parse_float=_finite)

@@ -183,7 +183,6 @@ def open_named(path: Path, max_names: int = 1) -> tuple[int, os.stat_result]:
     no link and does not block, the fstat of the same regular file. A file named in its own folder
     cannot lie outside it, so open_file's further check has nothing to add; anything but a plain
     file goes through open_file, whose refusal says what it is."""
-    path = Path(path)
     try:
         seen = os.stat(path, follow_symlinks=False)
         fd = os.open(path, _FILE_FLAGS) if stat.S_ISREG(seen.st_mode) and seen.st_nlink <= max_names else None
@@ -198,6 +197,7 @@ def open_named(path: Path, max_names: int = 1) -> tuple[int, os.stat_result]:
         except OSError:
             pass
         os.close(fd)   # swapped since the lstat: open_file says what is there now
+    path = Path(path)
     return open_file(path.parent, path.name, max_names)
 
 

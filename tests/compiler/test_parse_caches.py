@@ -115,3 +115,23 @@ def test_a_tables_facts_are_kept_by_its_bytes(cache, tmp_path, monkeypatch):
     table.write_bytes(b"Id,y\n1,\xff\n")
     assert _data_errors(tmp_path) == ["data file 'table.csv' is not valid UTF-8: line 2, column 3 (byte 0xff)"]
     assert _data_errors(tmp_path) == ["data file 'table.csv' is not valid UTF-8: line 2, column 3 (byte 0xff)"]
+
+
+def test_the_cache_root_follows_its_variables_and_the_working_folder(tmp_path, monkeypatch):
+    """cache_root() is worked out once for each value of what it depends on: a changed variable, or
+    a relative MLAB_CACHE read from another working folder, gives the new place at once."""
+    from mlabc.resources import cache_root
+
+    monkeypatch.delenv("MLAB_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == (tmp_path / "xdg" / "mlab").resolve()
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == (tmp_path / "home" / ".cache" / "mlab").resolve()
+    monkeypatch.setenv("MLAB_CACHE", "relative-cache")
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        assert cache_root() == (tmp_path / folder / "relative-cache").resolve()
+    monkeypatch.setenv("MLAB_CACHE", str(tmp_path / "absolute"))
+    assert cache_root() == (tmp_path / "absolute").resolve()

@@ -138,3 +138,27 @@ def test_a_released_runs_score_rows_read_as_the_rows_of_its_file(run_of):
     assert kept[-1]["tokens"] == rows[-1]["tokens"] and "problem" not in kept[-1] and kept[-1].get("problem") is None
     with pytest.raises(KeyError):
         kept[-1]["submission"]
+
+
+def test_the_curves_read_the_same_columns_of_a_released_run_as_of_its_file(run_of, tmp_path):
+    """A released run keeps its scores as columns (ScoreTable): the anytime curves take each field
+    whole, and get what a row-by-row read of scores.jsonl gives, a missing field as None."""
+    from mlab.reports.runs import load_run
+    from mlab.reports.score_rows import SCORE_FIELDS, score_columns
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(run_of("research-0"), run_dir, symlinks=True)
+    lines = (run_dir / "scores.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    rows[1].pop("improvement")
+    rows[-1]["success"] = None
+    (run_dir / "scores.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    run = load_run(run_dir)
+    run.release()
+    columns = score_columns(run.scores)
+    assert columns == {name: [row.get(name) for row in rows] for name in SCORE_FIELDS}
+    assert columns["improvement"][1] is None and "improvement" not in run.scores[1]
+    assert len(run.scores) == len(rows) and run.scores[-1] == run.scores[len(rows) - 1]
+    assert [dict(row) for row in run.scores[1:3]] == [dict(run.scores[1]), dict(run.scores[2])]
+    with pytest.raises(IndexError):
+        run.scores[len(rows)]

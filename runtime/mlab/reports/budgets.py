@@ -341,12 +341,26 @@ def _seal(document: dict) -> str | None:
     import hashlib
     import hmac
     import json
-    import os
-    import secrets
 
     from mlab.cache import cache_root
 
     path = cache_root() / BUDGETS_KEY
+    key = _KEYS.get(path) or _machine_key(path)
+    if key is None:
+        return None
+    body = json.dumps({"snapshots": document.get("snapshots"), "points": document.get("points")},
+                      sort_keys=True, allow_nan=True, default=str).encode()
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+_KEYS: dict[Path, bytes] = {}   # each key file's bytes, read once a process (a report seals every run)
+
+
+def _machine_key(path: Path) -> bytes | None:
+    """The key at `path`, made (32 random bytes, readable by its owner only) when there is none."""
+    import os
+    import secrets
+
     try:
         key = path.read_bytes()
     except FileNotFoundError:
@@ -363,9 +377,8 @@ def _seal(document: dict) -> str | None:
                 return None
     except OSError:
         return None
-    body = json.dumps({"snapshots": document.get("snapshots"), "points": document.get("points")},
-                      sort_keys=True, allow_nan=True, default=str).encode()
-    return hmac.new(key, body, hashlib.sha256).hexdigest()
+    _KEYS[path] = key
+    return key
 
 
 def budget_points(run: LoadedRun, budgets: list[Budget]) -> dict[str, dict]:

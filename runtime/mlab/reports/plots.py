@@ -120,14 +120,15 @@ def _curve(points: list[tuple[float, float]], grid: np.ndarray) -> np.ndarray:
     return np.where(reached > 0, best[np.maximum(reached - 1, 0)], np.nan)
 
 
-def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
+def anytime_curves(curves: dict[str, list[dict[str, list]]], path: Path) -> Path:
     """Best improvement so far (median over runs) and share of runs successful so far, against
-    step, elapsed time and cost; one line per agent · model (· variant)."""
+    step, elapsed time and cost; one line per agent · model (· variant). Each run is its rows of
+    scores as columns (mlab.reports.score_rows.score_columns), None where a row has no value."""
     plt = _pyplot()
     axes_spec = [("step", "step"), ("elapsed_s", "elapsed time (min)"), ("cost", "cost (USD)")]
     figure, axes = plt.subplots(2, 3, figsize=(14, 7.5), squeeze=False)
-    spent = any((row.get("cost") or 0) > 0 for runs in curves.values() for run in runs for row in run)
-    unpriced = sum(1 for runs in curves.values() for run in runs if any(row.get("cost") is None for row in run))
+    spent = any((value or 0) > 0 for runs in curves.values() for run in runs for value in run["cost"])
+    unpriced = sum(1 for runs in curves.values() for run in runs if None in run["cost"])
     for row_axes in axes:
         if not spent:
             row_axes[2].text(0.5, 0.5, "no cost recorded\n(offline models or unknown prices)", ha="center",
@@ -136,13 +137,13 @@ def anytime_curves(curves: dict[str, list[list[dict]]], path: Path) -> Path:
             row_axes[2].text(0.02, 0.98, f"{unpriced} run(s) of unknown price left out", ha="left", va="top",
                              transform=row_axes[2].transAxes, color="grey", fontsize=8)
     for group, runs in sorted(curves.items()):
-        # each run's rows as columns, read once: a missing or null improvement is no value, a
-        # missing or null success none (a row of scores.jsonl need hold only its step and score)
-        columns = [{name: [row.get(name) for row in r] for name in ("step", "elapsed_s", "cost")} |
-                   {"improvement": [np.nan if row.get("improvement") is None else row.get("improvement") for row in r],
-                    "success": [1.0 if row.get("success") else 0.0 for row in r]} for r in runs]
+        # a missing or null improvement is no value, a missing or null success none (a row of
+        # scores.jsonl need hold only its step and score)
+        columns = [{name: r[name] for name in ("step", "elapsed_s", "cost")} |
+                   {"improvement": [np.nan if value is None else value for value in r["improvement"]],
+                    "success": [1.0 if value else 0.0 for value in r["success"]]} for r in runs]
         for column, (field, title) in enumerate(axes_spec):
-            usable = [c for c in columns if c[field] and not any(value is None for value in c[field])]
+            usable = [c for c in columns if c[field] and None not in c[field]]
             if not usable or (field == "cost" and not spent):
                 continue
             top = max(max(c[field]) for c in usable)

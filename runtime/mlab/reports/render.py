@@ -156,13 +156,15 @@ def _search_tables(extra: dict) -> list[Table]:
     return tables
 
 
-def _anytime(runs: list[LoadedRun], frame: pd.DataFrame) -> dict[str, list[list[dict]]]:
+def _anytime(runs: list[LoadedRun], frame: pd.DataFrame) -> dict[str, list[dict[str, list]]]:
+    from mlab.reports.score_rows import score_columns
+
     several = frame["data_variant"].nunique() > 1
-    curves: dict[str, list[list[dict]]] = {}
+    curves: dict[str, list[dict[str, list]]] = {}
     for run in runs:
         if run.scores and run.finished:
             label = f"{run.agent} · {run.model}" + (f" · {run.variant}" if several else "")
-            curves.setdefault(label, []).append(run.scores)
+            curves.setdefault(label, []).append(score_columns(run.scores))
     return curves
 
 

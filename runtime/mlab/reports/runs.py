@@ -260,9 +260,9 @@ class LoadedRun:
         hold all their traces; the trace is read again if it is asked for."""
         self.nodes
         if self.scores is not None:
-            from mlab.reports.score_rows import ScoreRow
+            from mlab.reports.score_rows import ScoreTable
 
-            self.__dict__["scores"] = [ScoreRow(row) for row in self.scores]
+            self.__dict__["scores"] = ScoreTable(self.scores)
         self._records = None
 
 
