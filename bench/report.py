@@ -9,7 +9,10 @@ id and seed each, the same build digest; the workspace and objects are left out,
 and the index never read them; each copy's trace is a hard link to the one trace, the same bytes). Each command runs over each size
 in a fresh process (imports and first-use costs paid on 5 runs first, untimed), which reports
 its CPU time and how much its peak memory grew: first with a new user cache (the runs never seen
-by a report), then again (each run's facts taken from its trace remembered: mlab.reports.runs).
+by a report), then again (each run's facts taken from its trace remembered: mlab.reports.runs);
+each figure is the median of --repeats such processes (3 by default; one process's CPU time over
+the same runs moves by a fifth from one to the next on the shared machine, and a marginal cost
+is the difference of two of them).
 The template has the summary.json the harness writes at a run's end (mlab.reports.summary), made
 for its extended trace, so even the first report of a run reads no trace; `--no-summary` leaves
 it out, as in runs made before summaries, whose first report reads each trace.
@@ -24,7 +27,7 @@ it, one past the end) runs over the same runs with their budget points already s
 template was evaluated at them once, so budgets.json travels with every copy): target, at most
 1.2x the CPU of plain `mlab eval` at the largest size, printed as that ratio.
 
-    python bench/report.py [--sizes 100,1000,5000] [--steps 50] [--view] [--no-summary] [--quick]
+    python bench/report.py [--sizes 100,1000,5000] [--steps 50] [--repeats 3] [--view] [--no-summary] [--quick]
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -250,10 +254,14 @@ def main() -> int:
     parser.add_argument("--view", action="store_true", help="time the index of `mlab view RUNS_DIR` too")
     parser.add_argument("--no-summary", action="store_true",
                         help="runs without summary.json, as runs made before it are: the first report reads each trace")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="fresh processes per size and pass; each figure is their median (default 3)")
     parser.add_argument("--quick", action="store_true",
                         help="mlab eval alone over 5 and 10 copies of the checked-in run: checks the benchmark runs")
     options = parser.parse_args()
     sizes = [5, 10] if options.quick else [int(s) for s in options.sizes.split(",")]
+    if options.quick:
+        options.repeats = 1
     commands = ["mlab report", "mlab eval", "mlab eval --at"] + (["mlab view RUNS_DIR"] if options.view else [])
     if options.quick:   # each command is two fresh processes a size: the quick run keeps to one command
         commands = ["mlab eval"]
@@ -278,10 +286,14 @@ def main() -> int:
         measures = {}
         for name in commands:
             label = f"{name.split()[1]}-{len(name)}"
-            first = {n: measured(name, warm, folders[n], root / "out" / f"{label}-{n}-first", root / f"cache-{label}-{n}")
-                     for n in sizes}
-            figures = {n: measured(name, warm, folders[n], root / "out" / f"{label}-{n}", root / f"cache-{label}-{n}")
-                       for n in sizes}
+            passes = {"first": {n: [] for n in sizes}, "again": {n: [] for n in sizes}}
+            for repeat in range(options.repeats):   # sizes in turn within a pass: each pass under one load
+                for kind in passes:   # a new user cache each pass, then the same one again
+                    for n in sizes:
+                        passes[kind][n].append(measured(name, warm, folders[n], root / "out" / f"{label}-{n}-{kind}",
+                                                        root / f"cache-{label}-{n}-{repeat}"))
+            first, figures = ({n: (statistics.median(t for t, _ in runs), statistics.median(mb for _, mb in runs))
+                               for n, runs in passes[kind].items()} for kind in ("first", "again"))
             measures[name] = figures
             print(f"{name}, runs seen before: " + ", ".join(f"{n} runs {t:.2f} s CPU, +{mb:.1f} MB"
                                                            for n, (t, mb) in figures.items()))
