@@ -287,18 +287,24 @@ def main() -> int:
         for name in commands:
             label = f"{name.split()[1]}-{len(name)}"
             passes = {"first": {n: [] for n in sizes}, "again": {n: [] for n in sizes}}
-            for repeat in range(options.repeats):   # sizes in turn within a pass: each pass under one load
+            for repeat in range(options.repeats):
                 for kind in passes:   # a new user cache each pass, then the same one again
-                    for n in sizes:
+                    # the sizes in turn, starting from another each repeat, so that a spell of load
+                    # or a size's place in the order does not fall on one size in every pass
+                    for n in sizes[repeat % len(sizes):] + sizes[:repeat % len(sizes)]:
                         passes[kind][n].append(measured(name, warm, folders[n], root / "out" / f"{label}-{n}-{kind}",
                                                         root / f"cache-{label}-{n}-{repeat}"))
             first, figures = ({n: (statistics.median(t for t, _ in runs), statistics.median(mb for _, mb in runs))
                                for n, runs in passes[kind].items()} for kind in ("first", "again"))
             measures[name] = figures
-            print(f"{name}, runs seen before: " + ", ".join(f"{n} runs {t:.2f} s CPU, +{mb:.1f} MB"
+            def spread(kind: str, n: int) -> str:   # the processes' range, beside their median
+                times = [t for t, _ in passes[kind][n]]
+                return f" [{min(times):.2f} to {max(times):.2f}]" if len(times) > 1 else ""
+
+            print(f"{name}, runs seen before: " + ", ".join(f"{n} runs {t:.2f} s CPU{spread('again', n)}, +{mb:.1f} MB"
                                                            for n, (t, mb) in figures.items()))
-            print(f"  the first time: " + ", ".join(f"{n} runs {t:.2f} s CPU ({t / n * 1000:.1f} ms a run), +{mb:.1f} MB"
-                                                   for n, (t, mb) in first.items()))
+            print(f"  the first time: " + ", ".join(f"{n} runs {t:.2f} s CPU{spread('first', n)} ({t / n * 1000:.1f} ms "
+                                                   f"a run), +{mb:.1f} MB" for n, (t, mb) in first.items()))
             for small, large in zip(sizes, sizes[1:]):
                 cpu = (first[large][0] - first[small][0]) / (large - small) * 1000
                 memory = (first[large][1] - first[small][1]) / (large - small)
