@@ -161,11 +161,12 @@ class ObjectStore:
             _remove(temp)
             raise
 
-    def adopt(self, source: Path, digest: str) -> str:
+    def adopt(self, source: str, digest: str) -> tuple[str, bool]:
         """Make the object `digest` hold the harness-owned file `source`, whose SHA-256 the caller
         knows (a prepared data file): a hard link to it named objects/<64 hex>, never read, or a
-        copy when the store is on another file system; its path. The caller keeps `source`
-        unchanged from here (it is read-only).
+        copy when the store is on another file system. Its path, and whether it is `source`
+        itself (not a copy, nor an object of those contents stored before). The caller keeps
+        `source` unchanged from here (it is read-only).
 
         The link takes no fan-out folder: making one costs a set-up far more than a link does
         (a folder is a new inode and block, up to a millisecond on a disk busy with other writes),
@@ -173,9 +174,9 @@ class ObjectStore:
         target = os.path.join(self.folder, digest)
         try:
             os.link(source, target)
-            return target
+            return target, True
         except FileExistsError:
-            return target
+            return target, False
         except OSError:
             pass   # another file system, or too many names: one copy
         fd, temp = self._temporary()
@@ -190,7 +191,7 @@ class ObjectStore:
         except BaseException:
             _remove(temp)
             raise
-        return os.fspath(self.path(digest))
+        return os.fspath(self.path(digest)), False
 
     def put_json(self, document) -> str:
         return self.put_bytes(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
@@ -261,20 +262,26 @@ class Snapshotter:
         self._links: dict[str, tuple] = {}   # rel → (dev, inode) of a file that is a link to its own object
         self.refused: dict[str, str] = {}  # files of the last scan left out, and why (see scan)
 
-    def adopt(self, placed: dict[str, str], linked: set[str] = frozenset()) -> None:
+    def adopt(self, placed: dict[str, str], linked: dict[str, os.stat_result] | None = None) -> None:
         """Take files the harness has just put into the workspace with known contents (rel →
         digest, each stored already) into the manifest without reading them; a file modified
-        within the racy window is read at the next scan all the same. `linked`: those of them the
-        harness has just made hard links to their own object (read-only data)."""
+        within the racy window is read at the next scan all the same. `linked`: the stat of those
+        of them the harness has just made hard links to their own object (read-only data), taken
+        before the link (its inode is theirs): they are not looked at again."""
         started = time.time_ns()
         root = os.fspath(self.root)
+        linked = linked or {}
         for rel, digest in placed.items():
-            info = os.lstat(os.path.join(root, rel))
-            self.manifest[rel] = digest
-            if rel in linked:
+            info = linked.get(rel)
+            if info is None:
+                info = os.lstat(os.path.join(root, rel))
+            else:
                 self._links[rel] = (info.st_dev, info.st_ino)
+            self.manifest[rel] = digest
             if info.st_mtime_ns < started - RACY_WINDOW_NS:
                 self._stats[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+            else:   # what a scan saw under this name before (a starter file the data replaced) is gone
+                self._stats.pop(rel, None)
 
     def take_stats(self, other: "Snapshotter") -> None:
         """Know the files as `other` (of the same workspace, renamed into place since) last saw

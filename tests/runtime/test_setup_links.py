@@ -282,3 +282,114 @@ def test_linked_data_takes_no_fan_out_folder_and_every_layout_reads_back_exact(h
     meta = json.loads((moved / RUN_JSON).read_text())
     (moved / RUN_JSON).write_text(json.dumps(dict(meta, schema_version=6)))
     exact(moved, "version-6")
+
+
+DUPLICATE_TASK = """\
+use std "agents"
+task dup {
+  title "Data files of the same contents"
+  category canonical
+  problem "Train."
+  starter "env"
+  read_only ["a.bin", "b.bin", "c.bin"]
+  data lite { from folder "data" split none public ["a.bin", "b.bin", "c.bin"] }
+  metric mae on "y" lower_is_better
+  baseline run "train.py"
+}
+"""
+
+
+@pytest.fixture
+def duplicate_task(tmp_path, mlab_env):
+    """A task whose read-only data files a.bin and b.bin have the same contents, and whose starter
+    holds a c.bin (replaced by the data's) and a copy.bin of those same contents."""
+    from mlab.build import resolve_task
+
+    same, other = b"the same bytes\n" * 100, b"other bytes\n"
+    folder = tmp_path / "dup"
+    for rel, body in {"env/train.py": b"print('hello')\n", "env/c.bin": other, "env/copy.bin": same,
+                      "data/a.bin": same, "data/b.bin": same, "data/c.bin": b"the data's c\n"}.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(body)
+    (folder / "dup.mlab").write_text(DUPLICATE_TASK)
+    return resolve_task(str(folder / "dup.mlab"))
+
+
+def test_data_files_sharing_contents_or_a_starter_name_are_links_to_their_one_object(duplicate_task, tmp_path,
+                                                                                      sandboxed, monkeypatch):
+    from mlab.snapshots import ObjectStore
+
+    run = Run.create(duplicate_task, duplicate_task.build.agent("research"), tmp_path / "runs")
+    try:
+        root, same = run.workspace.root, sha(run.workspace.root / "a.bin")
+        # one object for the three files of those contents (copy.bin's, stored first), and no copy
+        assert inode(root / "a.bin") == inode(root / "b.bin") == inode(run.store.path(same))
+        assert (root / "c.bin").read_bytes() == b"the data's c\n" and inode(root / "c.bin") == inode(
+            run.store.path(sha(root / "c.bin")))
+        read = []
+        original = ObjectStore.put_workspace_file
+        monkeypatch.setattr(ObjectStore, "put_workspace_file",
+                            lambda store, root, rel, names=1: read.append(rel) or original(store, root, rel, names))
+        run.step("List Files", {"dir_path": "."})
+        assert run.records[-1]["snapshot"] == {"changed": {}, "removed": []}
+        assert not {"a.bin", "b.bin", "c.bin"} & set(read), read   # the data is known: not read again
+        folder = run.dir
+    finally:
+        run.close()
+    checkout(folder, 0, tmp_path / "at-0")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "at-0").glob("*.bin")} == {
+        p.name: p.read_bytes() for p in root.glob("*.bin")}
+    resumed = Run.resume(folder)
+    try:
+        resumed.step("List Files", {"dir_path": "."})
+        assert resumed.records[-1]["snapshot"] == {"changed": {}, "removed": []}
+        assert inode(resumed.workspace.root / "b.bin") == inode(resumed.store.path(same))   # not copied
+    finally:
+        resumed.close()
+
+
+def _refuse_workspace_links(monkeypatch, problem: int) -> None:
+    """os.link fails with `problem` for a name in a run's workspace (the objects are still linked)."""
+    real = os.link
+
+    def link(source, target, *args, **kwargs):
+        if f"{os.sep}workspace{os.sep}" in os.fspath(target):
+            raise OSError(problem, os.strerror(problem))
+        return real(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+
+
+def test_read_only_data_that_cannot_be_linked_into_the_workspace_is_copied_and_read_no_more(
+        house_task, tmp_path, sandboxed, monkeypatch):
+    import errno
+
+    _refuse_workspace_links(monkeypatch, errno.EMLINK)   # the cache file has as many names as it can
+    run = Run.create(house_task, house_task.build.agent("research"), tmp_path / "runs")
+    try:
+        cached = prepare_data(house_task, "lite").public / "test.csv"
+        data = run.workspace.root / "test.csv"
+        assert inode(data) != inode(cached) and sha(data) == sha(cached)
+        run.step("List Files", {"dir_path": "."})
+        assert run.records[-1]["snapshot"] == {"changed": {}, "removed": []}
+    finally:
+        run.close()
+
+
+def test_a_data_file_that_cannot_be_placed_fails_the_set_up_whole(house_task, tmp_path, sandboxed, monkeypatch):
+    import errno
+    import shutil
+
+    _refuse_workspace_links(monkeypatch, errno.EMLINK)
+    real = shutil.copyfile
+
+    def copyfile(source, target, *args, **kwargs):   # and the copy in its place finds the disk full
+        if os.fspath(target).endswith(f"{os.sep}workspace{os.sep}test.csv"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fspath(target))
+        return real(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "copyfile", copyfile)
+    with pytest.raises(OSError) as raised:
+        Run.create(house_task, house_task.build.agent("research"), tmp_path / "runs")
+    assert raised.value.errno == errno.ENOSPC
+    assert list((tmp_path / "runs").iterdir()) == []   # no run, and no half-made folder left

@@ -17,10 +17,11 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
+from typing import Collection
 
 from mlab.cache import file_sha256
 from mlab.confined import open_binary, write_file
-from mlab.data.prepare import PreparedData, copy_tree, is_debris
+from mlab.data.prepare import PreparedData, copy_tree, debris_name
 from mlab.snapshots import ObjectStore
 from mlab.tree import walk_tree
 
@@ -28,7 +29,7 @@ DIGESTS = "digests.json"   # each public file's SHA-256, size and mtime
 
 
 def install_run_data(prepared: PreparedData, workspace: Path, private: Path, store: ObjectStore,
-                     link=None, linked: set[str] | None = None) -> dict[str, str]:
+                     link=None, stored: Collection[str] = ()) -> tuple[dict[str, str], dict[str, os.stat_result]]:
     """Put a prepared variant's public files into a new run's workspace and its private files into
     private/ (as mlab.data.prepare.install_data does, with the run's store).
 
@@ -36,33 +37,40 @@ def install_run_data(prepared: PreparedData, workspace: Path, private: Path, sto
     (made read-only first), or one copy when the store is on another file system; its digest is the
     recorded one. A public file for which `link(rel)` holds (a read-only file of a sandboxed run) is
     then a hard link to that object in the workspace too; any other is copied once, keeping the cache
-    file's mtime so that the first snapshot need not read it again. Returns rel → digest of each;
-    `linked`, when given, receives the files linked to their object."""
+    file's mtime so that the first snapshot need not read it again. Returns rel → digest of each, and
+    rel → stat of those linked to their object (the walk's stat of the cache file where the object
+    is that file: no second stat). `stored`: digests the store holds already (the starter's files),
+    whose objects are taken as they are."""
     copy_tree(prepared.private, private)
     folders: list[str] = []
-    digests = public_digests(prepared.folder, folders)
+    found = public_digests(prepared.folder, folders)
     for folder in folders:
         (Path(workspace) / folder).mkdir(parents=True, exist_ok=True)
-    placed = {}
+    placed, linked = {}, {}
     public, root = os.fspath(prepared.public), os.fspath(workspace)
-    for rel, digest in digests.items():
+    for rel, (digest, info) in found.items():
         source, target = os.path.join(public, rel), os.path.join(root, rel)
-        stored = store.adopt(source, digest)
+        if digest in stored:
+            kept, is_source = os.fspath(store.path(digest)), False
+        else:
+            kept, is_source = store.adopt(source, digest)
+        placed[rel] = digest
         if link is not None and link(rel):
             try:
-                _link_replacing(stored, target)
-                placed[rel] = digest
-                if linked is not None:
-                    linked.add(rel)
+                _link_replacing(kept, target)
+                linked[rel] = info if is_source else os.lstat(target)
                 continue
             except OSError:
-                pass   # another file system, or too many names: a copy
-        _remove_file(target)   # a starter file of the same name: the data's file replaces it
-        shutil.copyfile(source, target)
-        info = os.stat(source)
-        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
-        placed[rel] = digest
-    return placed
+                pass   # too many names, or a file system without links: a copy
+        _copy(source, target, info)
+    return placed, linked
+
+
+def _copy(source: str, target: str, info: os.stat_result) -> None:
+    """A copy of a data file in place of whatever the workspace has of that name, with its mtime."""
+    _remove_file(target)   # a starter file of the same name: the data's file replaces it
+    shutil.copyfile(source, target)
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
 
 
 def _link_replacing(stored: str, target: str) -> None:
@@ -80,11 +88,11 @@ def _remove_file(path: str) -> None:
         pass
 
 
-def public_digests(folder: Path, folders: list[str] | None = None) -> dict[str, str]:
-    """The SHA-256 of each public file of a prepared folder (debris left out), as recorded in its
-    digests.json by the first run set up from it; a file missing from the record, or whose size or
-    mtime differ from it (changed in place), is hashed now and the record written again. Every
-    write permission is taken off each file (a link to it in a run must not open it).
+def public_digests(folder: Path, folders: list[str] | None = None) -> dict[str, tuple[str, os.stat_result]]:
+    """The SHA-256 and stat of each public file of a prepared folder (debris left out), the digest
+    as recorded in its digests.json by the first run set up from it; a file missing from the record,
+    or whose size or mtime differ from it (changed in place), is hashed now and the record written
+    again. Every write permission is taken off each file (a link to it in a run must not open it).
 
     One stat a file, from the folder walk: a set-up pays this for every data file. `folders`, when
     given, receives the public folders' names (debris left out), parents first."""
@@ -94,9 +102,9 @@ def public_digests(folder: Path, folders: list[str] | None = None) -> dict[str, 
     except (OSError, ValueError):
         record = {}
     public = Path(folder) / "public"
-    digests, fresh, changed = {}, {}, False
+    found, fresh, changed = {}, {}, False
     for name, full, info in sorted(walk_tree(public)):
-        if is_debris(Path(name)):
+        if debris_name(name):
             continue
         if stat.S_ISDIR(info.st_mode) and folders is not None:
             folders.append(name)
@@ -105,13 +113,14 @@ def public_digests(folder: Path, folders: list[str] | None = None) -> dict[str, 
         mode = stat.S_IMODE(info.st_mode)
         if mode & 0o222:
             os.chmod(full, mode & ~0o222)
+            info = os.stat(full)
         known = record.get(name)
-        if isinstance(known, list) and len(known) == 3 and known[1:] == [info.st_size, info.st_mtime_ns]:
+        if isinstance(known, list) and len(known) == 3 and known[1] == info.st_size and known[2] == info.st_mtime_ns:
             fresh[name] = known
         else:
             fresh[name] = [file_sha256(Path(full)), info.st_size, info.st_mtime_ns]
             changed = True
-        digests[name] = fresh[name][0]
+        found[name] = fresh[name][0], info
     if changed or len(fresh) != len(record):
         try:
             fd, temp = tempfile.mkstemp(dir=folder, prefix=".digests-")
@@ -120,7 +129,7 @@ def public_digests(folder: Path, folders: list[str] | None = None) -> dict[str, 
             os.replace(temp, record_path)
         except OSError:
             pass   # a cache the harness cannot write: the digests are made again next time
-    return digests
+    return found
 
 
 def unshare_files(workspace: Path) -> None:

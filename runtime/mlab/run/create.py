@@ -141,13 +141,13 @@ def _fill_staging(staging: Path, task: TaskBuild, agent: AgentBuild, prepared) -
     install_starter(task, staging / "workspace")
     write_canary(staging / "workspace", task.name, task.view.version)
     store = ObjectStore(staging / "objects", durable=True)  # the initial state must survive anything
-    link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
-    linked: set[str] = set()
-    placed = install_run_data(prepared, staging / "workspace", staging / "private", store, link, linked)
-    _copy_build(task, agent, staging / "build")
     snapshotter = Snapshotter(staging / "workspace", store)
-    snapshotter.adopt(placed, linked)
-    snapshotter.scan()   # the starter's files and the canary
+    snapshotter.scan()   # the starter's files and the canary, before the data: a walk of a few files
+    link = Workspace(staging / "workspace", task.view.read_only).is_read_only if scripts_sandboxed() else None
+    placed, linked = install_run_data(prepared, staging / "workspace", staging / "private", store, link,
+                                      stored=set(snapshotter.manifest.values()))
+    snapshotter.adopt(placed, linked)   # the data, whose digests preparation recorded
+    _copy_build(task, agent, staging / "build")
     return store, snapshotter
 
 
