@@ -14,9 +14,12 @@ digests (that first set-up's time is printed too), and the ways alternate within
 Read-only data is linked only where scripts run in bubblewrap (else it is copied): the script
 says which. Each time is the median of --repeats set-ups, run folders removed between them; each
 ratio the median of the repeats' ratios. `--file-mb 1` makes many small files, to see what a file
-costs.
+costs. `--only read-only` runs the first two ways alone: the writable way and `cp -r` write
+the data twice a repeat, and the disk's flushing of those writes then falls on the small set-ups
+beside them.
 
-    python bench/setup.py [--sizes 0.1,1] [--repeats 5] [--file-mb 64] [--dir DIR] [--quick]
+    python bench/setup.py [--sizes 0.1,1] [--repeats 5] [--file-mb 64] [--only read-only|writable]
+                          [--dir DIR] [--quick]
 """
 from __future__ import annotations
 
@@ -98,9 +101,13 @@ def copy_once(source: Path, target: Path) -> float:
     return wall
 
 
-def measure(where: Path, size: int, repeats: int) -> dict:
+WAYS = ("none", "read_only", "writable", "cp")
+
+
+def measure(where: Path, size: int, repeats: int, ways: tuple[str, ...] = WAYS) -> dict:
     """Each repeat sets up the three ways and copies the data once, in a rotating order, so that a
-    spell of load on the shared machine falls on all four: the ratios are taken within a repeat."""
+    spell of load on the shared machine falls on all four: the ratios are taken within a repeat.
+    `ways`: those to run (the read-only ratio alone, say, without the writes of the other two)."""
     from mlab.build import resolve_task
     from mlab.data.prepare import prepare_data
 
@@ -118,12 +125,14 @@ def measure(where: Path, size: int, repeats: int) -> dict:
              "writable": with_read_only(big, [])}
     figures = {"size": size, "files": len(files), "first": {}, "linked": False}
     for name, task in tasks.items():   # prepares the data and records its digests
-        figures["first"][name] = set_up_once(task, runs)[0]
+        if name in ways:
+            figures["first"][name] = set_up_once(task, runs)[0]
     public = prepare_data(big, "lite").public
-    ways = [*tasks, "cp"]
+    ways = [name for name in WAYS if name in ways]
     samples = {name: [] for name in ways}
     for index in range(repeats):
-        for name in ways[index % 4:] + ways[: index % 4]:
+        turn = index % len(ways)
+        for name in ways[turn:] + ways[:turn]:
             if name == "cp":
                 samples["cp"].append((copy_once(public, where / "copy"), 0.0))
             else:
@@ -143,26 +152,29 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 def report(figures: dict) -> None:
     gb, files = figures["size"] / 1e9, figures["files"]
-    samples = figures["samples"]
+    samples, first = figures["samples"], figures["first"]
     wall = {name: [w for w, _ in values] for name, values in samples.items()}
     cpu = {name: [c for _, c in values] for name, values in samples.items()}
     median = {name: statistics.median(values) for name, values in wall.items()}
-    read_only = [r / n for r, n in zip(wall["read_only"], wall["none"])]
-    writable = [w / c for w, c in zip(wall["writable"], wall["cp"])]
-    read_only_cpu = [r / n for r, n in zip(cpu["read_only"], cpu["none"])]
-    extra = [(r - n) / files for r, n in zip(wall["read_only"], wall["none"])]
-    print(f"\n{gb:g} GB of data in {files} files ({len(wall['none'])} repeats, ratios within a repeat):")
-    first = figures["first"]
-    print(f"  set-up without the data:      {median['none'] * 1e3:9.1f} ms (first {first['none'] * 1e3:.1f} ms)")
-    print(f"  set-up, the data read-only:   {median['read_only'] * 1e3:9.1f} ms (first, digests recorded: "
-          f"{first['read_only'] * 1e3:.1f} ms), {'linked' if figures['linked'] else 'copied: no sandbox here'}")
-    print(f"  set-up, the data writable:    {median['writable'] * 1e3:9.1f} ms (first {first['writable'] * 1e3:.1f} ms)")
-    print(f"  cp -r of the data:            {median['cp'] * 1e3:9.1f} ms")
-    low, mid, high = quartiles(read_only)
-    print(f"  read-only / without: {mid:.2f}x (quartiles {low:.2f} to {high:.2f}; target <= 1.2x); "
-          f"CPU {statistics.median(read_only_cpu):.2f}x; {statistics.median(extra) * 1e3:.3f} ms more a file")
-    low, mid, high = quartiles(writable)
-    print(f"  writable / cp -r: {mid:.2f}x (quartiles {low:.2f} to {high:.2f}; target <= 1.5x)")
+    repeats = len(next(iter(wall.values())))
+    print(f"\n{gb:g} GB of data in {files} files ({repeats} repeats, ratios within a repeat):")
+    if "none" in wall:
+        print(f"  set-up without the data:      {median['none'] * 1e3:9.1f} ms (first {first['none'] * 1e3:.1f} ms)")
+        print(f"  set-up, the data read-only:   {median['read_only'] * 1e3:9.1f} ms (first, digests recorded: "
+              f"{first['read_only'] * 1e3:.1f} ms), {'linked' if figures['linked'] else 'copied: no sandbox here'}")
+    if "cp" in wall:
+        print(f"  set-up, the data writable:    {median['writable'] * 1e3:9.1f} ms (first {first['writable'] * 1e3:.1f} ms)")
+        print(f"  cp -r of the data:            {median['cp'] * 1e3:9.1f} ms")
+    if "none" in wall:
+        read_only = [r / n for r, n in zip(wall["read_only"], wall["none"])]
+        read_only_cpu = [r / n for r, n in zip(cpu["read_only"], cpu["none"])]
+        extra = [(r - n) / files for r, n in zip(wall["read_only"], wall["none"])]
+        low, mid, high = quartiles(read_only)
+        print(f"  read-only / without: {mid:.2f}x (quartiles {low:.2f} to {high:.2f}; target <= 1.2x); "
+              f"CPU {statistics.median(read_only_cpu):.2f}x; {statistics.median(extra) * 1e3:.3f} ms more a file")
+    if "cp" in wall:
+        low, mid, high = quartiles([w / c for w, c in zip(wall["writable"], wall["cp"])])
+        print(f"  writable / cp -r: {mid:.2f}x (quartiles {low:.2f} to {high:.2f}; target <= 1.5x)")
 
 
 def main() -> None:
@@ -171,6 +183,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dir", default=None, help="folder on the disk to measure (default: the temp folder)")
     parser.add_argument("--file-mb", type=float, default=64, help="size of each data file (smaller: more files)")
+    parser.add_argument("--only", choices=("read-only", "writable"), default=None,
+                        help="one target's two ways alone (read-only: without the other's 2 copies a repeat)")
     parser.add_argument("--quick", action="store_true", help="10 MB, one repeat: checks the benchmark runs")
     args = parser.parse_args()
     sizes = [0.01] if args.quick else [float(s) for s in args.sizes.split(",")]
@@ -182,7 +196,8 @@ def main() -> None:
         where = Path(tempfile.mkdtemp(prefix="mlab-bench-setup-", dir=args.dir))
         os.environ["MLAB_CACHE"] = str(where / "cache")
         try:
-            report(measure(where, int(size * 1e9), repeats))
+            ways = {"read-only": ("none", "read_only"), "writable": ("writable", "cp")}.get(args.only, WAYS)
+            report(measure(where, int(size * 1e9), repeats, ways))
         finally:
             shutil.rmtree(where, ignore_errors=True)
 
