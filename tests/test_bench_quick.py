@@ -52,3 +52,13 @@ def test_the_quick_run_of_a_bench_script_ends_well(script, tmp_path):
                           env=env, cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert EXPECTED[script] in done.stdout, done.stdout[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("MLAB_BENCH_QUICK") != "1", reason="set MLAB_BENCH_QUICK=1 to run the benchmarks' quick mode")
+def test_the_set_up_bench_measures_the_read_only_target_alone(tmp_path):
+    env = {**os.environ, "MLAB_CACHE": str(tmp_path / "cache"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run([sys.executable, str(BENCH / "setup.py"), "--quick", "--only", "read-only"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "read-only / without:" in done.stdout and "cp -r" not in done.stdout, done.stdout
