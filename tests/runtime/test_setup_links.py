@@ -291,59 +291,65 @@ task dup {
   category canonical
   problem "Train."
   starter "env"
-  read_only ["a.bin", "b.bin", "c.bin"]
-  data lite { from folder "data" split none public ["a.bin", "b.bin", "c.bin"] }
+  read_only ["*.bin"]
+  data lite { from folder "data" split none public ["a.bin", "b.bin", "c.bin", "d.bin"] }
   metric mae on "y" lower_is_better
   baseline run "train.py"
 }
 """
+READ_DATA = "print(*(f'{n} {len(open(n, \"rb\").read())}' for n in ('a.bin', 'b.bin', 'c.bin', 'd.bin')))\n"
 
 
 @pytest.fixture
 def duplicate_task(tmp_path, mlab_env):
-    """A task whose read-only data files a.bin and b.bin have the same contents, and whose starter
-    holds a c.bin (replaced by the data's) and a copy.bin of those same contents."""
+    """A task whose read-only data files a.bin and b.bin have the same contents, whose c.bin
+    replaces a starter file of that name, and whose d.bin has the contents of the starter's copy.bin."""
     from mlab.build import resolve_task
 
-    same, other = b"the same bytes\n" * 100, b"other bytes\n"
     folder = tmp_path / "dup"
-    for rel, body in {"env/train.py": b"print('hello')\n", "env/c.bin": other, "env/copy.bin": same,
-                      "data/a.bin": same, "data/b.bin": same, "data/c.bin": b"the data's c\n"}.items():
+    for rel, body in {"env/train.py": b"print('hello')\n", "env/c.bin": b"the starter's c\n",
+                      "env/copy.bin": b"d" * 40, "data/a.bin": b"a" * 1500, "data/b.bin": b"a" * 1500,
+                      "data/c.bin": b"the data's c\n", "data/d.bin": b"d" * 40}.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_bytes(body)
     (folder / "dup.mlab").write_text(DUPLICATE_TASK)
     return resolve_task(str(folder / "dup.mlab"))
 
 
-def test_data_files_sharing_contents_or_a_starter_name_are_links_to_their_one_object(duplicate_task, tmp_path,
-                                                                                      sandboxed, monkeypatch):
+def test_data_sharing_contents_or_a_name_with_other_files_is_placed_once_and_readable(
+        duplicate_task, tmp_path, sandboxed, monkeypatch):
     from mlab.snapshots import ObjectStore
 
     run = Run.create(duplicate_task, duplicate_task.build.agent("research"), tmp_path / "runs")
     try:
-        root, same = run.workspace.root, sha(run.workspace.root / "a.bin")
-        # one object for the three files of those contents (copy.bin's, stored first), and no copy
-        assert inode(root / "a.bin") == inode(root / "b.bin") == inode(run.store.path(same))
-        assert (root / "c.bin").read_bytes() == b"the data's c\n" and inode(root / "c.bin") == inode(
-            run.store.path(sha(root / "c.bin")))
+        root, store = run.workspace.root, run.store
+        assert inode(root / "a.bin") == inode(root / "b.bin") == inode(store.path(sha(root / "a.bin")))
+        assert (root / "c.bin").read_bytes() == b"the data's c\n"
+        assert inode(root / "c.bin") == inode(store.path(sha(root / "c.bin")))
+        # copy.bin's object was stored first and is the harness's own file (mode 600): d.bin is a copy
+        assert inode(root / "d.bin") != inode(store.path(sha(root / "d.bin")))
+        assert not (run.dir / "objects" / sha(root / "d.bin")).exists()   # and no second object of it
         read = []
         original = ObjectStore.put_workspace_file
         monkeypatch.setattr(ObjectStore, "put_workspace_file",
                             lambda store, root, rel, names=1: read.append(rel) or original(store, root, rel, names))
         run.step("List Files", {"dir_path": "."})
         assert run.records[-1]["snapshot"] == {"changed": {}, "removed": []}
-        assert not {"a.bin", "b.bin", "c.bin"} & set(read), read   # the data is known: not read again
-        folder = run.dir
+        assert not {"a.bin", "b.bin", "c.bin", "d.bin"} & set(read), read   # the data is known: not read again
+        run.step("Write File", {"file_name": "read.py", "content": READ_DATA})
+        observation = run.step("Execute Script", {"script_name": "read.py"})
+        assert "a.bin 1500 b.bin 1500 c.bin 13 d.bin 40" in observation.text, observation.text
+        folder, expected = run.dir, {p.name: p.read_bytes() for p in root.glob("*.bin")}
     finally:
         run.close()
     checkout(folder, 0, tmp_path / "at-0")
-    assert {p.name: p.read_bytes() for p in (tmp_path / "at-0").glob("*.bin")} == {
-        p.name: p.read_bytes() for p in root.glob("*.bin")}
+    assert {p.name: p.read_bytes() for p in (tmp_path / "at-0").glob("*.bin")} == expected
     resumed = Run.resume(folder)
     try:
         resumed.step("List Files", {"dir_path": "."})
         assert resumed.records[-1]["snapshot"] == {"changed": {}, "removed": []}
-        assert inode(resumed.workspace.root / "b.bin") == inode(resumed.store.path(same))   # not copied
+        data = resumed.workspace.root / "b.bin"
+        assert inode(data) == inode(resumed.store.path(sha(data)))   # still the object, not rewritten
     finally:
         resumed.close()
 

@@ -39,8 +39,8 @@ def install_run_data(prepared: PreparedData, workspace: Path, private: Path, sto
     then a hard link to that object in the workspace too; any other is copied once, keeping the cache
     file's mtime so that the first snapshot need not read it again. Returns rel → digest of each, and
     rel → stat of those linked to their object (the walk's stat of the cache file where the object
-    is that file: no second stat). `stored`: digests the store holds already (the starter's files),
-    whose objects are taken as they are."""
+    is that file: no second stat). `stored`: digests the store holds already (the starter's files):
+    a file of those contents is copied, not linked to an object that scripts may not read."""
     copy_tree(prepared.private, private)
     folders: list[str] = []
     found = public_digests(prepared.folder, folders)
@@ -50,11 +50,11 @@ def install_run_data(prepared: PreparedData, workspace: Path, private: Path, sto
     public, root = os.fspath(prepared.public), os.fspath(workspace)
     for rel, (digest, info) in found.items():
         source, target = os.path.join(public, rel), os.path.join(root, rel)
-        if digest in stored:
-            kept, is_source = os.fspath(store.path(digest)), False
-        else:
-            kept, is_source = store.adopt(source, digest)
         placed[rel] = digest
+        if digest in stored:   # a starter file's: that object is the harness's own (mode 600), never shared
+            _copy(source, target, info)
+            continue
+        kept, is_source = store.adopt(source, digest)
         if link is not None and link(rel):
             try:
                 _link_replacing(kept, target)
