@@ -82,7 +82,7 @@ def is_debris(rel: Path) -> bool:
 def debris_name(rel: str) -> bool:
     """is_debris for a POSIX relative path given as text (no Path made: a folder walk asks it of
     every file)."""
-    return rel.endswith(DEBRIS_SUFFIXES) or not DEBRIS_NAMES.isdisjoint(rel.split("/"))
+    return any(part in DEBRIS_NAMES for part in rel.split("/")) or rel.endswith(DEBRIS_SUFFIXES)
 
 
 def folder_digest(folder: Path, leave_out: tuple[Path, ...] = ()) -> str:
@@ -91,10 +91,10 @@ def folder_digest(folder: Path, leave_out: tuple[Path, ...] = ()) -> str:
     digest = hashlib.sha256()
     skipped = tuple(Path(p).resolve() for p in leave_out)
 
-    def counted(path: str) -> bool:
+    def counted(path: Path) -> bool:
         if not skipped:
             return True
-        resolved = Path(path).resolve()
+        resolved = path.resolve()
         return not any(resolved == s or s in resolved.parents for s in skipped)
 
     listed = []   # (rel, full path, stat) of each file, a link to a file followed as rglob did
@@ -104,7 +104,7 @@ def folder_digest(folder: Path, leave_out: tuple[Path, ...] = ()) -> str:
                 info = os.stat(full)
             except OSError:
                 continue
-        if stat.S_ISREG(info.st_mode) and not debris_name(rel) and counted(full):
+        if stat.S_ISREG(info.st_mode) and not debris_name(rel) and counted(Path(full)):
             listed.append((rel, full, info))
     listed.sort(key=lambda item: item[0].split("/"))   # the order of sorted Paths, as before
     # Every run's set-up hashes its task's local source for the preparation key: the folder's digest
