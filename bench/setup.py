@@ -1,9 +1,11 @@
 """Benchmark of setting up a run (Run.create) as its data grows: read-only and writable data.
 
-A synthetic task has a folder of random data files of the given size (files of 64 MB at most);
-it is set up three ways, each after one untimed set-up that prepares the data and records its
-digests (that first set-up's time is printed too), and the ways alternate within each repeat
-(with a `cp -r`), so that the ratios compare set-ups made under the same load:
+A synthetic task has random data files of the given size, by default made by a generator when the
+data is prepared and split into 7 files, as every shipped full variant's data is (downloaded or
+generated, 1 to 7 public files); it is set up three ways, each after one untimed set-up that
+prepares the data and records its digests (that first set-up's time is printed too), and the
+ways alternate within each repeat (with a `cp -r`), so that the ratios compare set-ups made
+under the same load:
 
 - without the data (a task whose only data file is 1 KB): the set-up every run pays;
 - with the data read-only (the task's `read_only` covers it): target at most 1.2x the set-up
@@ -13,17 +15,22 @@ digests (that first set-up's time is printed too), and the ways alternate within
 
 Read-only data is linked only where scripts run in bubblewrap (else it is copied): the script
 says which. Each time is the median of --repeats set-ups, run folders removed between them; each
-ratio the median of the repeats' ratios. `--file-mb 1` makes many small files, to see what a file
-costs. `--only read-only` runs the first two ways alone: the writable way and `cp -r` write
-the data twice a repeat, and the disk's flushing of those writes then falls on the small set-ups
-beside them.
+ratio the median of the repeats' ratios, printed with what each data file added. A read-only file
+costs a set-up a few metadata operations whatever its size: `--file-mb 1` (files of 1 MB at most
+instead of --files of equal size) makes many small files, to see what a file costs.
+`--source folder` keeps the data as a folder beside the task, whose files the preparation key
+stats at each set-up (`--source folder --file-mb 64` were the defaults of the earlier passes
+recorded in docs/benchmarks.md). `--only read-only` runs the first two ways alone: the writable way and `cp -r`
+write the data twice a repeat, and the disk's flushing of those writes then falls on the small
+set-ups beside them.
 
-    python bench/setup.py [--sizes 0.1,1] [--repeats 5] [--file-mb 64] [--only read-only|writable]
-                          [--dir DIR] [--quick]
+    python bench/setup.py [--sizes 0.1,1] [--repeats 5] [--files 7 | --file-mb MB]
+                          [--source generate|folder] [--only read-only|writable] [--dir DIR] [--quick]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -35,15 +42,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FILE_BYTES = 64 << 20
 
 
-def make_data(folder: Path, size: int) -> list[str]:
-    """Random files adding up to `size` bytes; their names."""
+def make_data(folder: Path, size: int, file_bytes: int) -> list[str]:
+    """Random files of `file_bytes` at most adding up to `size` bytes; their names."""
     folder.mkdir(parents=True)
     names, index = [], 0
     while size > 0:
-        part = min(FILE_BYTES, size)
+        part = min(file_bytes, size)
         with open(folder / f"part{index:03d}.bin", "wb") as handle:
             for _ in range(0, part, 1 << 20):
                 handle.write(os.urandom(min(1 << 20, part)))
@@ -54,7 +60,39 @@ def make_data(folder: Path, size: int) -> list[str]:
     return names
 
 
-def make_task(folder: Path, name: str, data: str, files: list[str]) -> Path:
+GENERATOR = """\
+import json, os, pathlib
+
+def make(public, private, seed):
+    spec = json.loads((pathlib.Path(__file__).parent / "spec.json").read_text())
+    size, index = spec["size"], 0
+    while size > 0:
+        part = min(spec["file_bytes"], size)
+        with open(pathlib.Path(public) / f"part{index:03d}.bin", "wb") as handle:
+            for _ in range(0, part, 1 << 20):
+                handle.write(os.urandom(min(1 << 20, part)))
+            handle.truncate(part)
+        size -= part
+        index += 1
+"""
+
+
+def file_names(size: int, file_bytes: int) -> list[str]:
+    """The names make_data and the generator give the files of `size` bytes."""
+    return [f"part{index:03d}.bin" for index in range(-(-size // file_bytes))]
+
+
+def make_generator(folder: Path, size: int, file_bytes: int) -> str:
+    """A generator (a `generate` source) writing random files adding up to `size` bytes when the
+    data is prepared, as every full variant's data is made (downloaded or generated): the set-up
+    then walks no source folder of the data. Its `from` text."""
+    folder.mkdir(parents=True)
+    (folder / "make_data.py").write_text(GENERATOR)
+    (folder / "spec.json").write_text(json.dumps({"size": size, "file_bytes": file_bytes}))
+    return f"{folder.name}/make_data.py:make"
+
+
+def make_task(folder: Path, name: str, data: str, files: list[str], kind: str = "folder") -> Path:
     (folder / "env").mkdir(parents=True, exist_ok=True)
     (folder / "env" / "train.py").write_text("print('hello')\n")
     source = folder / f"{name}.mlab"
@@ -65,11 +103,12 @@ def make_task(folder: Path, name: str, data: str, files: list[str]) -> Path:
           category canonical
           problem "Train."
           starter "env"
-          data lite { from folder "DATA" split none public [PUBLIC] }
+          data lite { from KIND "DATA" split none public [PUBLIC] }
           metric mae on "y" lower_is_better
           baseline run "train.py"
         }
-        """).replace("NAME", name).replace("DATA", data).replace("PUBLIC", ", ".join(f'"{f}"' for f in files)))
+        """).replace("NAME", name).replace("KIND", kind).replace("DATA", data)
+        .replace("PUBLIC", ", ".join(f'"{f}"' for f in files)))
     return source
 
 
@@ -104,30 +143,57 @@ def copy_once(source: Path, target: Path) -> float:
 WAYS = ("none", "read_only", "writable", "cp")
 
 
-def measure(where: Path, size: int, repeats: int, ways: tuple[str, ...] = WAYS) -> dict:
+def new_file_cost(folder: Path, count: int = 21) -> float:
+    """Median seconds to make an empty file in a new folder under `folder`. A set-up makes about 40
+    files and folders (the run folder's own, the starter's, its store's, the build's copy) and
+    `cp -r` one a file, so what a new one costs the disk at the moment moves the set-up's fixed
+    cost, and with it the ratios at small sizes (on the development machine's shared disk, from
+    about 20 us to 0.8 ms from one hour, or one folder, to the next)."""
+    probe = Path(tempfile.mkdtemp(prefix="probe-", dir=folder))
+    times = []
+    try:
+        for index in range(count):
+            started = time.perf_counter()
+            os.close(os.open(probe / f"f{index}", os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+            times.append(time.perf_counter() - started)
+    finally:
+        shutil.rmtree(probe)
+    return statistics.median(times)
+
+
+def measure(where: Path, size: int, file_bytes: int, repeats: int, ways: tuple[str, ...] = WAYS,
+            source: str = "generate") -> dict:
     """Each repeat sets up the three ways and copies the data once, in a rotating order, so that a
     spell of load on the shared machine falls on all four: the ratios are taken within a repeat.
-    `ways`: those to run (the read-only ratio alone, say, without the writes of the other two)."""
+    `ways`: those to run (the read-only ratio alone, say, without the writes of the other two);
+    `source`: the data a folder beside the task (its key walks it) or made by a generator."""
     from mlab.build import resolve_task
     from mlab.data.prepare import prepare_data
 
     from mlab.cache import SETTLED_S
 
     src = where / "src"
-    files = make_data(src / "data", size)
+    if source == "generate":
+        files = file_names(size, file_bytes)
+        big = make_task(src, "big", make_generator(src / "gen", size, file_bytes), files, "generate")
+        tiny = make_task(src / "t", "tiny", make_generator(src / "t" / "gen", 1024, 1024), ["part000.bin"], "generate")
+    else:
+        files = make_data(src / "data", size, file_bytes)
+        (src / "tiny").mkdir()
+        (src / "tiny" / "part000.bin").write_bytes(os.urandom(1024))
+        big = make_task(src, "big", "data", files)
+        tiny = make_task(src / "t", "tiny", "../tiny", ["part000.bin"])
     time.sleep(SETTLED_S)   # a source file's digest is remembered once it has settled (mlab.cache)
-    (src / "tiny").mkdir()
-    (src / "tiny" / "part000.bin").write_bytes(os.urandom(1024))
-    big = resolve_task(str(make_task(src, "big", "data", files)))
-    tiny = resolve_task(str(make_task(src / "t", "tiny", "../tiny", ["part000.bin"])))
+    big, tiny = resolve_task(str(big)), resolve_task(str(tiny))
     runs = where / "runs"
     tasks = {"none": with_read_only(tiny, ["*.bin"]), "read_only": with_read_only(big, ["*.bin"]),
              "writable": with_read_only(big, [])}
-    figures = {"size": size, "files": len(files), "first": {}, "linked": False}
+    figures = {"size": size, "files": len(files), "first": {}, "linked": False, "source": source}
     for name, task in tasks.items():   # prepares the data and records its digests
         if name in ways:
             figures["first"][name] = set_up_once(task, runs)[0]
     public = prepare_data(big, "lite").public
+    figures["new_file"] = [new_file_cost(where)]
     ways = [name for name in WAYS if name in ways]
     samples = {name: [] for name in ways}
     for index in range(repeats):
@@ -140,6 +206,7 @@ def measure(where: Path, size: int, repeats: int, ways: tuple[str, ...] = WAYS) 
                 samples[name].append((wall, cpu))
                 figures["linked"] |= linked and name == "read_only"
     figures["samples"] = samples
+    figures["new_file"].append(new_file_cost(where))
     return figures
 
 
@@ -157,7 +224,11 @@ def report(figures: dict) -> None:
     cpu = {name: [c for _, c in values] for name, values in samples.items()}
     median = {name: statistics.median(values) for name, values in wall.items()}
     repeats = len(next(iter(wall.values())))
-    print(f"\n{gb:g} GB of data in {files} files ({repeats} repeats, ratios within a repeat):")
+    made = "made by a generator" if figures["source"] == "generate" else "a folder beside the task"
+    print(f"\n{gb:g} GB of data in {files} files, {made} ({repeats} repeats, ratios within a repeat):")
+    before, after = figures["new_file"]
+    print(f"  a new file in this folder:    {before * 1e6:9.0f} us before the repeats, {after * 1e6:.0f} us after "
+          f"(a set-up makes about 40)")
     if "none" in wall:
         print(f"  set-up without the data:      {median['none'] * 1e3:9.1f} ms (first {first['none'] * 1e3:.1f} ms)")
         print(f"  set-up, the data read-only:   {median['read_only'] * 1e3:9.1f} ms (first, digests recorded: "
@@ -182,22 +253,28 @@ def main() -> None:
     parser.add_argument("--sizes", default="0.1,1", help="data sizes in GB, comma-separated")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dir", default=None, help="folder on the disk to measure (default: the temp folder)")
-    parser.add_argument("--file-mb", type=float, default=64, help="size of each data file (smaller: more files)")
+    parser.add_argument("--files", type=int, default=7,
+                        help="the data in this many files of equal size (7: the most public files of a shipped full variant)")
+    parser.add_argument("--file-mb", type=float, default=None,
+                        help="instead of --files: files of this size at most (smaller: more files, to see what a file costs)")
     parser.add_argument("--only", choices=("read-only", "writable"), default=None,
                         help="one target's two ways alone (read-only: without the other's 2 copies a repeat)")
+    parser.add_argument("--source", choices=("generate", "folder"), default="generate",
+                        help="the data a folder beside the task (its key walks it at each set-up) or made by a "
+                             "generator when prepared, as every full variant's is (downloaded or generated)")
     parser.add_argument("--quick", action="store_true", help="10 MB, one repeat: checks the benchmark runs")
     args = parser.parse_args()
     sizes = [0.01] if args.quick else [float(s) for s in args.sizes.split(",")]
     repeats = 1 if args.quick else args.repeats
     sys.path.insert(0, str(REPO))
-    global FILE_BYTES
-    FILE_BYTES = int(args.file_mb * (1 << 20))
     for size in sizes:
+        data_bytes = int(size * 1e9)
+        file_bytes = int(args.file_mb * (1 << 20)) if args.file_mb else -(-data_bytes // max(1, args.files))
         where = Path(tempfile.mkdtemp(prefix="mlab-bench-setup-", dir=args.dir))
         os.environ["MLAB_CACHE"] = str(where / "cache")
         try:
             ways = {"read-only": ("none", "read_only"), "writable": ("writable", "cp")}.get(args.only, WAYS)
-            report(measure(where, int(size * 1e9), repeats, ways))
+            report(measure(where, data_bytes, file_bytes, repeats, ways, args.source))
         finally:
             shutil.rmtree(where, ignore_errors=True)
 

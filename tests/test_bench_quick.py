@@ -25,7 +25,7 @@ EXPECTED = {
     "memory.py": "harness process of one run",
     "prompt.py": "harness peak memory",
     "report.py": "mlab eval, runs seen before:",
-    "setup.py": "writable / cp -r",
+    "setup.py": "in 7 files, made by a generator",   # the data shaped as the full variants' are
     "startup.py": "one-file mlabc check / YAML load",
     "step.py": "resume of a",
     "sweep.py": "local:",
@@ -57,8 +57,12 @@ def test_the_quick_run_of_a_bench_script_ends_well(script, tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("MLAB_BENCH_QUICK") != "1", reason="set MLAB_BENCH_QUICK=1 to run the benchmarks' quick mode")
 def test_the_set_up_bench_measures_the_read_only_target_alone(tmp_path):
+    """`--only read-only` leaves out the writable way and cp -r; `--source folder --file-mb 2`
+    measures the other shape of data: a folder beside the task, in files of 2 MB (10 MB: 5 files)."""
     env = {**os.environ, "MLAB_CACHE": str(tmp_path / "cache"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run([sys.executable, str(BENCH / "setup.py"), "--quick", "--only", "read-only"],
+    done = subprocess.run([sys.executable, str(BENCH / "setup.py"), "--quick", "--only", "read-only",
+                           "--source", "folder", "--file-mb", "2"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "read-only / without:" in done.stdout and "cp -r" not in done.stdout, done.stdout
+    assert "in 5 files, a folder beside the task" in done.stdout, done.stdout
