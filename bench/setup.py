@@ -30,6 +30,7 @@ set-ups beside them.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import shutil
@@ -44,36 +45,35 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def make_data(folder: Path, size: int, file_bytes: int) -> list[str]:
-    """Random files of `file_bytes` at most adding up to `size` bytes; their names."""
-    folder.mkdir(parents=True)
+def write_random_files(folder, size, file_bytes):
+    """Random files of `file_bytes` at most adding up to `size` bytes in `folder`; their names.
+    (Also the body of the generator's module: it uses `os` alone.)"""
     names, index = [], 0
     while size > 0:
         part = min(file_bytes, size)
-        with open(folder / f"part{index:03d}.bin", "wb") as handle:
+        names.append(f"part{index:03d}.bin")
+        with open(os.path.join(folder, names[-1]), "wb") as handle:
             for _ in range(0, part, 1 << 20):
                 handle.write(os.urandom(min(1 << 20, part)))
             handle.truncate(part)
-        names.append(f"part{index:03d}.bin")
         size -= part
         index += 1
     return names
 
 
-GENERATOR = """\
-import json, os, pathlib
+def make_data(folder: Path, size: int, file_bytes: int) -> list[str]:
+    """A new folder of random files adding up to `size` bytes; their names."""
+    folder.mkdir(parents=True)
+    return write_random_files(folder, size, file_bytes)
+
+
+# The generator of the `generate` shape: the same files, written when the data is prepared (it is
+# imported from the task's folder, where this module cannot be imported).
+GENERATOR = "import json, os, pathlib\n\n\n" + inspect.getsource(write_random_files) + """
 
 def make(public, private, seed):
     spec = json.loads((pathlib.Path(__file__).parent / "spec.json").read_text())
-    size, index = spec["size"], 0
-    while size > 0:
-        part = min(spec["file_bytes"], size)
-        with open(pathlib.Path(public) / f"part{index:03d}.bin", "wb") as handle:
-            for _ in range(0, part, 1 << 20):
-                handle.write(os.urandom(min(1 << 20, part)))
-            handle.truncate(part)
-        size -= part
-        index += 1
+    write_random_files(public, spec["size"], spec["file_bytes"])
 """
 
 
