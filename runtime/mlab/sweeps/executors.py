@@ -81,14 +81,28 @@ def resume_arguments(run_dir: Path) -> list[str]:
     return ["run", "--resume", str(run_dir), "--plain"]
 
 
-def die_with_parent() -> None:
-    """In a child before exec: be killed when the process that started it dies, so that a killed
-    sweep (or Ray worker) leaves no run behind that still holds its run folder."""
+def _prctl():
+    """libc's prctl, looked up once in the parent (a forked child of a threaded sweep should not
+    load libraries), or None where there is none (not Linux)."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass  # not Linux: a leftover run ends by itself and a later sweep waits for its lock
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """In a child before exec (`preexec_fn=functools.partial(die_with_parent, os.getpid())`): be
+    killed when the process that started it dies, so that a killed sweep (or Ray worker) leaves no
+    run behind that still holds its run folder. A parent that died between the fork and this
+    request sends no signal, so the child then leaves at once; without prctl (not Linux) a leftover
+    run ends by itself and a later sweep waits for its lock."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:
+            os._exit(125)
     os.setsid()  # its own process group, so a Ctrl-C at the terminal reaches the sweep only
 
 

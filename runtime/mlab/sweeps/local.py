@@ -7,6 +7,7 @@ device serves one run at a time; CPU-only runs see no GPU when devices are hande
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -87,7 +88,8 @@ class LocalExecutor(Executor):
                 log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {work.kind}: mlab "
                           f"{' '.join(arguments)}\n".encode())
                 process = subprocess.Popen(mlab_command(arguments), stdin=subprocess.DEVNULL, stdout=log,
-                                           stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+                                           stderr=subprocess.STDOUT,
+                                           preexec_fn=functools.partial(die_with_parent, os.getpid()))
         except BaseException:
             self.pool.give_back(devices)
             raise

@@ -9,6 +9,7 @@ sweep's machine (the usual single image for a cluster); the build travels with e
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -66,7 +67,7 @@ def run_on_worker(arguments: list[str], build_blob: bytes | None, resume_blob: b
         with open(log_path, "wb") as log:
             process = subprocess.Popen(mlab_command(arguments), stdin=subprocess.DEVNULL, stdout=log,
                                        stderr=subprocess.STDOUT, cwd=scratch, env={**os.environ, **environment},
-                                       preexec_fn=die_with_parent)
+                                       preexec_fn=functools.partial(die_with_parent, os.getpid()))
         yield {"node": socket.gethostname(), "node_id": _node_id(), "pid": process.pid, "scratch": str(scratch)}
         log_sent = 0
         while True:
